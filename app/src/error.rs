@@ -1,0 +1,52 @@
+//! The app's one error type and the component that renders it. Messages are for users: the server logs
+//! the details and sends only what a user can act on.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Server(String),
+}
+
+impl AppError {
+    pub fn title(&self) -> &'static str {
+        match self {
+            AppError::NotFound(_) => "Not found",
+            AppError::BadRequest(_) => "That request is not valid",
+            AppError::Server(_) => "Something went wrong on the server",
+        }
+    }
+}
+
+impl From<ServerFnError> for AppError {
+    fn from(e: ServerFnError) -> Self {
+        match e {
+            ServerFnError::ServerError(message) => match message.strip_prefix("bad request: ") {
+                Some(m) => AppError::BadRequest(m.to_string()),
+                None => AppError::Server(message),
+            },
+            other => AppError::Server(format!("the server could not be reached ({other})")),
+        }
+    }
+}
+
+/// A bad-request error for server functions; [`AppError`] shows it as "That request is not valid".
+pub fn bad_request(message: impl std::fmt::Display) -> ServerFnError {
+    ServerFnError::new(format!("bad request: {message}"))
+}
+
+#[component]
+pub fn ErrorView(error: AppError) -> impl IntoView {
+    view! {
+        <section class="error" role="alert">
+            <h2>{error.title()}</h2>
+            <p>{error.to_string()}</p>
+        </section>
+    }
+}

@@ -1,0 +1,55 @@
+//! Arbiter's user interface: the HTML shell, the layout and navigation, and one module per route family.
+//! Server functions live beside the page that calls them; on the server they read the store from context.
+
+pub mod error;
+pub mod format;
+mod layout;
+pub mod pages;
+
+use layout::Layout;
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::{path, SsrMode};
+use pages::{history::HistoryPage, launch::LaunchPage, not_found::NotFound, trends::TrendsPage};
+
+/// The HTML document around the app (rendered on the server only).
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="light dark" />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="arbiter" href="/pkg/arbiter.css" />
+        <Link rel="icon" type_="image/svg+xml" href="/favicon.svg" />
+        <Title formatter=|page: String| if page.is_empty() { "Arbiter".to_string() } else { format!("{page} · Arbiter") } />
+        <Router>
+            <Layout>
+                <Routes fallback=|| view! { <NotFound /> }>
+                    // Async: the page is sent only when its data is in it, so it reads fine without JavaScript.
+                    <Route path=path!("/") view=HistoryPage ssr=SsrMode::Async />
+                    <Route path=path!("/experiments") view=HistoryPage ssr=SsrMode::Async />
+                    <Route path=path!("/launch") view=LaunchPage />
+                    <Route path=path!("/trends") view=TrendsPage />
+                </Routes>
+            </Layout>
+        </Router>
+    }
+}

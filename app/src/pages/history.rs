@@ -1,0 +1,282 @@
+//! The history page: every experiment, newest first, filtered through the URL so a view can be shared.
+
+use crate::error::{AppError, ErrorView};
+use crate::format::{short_ref, utc_minutes};
+use judge::{ExperimentKind, ExperimentStatus, Verdict};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+use serde::{Deserialize, Serialize};
+
+/// Experiments per history page.
+pub const PAGE_SIZE: u32 = 50;
+
+/// One row of the history table, as the browser receives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryRow {
+    pub id: i64,
+    pub kind: ExperimentKind,
+    pub title: String,
+    pub status: ExperimentStatus,
+    pub verdict: Option<Verdict>,
+    pub suite: Option<String>,
+    pub base_ref: Option<String>,
+    pub head_ref: Option<String>,
+    pub launched_by: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryView {
+    pub rows: Vec<HistoryRow>,
+    /// Cursor of the next (older) page, as it goes in the URL: `created_at.id`.
+    pub older: Option<String>,
+}
+
+/// The filters a history URL can carry; empty strings mean "any".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryFilter {
+    pub kind: Option<String>,
+    pub status: Option<String>,
+    pub verdict: Option<String>,
+    pub suite: Option<String>,
+    pub before: Option<String>,
+}
+
+impl HistoryFilter {
+    fn from_query(get: impl Fn(&str) -> Option<String>) -> Self {
+        let field = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+        HistoryFilter { kind: field("kind"), status: field("status"), verdict: field("verdict"), suite: field("suite"), before: field("before") }
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == HistoryFilter::default()
+    }
+
+    /// The URL of the next page with the same filters.
+    fn older_href(&self, cursor: &str) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in [("kind", &self.kind), ("status", &self.status), ("verdict", &self.verdict), ("suite", &self.suite)] {
+            if let Some(v) = v {
+                parts.push(format!("{k}={}", encode(v)));
+            }
+        }
+        parts.push(format!("before={cursor}"));
+        format!("/experiments?{}", parts.join("&"))
+    }
+}
+
+/// Percent-encodes a query value (suite names are the only free text here).
+fn encode(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+#[server]
+pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFnError> {
+    use crate::error::bad_request;
+    use store::experiments::{HistoryCursor, HistoryQuery};
+    fn parse<T: std::str::FromStr<Err = judge::ParseVocabError>>(v: &Option<String>) -> Result<Option<T>, ServerFnError> {
+        v.as_deref().map(str::parse).transpose().map_err(bad_request)
+    }
+    let before = match filter.before.as_deref() {
+        None => None,
+        Some(c) => {
+            let parsed = c.split_once('.').and_then(|(t, i)| Some(HistoryCursor { created_at: t.parse().ok()?, id: i.parse().ok()? }));
+            Some(parsed.ok_or_else(|| bad_request(format!("page cursor {c:?} is not of the form CREATED.ID")))?)
+        }
+    };
+    let query = HistoryQuery {
+        kind: parse(&filter.kind)?,
+        status: parse(&filter.status)?,
+        verdict: parse(&filter.verdict)?,
+        suite: filter.suite.clone(),
+        before,
+        limit: PAGE_SIZE,
+    };
+    let store = use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))?;
+    let page = store.list_experiments(&query).await.map_err(|e| {
+        tracing::error!(error = %e, "history query failed");
+        ServerFnError::new("the experiment history could not be read; the server log has the details")
+    })?;
+    Ok(HistoryView {
+        rows: page
+            .experiments
+            .into_iter()
+            .map(|e| HistoryRow {
+                id: e.id,
+                kind: e.kind,
+                title: e.title,
+                status: e.status,
+                verdict: e.verdict,
+                suite: e.suite,
+                base_ref: e.base_ref,
+                head_ref: e.head_ref,
+                launched_by: e.launched_by,
+                created_at: e.created_at,
+            })
+            .collect(),
+        older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)),
+    })
+}
+
+#[component]
+pub fn HistoryPage() -> impl IntoView {
+    let query = use_query_map();
+    let filter = Memo::new(move |_| query.with(|q| HistoryFilter::from_query(|k| q.get(k))));
+    let history = Resource::new(move || filter.get(), load_history);
+    view! {
+        <Title text="Experiments" />
+        <div class="page-head">
+            <h1>"Experiments"</h1>
+            <FilterForm filter />
+        </div>
+        <Suspense fallback=|| view! { <p class="muted">"Loading experiments…"</p> }>
+            {move || Suspend::new(async move {
+                match history.await {
+                    Ok(view) => view! { <HistoryTable view filter=filter.get_untracked() /> }.into_any(),
+                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A plain GET form: it works before hydration and keeps the filters in the URL.
+#[component]
+fn FilterForm(filter: Memo<HistoryFilter>) -> impl IntoView {
+    let f = filter.get_untracked();
+    let select = move |name: &'static str, label: &'static str, options: Vec<&'static str>, current: Option<String>| {
+        view! {
+            <label>
+                {label}
+                <select name=name>
+                    <option value="">"any"</option>
+                    {options
+                        .into_iter()
+                        .map(|o| view! { <option value=o selected=current.as_deref() == Some(o)>{o}</option> })
+                        .collect_view()}
+                </select>
+            </label>
+        }
+    };
+    view! {
+        <form class="filters" method="get" action="/experiments">
+            {select("kind", "Kind", ExperimentKind::ALL.iter().map(|k| k.as_str()).collect(), f.kind.clone())}
+            {select("status", "Status", ExperimentStatus::ALL.iter().map(|s| s.as_str()).collect(), f.status.clone())}
+            {select("verdict", "Verdict", Verdict::ALL.iter().map(|v| v.as_str()).collect(), f.verdict.clone())}
+            <label>"Suite" <input name="suite" type="text" value=f.suite.clone().unwrap_or_default() placeholder="any" /></label>
+            <button type="submit">"Filter"</button>
+        </form>
+    }
+}
+
+#[component]
+fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
+    if view.rows.is_empty() {
+        return if filter.is_empty() {
+            view! {
+                <section class="empty">
+                    <h2>"No experiments yet"</h2>
+                    <p>"Arbiter keeps every A/B comparison you run here, newest first, each behind a permanent link."</p>
+                    <p>
+                        "Start one from the " <a href="/launch">"Launch"</a> " page, or from CI through the API ("
+                        <code>"POST /api/v1/experiments"</code> "). The README's first section walks through a demo comparison."
+                    </p>
+                </section>
+            }
+            .into_any()
+        } else {
+            view! {
+                <section class="empty">
+                    <h2>"No experiment matches these filters"</h2>
+                    <p><a href="/experiments">"Clear the filters"</a> " to see every experiment."</p>
+                </section>
+            }
+            .into_any()
+        };
+    }
+    let older = view.older.as_deref().map(|c| filter.older_href(c));
+    view! {
+        <table class="history">
+            <thead>
+                <tr>
+                    <th scope="col">"#"</th>
+                    <th scope="col">"Experiment"</th>
+                    <th scope="col">"Kind"</th>
+                    <th scope="col">"Verdict"</th>
+                    <th scope="col">"Status"</th>
+                    <th scope="col">"Control → treatment"</th>
+                    <th scope="col">"Launched"</th>
+                </tr>
+            </thead>
+            <tbody>
+                {view.rows.into_iter().map(|row| view! { <HistoryLine row /> }).collect_view()}
+            </tbody>
+        </table>
+        {older.map(|href| view! { <p class="pager"><a href=href rel="next">"Older experiments →"</a></p> })}
+    }
+    .into_any()
+}
+
+#[component]
+fn HistoryLine(row: HistoryRow) -> impl IntoView {
+    let href = format!("/experiments/{}", row.id);
+    let refs = format!(
+        "{} → {}",
+        row.base_ref.as_deref().map(short_ref).unwrap_or("?"),
+        row.head_ref.as_deref().map(short_ref).unwrap_or("?")
+    );
+    let launched = match &row.launched_by {
+        Some(who) => format!("{} by {who}", utc_minutes(row.created_at)),
+        None => utc_minutes(row.created_at),
+    };
+    view! {
+        <tr>
+            <td class="num"><a href=href.clone()>{row.id}</a></td>
+            <td>
+                <a href=href>{row.title}</a>
+                {row.suite.map(|s| view! { <span class="suite">{s}</span> })}
+            </td>
+            <td>{row.kind.as_str()}</td>
+            <td><VerdictBadge verdict=row.verdict /></td>
+            <td>{row.status.as_str()}</td>
+            <td class="refs">{refs}</td>
+            <td class="when">{launched}</td>
+        </tr>
+    }
+}
+
+/// A verdict as icon, colour and word together (never colour alone).
+#[component]
+pub fn VerdictBadge(verdict: Option<Verdict>) -> impl IntoView {
+    match verdict {
+        Some(v) => {
+            let tone = v.tone();
+            let class = format!("verdict tone-{}", format!("{tone:?}").to_lowercase());
+            view! { <span class=class>{tone.icon()} " " {v.as_str()}</span> }.into_any()
+        }
+        None => view! { <span class="verdict tone-none">"— not judged yet"</span> }.into_any(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn older_link_keeps_the_filters() {
+        let f = HistoryFilter { kind: Some("warp".into()), suite: Some("s3 hot/path".into()), ..Default::default() };
+        assert_eq!(f.older_href("1700.42"), "/experiments?kind=warp&suite=s3%20hot%2Fpath&before=1700.42");
+    }
+
+    #[test]
+    fn blank_query_values_are_no_filter() {
+        let f = HistoryFilter::from_query(|k| if k == "kind" { Some(" ".into()) } else { None });
+        assert!(f.is_empty());
+    }
+}

@@ -1,0 +1,11 @@
+//! Arbiter's judging core.
+//!
+//! Everything here is pure: no IO, no async, no leptos. The server, the CLI and the browser bundle all
+//! link this crate, so a rule of the verdict lives in exactly one place.
+//!
+//! This module tree starts with the shared vocabulary of DESIGN.md (experiment kinds, trial states,
+//! verdicts and their exit codes); the pipeline and warp judges grow beside it.
+
+pub mod vocab;
+
+pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, TrialState, Verdict};

@@ -1,0 +1,40 @@
+//! `arbiter`: the Arbiter server and command-line tool.
+
+mod cli;
+mod config;
+mod health;
+mod serve;
+mod sessions;
+mod state;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cli.command {
+        cli::Command::Serve(args) => {
+            init_tracing();
+            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+            };
+            match runtime.block_on(serve::run(args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(e.to_string()),
+            }
+        }
+    }
+}
+
+/// Bad input and start-up failures end with one line naming the problem, and exit code 2.
+fn fail(message: String) -> ExitCode {
+    eprintln!("arbiter: error: {message}");
+    ExitCode::from(judge::ExitCode::Usage.code() as u8)
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("ARBITER_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_sessions=warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+}

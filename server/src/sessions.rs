@@ -1,0 +1,75 @@
+//! Browser sessions in the same database as everything else, through tower-sessions' sqlx stores (they
+//! create and migrate their own table). One type serves both backends.
+
+use async_trait::async_trait;
+use std::time::Duration;
+use store::Store;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::session::{Id, Record};
+use tower_sessions::session_store::{self, ExpiredDeletion, SessionStore};
+use tower_sessions::{Expiry, SessionManagerLayer};
+use tower_sessions_sqlx_store::{PostgresStore, SqliteStore};
+
+#[derive(Debug, Clone)]
+pub enum AnySessionStore {
+    Sqlite(SqliteStore),
+    Postgres(PostgresStore),
+}
+
+macro_rules! on_session_store {
+    ($self:expr, $s:ident => $body:expr) => {
+        match $self {
+            AnySessionStore::Sqlite($s) => $body,
+            AnySessionStore::Postgres($s) => $body,
+        }
+    };
+}
+
+impl AnySessionStore {
+    /// The session store for this database, with its table created.
+    pub async fn for_store(store: &Store) -> Result<AnySessionStore, sqlx::Error> {
+        let sessions = match store {
+            Store::Sqlite(pool) => AnySessionStore::Sqlite(SqliteStore::new(pool.clone())),
+            Store::Postgres(pool) => AnySessionStore::Postgres(PostgresStore::new(pool.clone())),
+        };
+        on_session_store!(&sessions, s => s.migrate().await)?;
+        Ok(sessions)
+    }
+
+    /// Removes expired sessions every `period`, until the task is aborted.
+    pub fn spawn_expiry(&self, period: Duration) -> tokio::task::JoinHandle<()> {
+        let sessions = self.clone();
+        tokio::spawn(async move {
+            let result = on_session_store!(sessions, s => s.continuously_delete_expired(period).await);
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "expired-session cleanup stopped");
+            }
+        })
+    }
+
+    /// Cookie policy: HttpOnly, SameSite=Lax, expiring after a week of inactivity.
+    pub fn layer(self) -> SessionManagerLayer<AnySessionStore> {
+        SessionManagerLayer::new(self)
+            .with_name("arbiter_session")
+            .with_http_only(true)
+            .with_same_site(SameSite::Lax)
+            .with_secure(false)
+            .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)))
+    }
+}
+
+#[async_trait]
+impl SessionStore for AnySessionStore {
+    async fn create(&self, record: &mut Record) -> session_store::Result<()> {
+        on_session_store!(self, s => s.create(record).await)
+    }
+    async fn save(&self, record: &Record) -> session_store::Result<()> {
+        on_session_store!(self, s => s.save(record).await)
+    }
+    async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
+        on_session_store!(self, s => s.load(id).await)
+    }
+    async fn delete(&self, id: &Id) -> session_store::Result<()> {
+        on_session_store!(self, s => s.delete(id).await)
+    }
+}

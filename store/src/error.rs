@@ -1,0 +1,42 @@
+use thiserror::Error;
+
+/// What can go wrong in the store. Messages name the setting to change; none carries a password.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("DATABASE_URL {url:?} is not usable: {reason}. Use sqlite://PATH or postgres://USER@HOST:PORT/DB")]
+    BadUrl { url: String, reason: String },
+    #[error("cannot open the database at {url}: {reason}. Check DATABASE_URL (or --database-url)")]
+    Unreachable { url: String, reason: String },
+    #[error("cannot apply database migrations: {0}")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("{what} {key} does not exist")]
+    NotFound { what: &'static str, key: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("stored value is not valid: {0}")]
+    Corrupt(String),
+    #[error("database error: {0}")]
+    Query(#[from] sqlx::Error),
+}
+
+impl StoreError {
+    /// Maps a unique-key violation to `Conflict` with a readable message; other errors pass through.
+    pub(crate) fn unique(err: sqlx::Error, message: impl FnOnce() -> String) -> StoreError {
+        match &err {
+            sqlx::Error::Database(db) if db.is_unique_violation() => StoreError::Conflict(message()),
+            _ => StoreError::Query(err),
+        }
+    }
+}
+
+impl From<judge::ParseVocabError> for StoreError {
+    fn from(e: judge::ParseVocabError) -> Self {
+        StoreError::Corrupt(e.to_string())
+    }
+}
+
+impl From<serde_json::Error> for StoreError {
+    fn from(e: serde_json::Error) -> Self {
+        StoreError::Corrupt(e.to_string())
+    }
+}

@@ -1,0 +1,273 @@
+//! Experiments, their arms, and their verdicts.
+
+use crate::{now_ms, on_pool, Store, StoreError};
+use judge::{ExperimentKind, ExperimentStatus, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// An arm's role in the comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArmRole {
+    Control,
+    Treatment,
+}
+
+impl ArmRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArmRole::Control => "control",
+            ArmRole::Treatment => "treatment",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct InsertArm {
+    pub name: String,
+    pub role: ArmRole,
+    pub git_ref: Option<String>,
+    pub sha: Option<String>,
+    pub config_diff: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct InsertExperiment {
+    pub suite_id: Option<i64>,
+    pub kind: ExperimentKind,
+    pub title: String,
+    pub base_ref: Option<String>,
+    pub head_ref: Option<String>,
+    pub fingerprint: serde_json::Value,
+    pub plan: serde_json::Value,
+    pub launched_by: Option<i64>,
+    pub arms: Vec<InsertArm>,
+}
+
+/// One line of the history page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentSummary {
+    pub id: i64,
+    pub kind: ExperimentKind,
+    pub title: String,
+    pub status: ExperimentStatus,
+    pub verdict: Option<Verdict>,
+    pub suite: Option<String>,
+    pub base_ref: Option<String>,
+    pub head_ref: Option<String>,
+    pub launched_by: Option<String>,
+    pub created_at: i64,
+    pub finished_at: Option<i64>,
+}
+
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    id: i64,
+    kind: String,
+    title: String,
+    status: String,
+    verdict: Option<String>,
+    suite: Option<String>,
+    base_ref: Option<String>,
+    head_ref: Option<String>,
+    launched_by: Option<String>,
+    created_at: i64,
+    finished_at: Option<i64>,
+}
+
+impl TryFrom<SummaryRow> for ExperimentSummary {
+    type Error = StoreError;
+    fn try_from(r: SummaryRow) -> Result<Self, StoreError> {
+        Ok(ExperimentSummary {
+            id: r.id,
+            kind: r.kind.parse()?,
+            title: r.title,
+            status: r.status.parse()?,
+            verdict: r.verdict.map(|v| v.parse()).transpose()?,
+            suite: r.suite,
+            base_ref: r.base_ref,
+            head_ref: r.head_ref,
+            launched_by: r.launched_by,
+            created_at: r.created_at,
+            finished_at: r.finished_at,
+        })
+    }
+}
+
+/// Where a history page starts: strictly older than this (created_at, id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryCursor {
+    pub created_at: i64,
+    pub id: i64,
+}
+
+/// History filters; `None` means "any".
+#[derive(Debug, Clone, Default)]
+pub struct HistoryQuery {
+    pub kind: Option<ExperimentKind>,
+    pub status: Option<ExperimentStatus>,
+    pub verdict: Option<Verdict>,
+    pub suite: Option<String>,
+    pub before: Option<HistoryCursor>,
+    pub limit: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    pub experiments: Vec<ExperimentSummary>,
+    /// Set when older experiments exist: pass it back as `before`.
+    pub next: Option<HistoryCursor>,
+}
+
+enum Bind {
+    Int(i64),
+    Text(String),
+}
+
+const SUMMARY_SELECT: &str = "SELECT e.id, e.kind, e.title, e.status, e.verdict, s.name AS suite, e.base_ref, e.head_ref, \
+     u.username AS launched_by, e.created_at, e.finished_at \
+     FROM experiments e LEFT JOIN suites s ON s.id = e.suite_id LEFT JOIN users u ON u.id = e.launched_by";
+
+impl Store {
+    /// Stores an experiment and its arms in one transaction; returns its id.
+    pub async fn insert_experiment(&self, new: &InsertExperiment) -> Result<i64, StoreError> {
+        if new.arms.is_empty() {
+            return Err(StoreError::Conflict("an experiment needs at least one arm".into()));
+        }
+        let fingerprint = serde_json::to_string(&new.fingerprint)?;
+        let plan = serde_json::to_string(&new.plan)?;
+        let now = now_ms();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO experiments (suite_id, kind, title, status, base_ref, head_ref, fingerprint, plan, launched_by, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+            )
+            .bind(new.suite_id).bind(new.kind.as_str()).bind(&new.title).bind(ExperimentStatus::Queued.as_str())
+            .bind(&new.base_ref).bind(&new.head_ref).bind(&fingerprint).bind(&plan).bind(new.launched_by).bind(now)
+            .fetch_one(&mut *tx).await?;
+            for (position, arm) in new.arms.iter().enumerate() {
+                sqlx::query(
+                    "INSERT INTO arms (experiment_id, position, name, role, git_ref, sha, config_diff) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(id).bind(position as i64).bind(&arm.name).bind(arm.role.as_str())
+                .bind(&arm.git_ref).bind(&arm.sha).bind(&arm.config_diff)
+                .execute(&mut *tx).await
+                .map_err(|e| StoreError::unique(e, || format!("arm name {:?} appears twice", arm.name)))?;
+            }
+            tx.commit().await?;
+            Ok(id)
+        })
+    }
+
+    /// One history page, newest first, keyset-paginated on (created_at, id).
+    pub async fn list_experiments(&self, q: &HistoryQuery) -> Result<HistoryPage, StoreError> {
+        let limit = q.limit.clamp(1, 500) as i64;
+        let mut clauses = Vec::new();
+        let mut binds = Vec::new();
+        let mut push = |clause: &str, value: Bind, binds: &mut Vec<Bind>| {
+            binds.push(value);
+            clauses.push(clause.replace('?', &format!("${}", binds.len())));
+        };
+        if let Some(k) = q.kind { push("e.kind = ?", Bind::Text(k.as_str().into()), &mut binds) }
+        if let Some(s) = q.status { push("e.status = ?", Bind::Text(s.as_str().into()), &mut binds) }
+        if let Some(v) = q.verdict { push("e.verdict = ?", Bind::Text(v.as_str().into()), &mut binds) }
+        if let Some(s) = &q.suite { push("s.name = ?", Bind::Text(s.clone()), &mut binds) }
+        if let Some(c) = q.before {
+            binds.push(Bind::Int(c.created_at));
+            binds.push(Bind::Int(c.id));
+            let (a, b) = (binds.len() - 1, binds.len());
+            clauses.push(format!("(e.created_at < ${a} OR (e.created_at = ${a} AND e.id < ${b}))"));
+        }
+        let filter = if clauses.is_empty() { String::new() } else { format!(" WHERE {}", clauses.join(" AND ")) };
+        let sql = format!("{SUMMARY_SELECT}{filter} ORDER BY e.created_at DESC, e.id DESC LIMIT {}", limit + 1);
+        let rows: Vec<SummaryRow> = on_pool!(self, pool => {
+            let mut query = sqlx::query_as::<_, SummaryRow>(&sql);
+            for b in &binds {
+                query = match b { Bind::Int(i) => query.bind(*i), Bind::Text(t) => query.bind(t.clone()) };
+            }
+            query.fetch_all(pool).await
+        })?;
+        let mut experiments = rows.into_iter().map(ExperimentSummary::try_from).collect::<Result<Vec<_>, _>>()?;
+        let next = if experiments.len() as i64 > limit {
+            experiments.truncate(limit as usize);
+            experiments.last().map(|e| HistoryCursor { created_at: e.created_at, id: e.id })
+        } else {
+            None
+        };
+        Ok(HistoryPage { experiments, next })
+    }
+
+    pub async fn experiment_summary(&self, id: i64) -> Result<ExperimentSummary, StoreError> {
+        let sql = format!("{SUMMARY_SELECT} WHERE e.id = $1");
+        let row: Option<SummaryRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(id).fetch_optional(pool).await)?;
+        row.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?.try_into()
+    }
+
+    /// The experiment's arms in plan order: (id, name, role, sha).
+    pub async fn arms(&self, experiment_id: i64) -> Result<Vec<(i64, String, String, Option<String>)>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as("SELECT id, name, role, sha FROM arms WHERE experiment_id = $1 ORDER BY position")
+                .bind(experiment_id).fetch_all(pool).await
+        })?)
+    }
+
+    pub async fn set_experiment_status(&self, id: i64, status: ExperimentStatus) -> Result<(), StoreError> {
+        let now = now_ms();
+        let done = matches!(status, ExperimentStatus::Judged | ExperimentStatus::Errored | ExperimentStatus::Cancelled);
+        let result = on_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE experiments SET status = $1, \
+                 started_at = CASE WHEN $2 = 'running' AND started_at IS NULL THEN $3 ELSE started_at END, \
+                 finished_at = CASE WHEN $4 THEN $3 ELSE finished_at END WHERE id = $5",
+            )
+            .bind(status.as_str()).bind(status.as_str()).bind(now).bind(done).bind(id)
+            .execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        if result == 0 {
+            return Err(StoreError::NotFound { what: "experiment", key: id.to_string() });
+        }
+        Ok(())
+    }
+
+    /// Stores a verdict with its reasons and full report, and marks the experiment judged — atomically.
+    pub async fn record_verdict(
+        &self,
+        experiment_id: i64,
+        verdict: Verdict,
+        reasons: &[String],
+        report: &serde_json::Value,
+        noise_profile_id: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let reasons = serde_json::to_string(reasons)?;
+        let report = serde_json::to_string(report)?;
+        let now = now_ms();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let updated = sqlx::query(
+                "UPDATE experiments SET verdict = $1, status = $2, noise_profile_id = $3, finished_at = $4 WHERE id = $5",
+            )
+            .bind(verdict.as_str()).bind(ExperimentStatus::Judged.as_str()).bind(noise_profile_id).bind(now).bind(experiment_id)
+            .execute(&mut *tx).await?.rows_affected();
+            if updated == 0 {
+                return Err(StoreError::NotFound { what: "experiment", key: experiment_id.to_string() });
+            }
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO verdicts (experiment_id, verdict, reasons, report, noise_profile_id, judged_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(experiment_id).bind(verdict.as_str()).bind(&reasons).bind(&report).bind(noise_profile_id).bind(now)
+            .fetch_one(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(id)
+        })
+    }
+
+    /// The latest verdict of an experiment: (verdict, reasons, report).
+    pub async fn latest_verdict(&self, experiment_id: i64) -> Result<Option<(Verdict, Vec<String>, serde_json::Value)>, StoreError> {
+        let row: Option<(String, String, String)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT verdict, reasons, report FROM verdicts WHERE experiment_id = $1 ORDER BY judged_at DESC, id DESC LIMIT 1")
+                .bind(experiment_id).fetch_optional(pool).await
+        })?;
+        row.map(|(v, r, rep)| Ok((v.parse()?, serde_json::from_str(&r)?, serde_json::from_str(&rep)?))).transpose()
+    }
+}

@@ -1,0 +1,104 @@
+//! Arbiter's store: one API over SQLite (the embedded default) and PostgreSQL.
+//!
+//! Every query is written once, with `$n` placeholders that both backends accept, and run on whichever
+//! pool the [`Store`] holds (see [`on_pool!`]). Times are Unix epoch milliseconds; JSON documents are TEXT.
+//! One file per table family.
+
+mod connect;
+mod error;
+pub mod experiments;
+pub mod observations;
+pub mod people;
+pub mod suites;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod trials;
+
+pub use connect::{redact_url, DatabaseUrl};
+pub use error::StoreError;
+
+use sqlx::migrate::Migrator;
+use sqlx::{PgPool, SqlitePool};
+
+pub(crate) static SQLITE_MIGRATOR: Migrator = sqlx::migrate!("../migrations/sqlite");
+pub(crate) static POSTGRES_MIGRATOR: Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// A handle on the database; cheap to clone (it holds a connection pool).
+#[derive(Clone, Debug)]
+pub enum Store {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// Runs the same query code on whichever pool the store holds: `on_pool!(self, pool => query.fetch_all(pool).await)`.
+/// The body is compiled once per backend, so a query that one backend cannot decode fails the build.
+#[macro_export]
+macro_rules! on_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            $crate::Store::Sqlite($pool) => $body,
+            $crate::Store::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// What `/readyz` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Readiness {
+    pub backend: &'static str,
+    pub applied_migrations: usize,
+    pub known_migrations: usize,
+}
+
+impl Readiness {
+    pub fn is_ready(&self) -> bool {
+        self.applied_migrations == self.known_migrations
+    }
+}
+
+impl Store {
+    /// Which backend this is: "sqlite" or "postgres".
+    pub fn backend(&self) -> &'static str {
+        match self {
+            Store::Sqlite(_) => "sqlite",
+            Store::Postgres(_) => "postgres",
+        }
+    }
+
+    fn migrator(&self) -> &'static Migrator {
+        match self {
+            Store::Sqlite(_) => &SQLITE_MIGRATOR,
+            Store::Postgres(_) => &POSTGRES_MIGRATOR,
+        }
+    }
+
+    /// Applies the migrations this build knows and the database has not seen yet.
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let migrator = self.migrator();
+        on_pool!(self, pool => migrator.run(pool).await).map_err(StoreError::Migrate)
+    }
+
+    /// The database answers and every migration this build knows is applied.
+    pub async fn readiness(&self) -> Result<Readiness, StoreError> {
+        let known: Vec<i64> = self.migrator().iter().filter(|m| !m.migration_type.is_down_migration()).map(|m| m.version).collect();
+        let applied: Vec<i64> = on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success = TRUE").fetch_all(pool).await
+        })?;
+        Ok(Readiness {
+            backend: self.backend(),
+            applied_migrations: known.iter().filter(|v| applied.contains(v)).count(),
+            known_migrations: known.len(),
+        })
+    }
+
+    /// Closes every pooled connection (graceful shutdown).
+    pub async fn close(&self) {
+        on_pool!(self, pool => pool.close().await)
+    }
+}
+
+/// Now, as the store keeps times: Unix epoch milliseconds.
+pub fn now_ms() -> i64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}

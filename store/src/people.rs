@@ -1,0 +1,214 @@
+//! Users, API tokens, share tokens and the audit log. Tokens are stored only as hashes: the caller hashes
+//! (the accounts layer owns the scheme), the store never sees a secret.
+
+use crate::{now_ms, on_pool, Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Viewer,
+    Launcher,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Launcher => "launcher",
+            Role::Admin => "admin",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = StoreError;
+    fn from_str(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "viewer" => Ok(Role::Viewer),
+            "launcher" => Ok(Role::Launcher),
+            "admin" => Ok(Role::Admin),
+            other => Err(StoreError::Corrupt(format!("unknown role {other:?}; expected viewer, launcher or admin"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct User {
+    pub id: i64,
+    pub username: String,
+    pub password_hash: String,
+    pub role: Role,
+    pub created_at: i64,
+    pub disabled_at: Option<i64>,
+}
+
+/// An API token as stored (its secret exists only in the hash).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApiToken {
+    pub id: i64,
+    pub user_id: i64,
+    pub name: String,
+    pub role: Role,
+    pub created_at: i64,
+    pub expires_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+    pub last_used_at: Option<i64>,
+}
+
+impl ApiToken {
+    pub fn is_usable(&self, now: i64) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|t| t > now)
+    }
+}
+
+/// One audit entry: who did what to which subject, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: i64,
+    pub actor: Option<String>,
+    pub action: String,
+    pub subject: String,
+    pub reason: Option<String>,
+    pub detail: serde_json::Value,
+}
+
+type UserRow = (i64, String, String, String, i64, Option<i64>);
+type TokenRow = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<i64>);
+
+fn user(r: UserRow) -> Result<User, StoreError> {
+    Ok(User { id: r.0, username: r.1, password_hash: r.2, role: r.3.parse()?, created_at: r.4, disabled_at: r.5 })
+}
+
+impl Store {
+    pub async fn insert_user(&self, username: &str, password_hash: &str, role: Role) -> Result<i64, StoreError> {
+        let now = now_ms();
+        on_pool!(self, pool => {
+            sqlx::query_scalar("INSERT INTO users (username, password_hash, role, created_at) VALUES ($1, $2, $3, $4) RETURNING id")
+                .bind(username).bind(password_hash).bind(role.as_str()).bind(now)
+                .fetch_one(pool).await
+        })
+        .map_err(|e| StoreError::unique(e, || format!("user {username:?} already exists")))
+    }
+
+    pub async fn user_by_name(&self, username: &str) -> Result<Option<User>, StoreError> {
+        let row: Option<UserRow> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT id, username, password_hash, role, created_at, disabled_at FROM users WHERE username = $1")
+                .bind(username).fetch_optional(pool).await
+        })?;
+        row.map(user).transpose()
+    }
+
+    pub async fn count_users(&self) -> Result<i64, StoreError> {
+        Ok(on_pool!(self, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(pool).await)?)
+    }
+
+    pub async fn insert_api_token(
+        &self,
+        user_id: i64,
+        name: &str,
+        token_hash: &str,
+        role: Role,
+        expires_at: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "INSERT INTO api_tokens (user_id, name, token_hash, role, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(user_id).bind(name).bind(token_hash).bind(role.as_str()).bind(now).bind(expires_at)
+            .fetch_one(pool).await
+        })?)
+    }
+
+    /// Looks a token up by its hash and stamps its last use. Revoked and expired tokens are returned too
+    /// (check [`ApiToken::is_usable`]) so the caller can say why a token was refused.
+    pub async fn touch_api_token(&self, token_hash: &str) -> Result<Option<ApiToken>, StoreError> {
+        let now = now_ms();
+        let row: Option<TokenRow> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "UPDATE api_tokens SET last_used_at = $1 WHERE token_hash = $2 \
+                 RETURNING id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at",
+            )
+            .bind(now).bind(token_hash).fetch_optional(pool).await
+        })?;
+        row.map(|r| {
+            Ok(ApiToken { id: r.0, user_id: r.1, name: r.2, role: r.3.parse()?, created_at: r.4, expires_at: r.5, revoked_at: r.6, last_used_at: r.7 })
+        })
+        .transpose()
+    }
+
+    pub async fn revoke_api_token(&self, id: i64) -> Result<(), StoreError> {
+        let now = now_ms();
+        let n = on_pool!(self, pool => {
+            sqlx::query("UPDATE api_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+                .bind(now).bind(id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        if n == 0 {
+            return Err(StoreError::NotFound { what: "active API token", key: id.to_string() });
+        }
+        Ok(())
+    }
+
+    pub async fn insert_share_token(&self, experiment_id: i64, token_hash: &str, created_by: Option<i64>) -> Result<i64, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "INSERT INTO share_tokens (experiment_id, token_hash, created_by, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+            )
+            .bind(experiment_id).bind(token_hash).bind(created_by).bind(now).fetch_one(pool).await
+        })?)
+    }
+
+    /// The experiment a live (not revoked) share token opens.
+    pub async fn share_token_experiment(&self, token_hash: &str) -> Result<Option<i64>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT experiment_id FROM share_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
+                .bind(token_hash).fetch_optional(pool).await
+        })?)
+    }
+
+    /// Revokes every live share token of an experiment; returns how many.
+    pub async fn revoke_share_tokens(&self, experiment_id: i64) -> Result<u64, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query("UPDATE share_tokens SET revoked_at = $1 WHERE experiment_id = $2 AND revoked_at IS NULL")
+                .bind(now).bind(experiment_id).execute(pool).await.map(|r| r.rows_affected())
+        })?)
+    }
+
+    pub async fn audit(
+        &self,
+        actor_id: Option<i64>,
+        action: &str,
+        subject: &str,
+        reason: Option<&str>,
+        detail: &serde_json::Value,
+    ) -> Result<i64, StoreError> {
+        let detail = serde_json::to_string(detail)?;
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "INSERT INTO audit_log (at, actor_id, action, subject, reason, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(now).bind(actor_id).bind(action).bind(subject).bind(reason).bind(&detail).fetch_one(pool).await
+        })?)
+    }
+
+    /// The newest audit entries first.
+    pub async fn audit_log(&self, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
+        let rows: Vec<(i64, i64, Option<String>, String, String, Option<String>, String)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT a.id, a.at, u.username, a.action, a.subject, a.reason, a.detail FROM audit_log a \
+                 LEFT JOIN users u ON u.id = a.actor_id ORDER BY a.at DESC, a.id DESC LIMIT $1",
+            )
+            .bind(limit as i64).fetch_all(pool).await
+        })?;
+        rows.into_iter()
+            .map(|r| Ok(AuditEntry { id: r.0, at: r.1, actor: r.2, action: r.3, subject: r.4, reason: r.5, detail: serde_json::from_str(&r.6)? }))
+            .collect()
+    }
+}

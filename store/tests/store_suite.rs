@@ -1,0 +1,325 @@
+//! The store's behaviour, run unchanged against SQLite and PostgreSQL.
+
+use judge::{ExperimentKind, ExperimentStatus, InfraReason, TrialState, Verdict};
+use serde_json::json;
+use store::experiments::{ArmRole, HistoryQuery, InsertArm, InsertExperiment};
+use store::observations::{StageRow, WarpRound};
+use store::people::Role;
+use store::testing::TestDb;
+use store::trials::InsertTrial;
+use store::{Store, StoreError};
+
+/// Runs each scenario once per backend: `<name>::sqlite` and `<name>::postgres`.
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                let db = store::testing::TestDb::sqlite().await;
+                super::$name(&db).await;
+                db.cleanup().await;
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let db = store::testing::TestDb::postgres().await;
+                super::$name(&db).await;
+                db.cleanup().await;
+            }
+        }
+    )+};
+}
+
+on_both_backends!(
+    migrations_apply_once_and_keep_data,
+    history_is_newest_first_with_keyset_pages,
+    history_filters_narrow_the_list,
+    bad_experiment_stores_nothing,
+    verdicts_mark_the_experiment_judged,
+    trials_are_claimed_once_each,
+    trial_outcomes_are_final,
+    observations_round_trip_all_or_nothing,
+    suites_and_noise_profiles_upsert,
+    accounts_tokens_and_audit,
+);
+
+fn arm(name: &str, role: ArmRole) -> InsertArm {
+    InsertArm { name: name.into(), role, git_ref: Some(format!("refs/heads/{name}")), sha: Some("a".repeat(40)), config_diff: None }
+}
+
+fn experiment(kind: ExperimentKind, title: &str) -> InsertExperiment {
+    InsertExperiment {
+        suite_id: None,
+        kind,
+        title: title.into(),
+        base_ref: Some("main".into()),
+        head_ref: Some("feature".into()),
+        fingerprint: json!({"sample": "fineweb-1k", "workers": 2}),
+        plan: json!({"trials_per_arm": 1, "order": "interleaved"}),
+        launched_by: None,
+        arms: vec![arm("control", ArmRole::Control), arm("treatment", ArmRole::Treatment)],
+    }
+}
+
+async fn count(store: &Store, table: &str) -> i64 {
+    let sql = format!("SELECT COUNT(*) FROM {table}");
+    store::on_pool!(store, pool => sqlx::query_scalar::<_, i64>(&sql).fetch_one(pool).await).unwrap()
+}
+
+async fn migrations_apply_once_and_keep_data(db: &TestDb) {
+    let ready = db.store.readiness().await.unwrap();
+    assert!(ready.is_ready(), "{ready:?}");
+    assert!(ready.known_migrations >= 1);
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "kept")).await.unwrap();
+    // A restart: a new pool on the same database migrates again, which applies nothing and loses nothing.
+    let again = Store::open(&db.url).await.unwrap();
+    assert_eq!(again.readiness().await.unwrap(), ready);
+    assert_eq!(again.experiment_summary(id).await.unwrap().title, "kept");
+    again.close().await;
+}
+
+async fn history_is_newest_first_with_keyset_pages(db: &TestDb) {
+    let mut ids = Vec::new();
+    for i in 0..7 {
+        ids.push(db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, &format!("e{i}"))).await.unwrap());
+    }
+    let mut seen = Vec::new();
+    let mut q = HistoryQuery { limit: 3, ..Default::default() };
+    loop {
+        let page = db.store.list_experiments(&q).await.unwrap();
+        assert!(page.experiments.len() <= 3);
+        seen.extend(page.experiments.iter().map(|e| e.id));
+        match page.next {
+            Some(c) => q.before = Some(c),
+            None => break,
+        }
+    }
+    ids.reverse();
+    assert_eq!(seen, ids, "every experiment exactly once, newest first");
+    let first = db.store.list_experiments(&HistoryQuery { limit: 50, ..Default::default() }).await.unwrap();
+    assert_eq!(first.next, None);
+    assert_eq!(first.experiments[0].status, ExperimentStatus::Queued);
+    assert_eq!(first.experiments[0].verdict, None);
+}
+
+async fn history_filters_narrow_the_list(db: &TestDb) {
+    let suite = db.store.upsert_suite("zephyr-dedup", ExperimentKind::Pipeline, &json!({"kind": "pipeline"}), "ui").await.unwrap();
+    let mut with_suite = experiment(ExperimentKind::Pipeline, "suite run");
+    with_suite.suite_id = Some(suite);
+    let a = db.store.insert_experiment(&with_suite).await.unwrap();
+    let w = db.store.insert_experiment(&experiment(ExperimentKind::Warp, "warp run")).await.unwrap();
+    db.store.record_verdict(w, Verdict::WarpFail, &["put-4KiB/sync-on reqps -12.00%".into()], &json!({}), None).await.unwrap();
+
+    let only = |q: HistoryQuery| {
+        let store = db.store.clone();
+        async move { store.list_experiments(&HistoryQuery { limit: 10, ..q }).await.unwrap().experiments.iter().map(|e| e.id).collect::<Vec<_>>() }
+    };
+    assert_eq!(only(HistoryQuery { kind: Some(ExperimentKind::Warp), ..Default::default() }).await, vec![w]);
+    assert_eq!(only(HistoryQuery { verdict: Some(Verdict::WarpFail), ..Default::default() }).await, vec![w]);
+    assert_eq!(only(HistoryQuery { status: Some(ExperimentStatus::Queued), ..Default::default() }).await, vec![a]);
+    assert_eq!(only(HistoryQuery { suite: Some("zephyr-dedup".into()), ..Default::default() }).await, vec![a]);
+    assert_eq!(only(HistoryQuery { suite: Some("nope".into()), ..Default::default() }).await, Vec::<i64>::new());
+    let summary = db.store.experiment_summary(a).await.unwrap();
+    assert_eq!(summary.suite.as_deref(), Some("zephyr-dedup"));
+}
+
+async fn bad_experiment_stores_nothing(db: &TestDb) {
+    let mut twice = experiment(ExperimentKind::Pipeline, "dup arms");
+    twice.arms.push(arm("treatment", ArmRole::Treatment));
+    let err = db.store.insert_experiment(&twice).await.unwrap_err();
+    assert!(matches!(&err, StoreError::Conflict(m) if m.contains("\"treatment\" appears twice")), "{err}");
+    let mut none = experiment(ExperimentKind::Pipeline, "no arms");
+    none.arms.clear();
+    assert!(db.store.insert_experiment(&none).await.is_err());
+    assert_eq!(count(&db.store, "experiments").await, 0, "the failed transaction left no experiment");
+    assert_eq!(count(&db.store, "arms").await, 0);
+    assert!(matches!(db.store.experiment_summary(999).await, Err(StoreError::NotFound { .. })));
+}
+
+async fn verdicts_mark_the_experiment_judged(db: &TestDb) {
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "judged")).await.unwrap();
+    assert_eq!(db.store.latest_verdict(id).await.unwrap(), None);
+    db.store.set_experiment_status(id, ExperimentStatus::Running).await.unwrap();
+    let reasons = vec!["stage1-Map → Scatter: CPU +27.4 %".to_string()];
+    db.store.record_verdict(id, Verdict::Regression, &reasons, &json!({"verdict": "regression"}), None).await.unwrap();
+    let e = db.store.experiment_summary(id).await.unwrap();
+    assert_eq!((e.status, e.verdict), (ExperimentStatus::Judged, Some(Verdict::Regression)));
+    assert!(e.finished_at.is_some());
+    let (v, r, report) = db.store.latest_verdict(id).await.unwrap().unwrap();
+    assert_eq!((v, r, report["verdict"].as_str()), (Verdict::Regression, reasons, Some("regression")));
+    assert!(matches!(db.store.record_verdict(4242, Verdict::Pass, &[], &json!({}), None).await, Err(StoreError::NotFound { .. })));
+    assert_eq!(count(&db.store, "verdicts").await, 1);
+}
+
+async fn trials_are_claimed_once_each(db: &TestDb) {
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "trials")).await.unwrap();
+    let arms = db.store.arms(id).await.unwrap();
+    assert_eq!(arms.iter().map(|a| a.1.as_str()).collect::<Vec<_>>(), ["control", "treatment"]);
+    let plan: Vec<InsertTrial> = (0..6)
+        .map(|i| InsertTrial { arm_id: arms[i % 2].0, seq: i as i64, cell: None, repeat_index: (i / 2) as i64 })
+        .collect();
+    db.store.insert_trials(id, &plan).await.unwrap();
+
+    // An arm of another experiment is refused, and the whole batch with it.
+    let other = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "other")).await.unwrap();
+    let foreign = InsertTrial { arm_id: arms[0].0, seq: 1, cell: None, repeat_index: 0 };
+    let ok = InsertTrial { arm_id: db.store.arms(other).await.unwrap()[0].0, seq: 0, cell: None, repeat_index: 0 };
+    assert!(db.store.insert_trials(other, &[ok, foreign]).await.is_err());
+    assert!(db.store.trials(other).await.unwrap().is_empty());
+
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let store = db.store.clone();
+        workers.push(tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(t) = store.claim_next_trial(&format!("worker-{w}")).await.unwrap() {
+                got.push(t.id);
+            }
+            got
+        }));
+    }
+    let mut claimed = Vec::new();
+    for w in workers {
+        claimed.extend(w.await.unwrap());
+    }
+    claimed.sort();
+    let mut all: Vec<i64> = db.store.trials(id).await.unwrap().iter().map(|t| t.id).collect();
+    all.sort();
+    assert_eq!(claimed, all, "each trial claimed exactly once");
+    assert!(db.store.trials(id).await.unwrap().iter().all(|t| t.state == TrialState::Running && t.started_at.is_some()));
+}
+
+async fn trial_outcomes_are_final(db: &TestDb) {
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Warp, "phases")).await.unwrap();
+    let arms = db.store.arms(id).await.unwrap();
+    let plan = [
+        InsertTrial { arm_id: arms[0].0, seq: 0, cell: Some("sync-on".into()), repeat_index: 0 },
+        InsertTrial { arm_id: arms[1].0, seq: 1, cell: Some("sync-on".into()), repeat_index: 0 },
+    ];
+    let ids = db.store.insert_trials(id, &plan).await.unwrap();
+    let claimed = db.store.claim_next_trial("w").await.unwrap().unwrap();
+    assert_eq!(claimed.id, ids[0], "oldest first");
+    assert_eq!(claimed.cell.as_deref(), Some("sync-on"));
+
+    let bad = db.store.finish_trial(ids[0], TrialState::InfraFailed, None, None).await.unwrap_err();
+    assert!(bad.to_string().contains("infrastructure reason"), "{bad}");
+    assert!(db.store.finish_trial(ids[0], TrialState::Running, None, None).await.is_err());
+    db.store.finish_trial(ids[0], TrialState::InfraFailed, Some(InfraReason::Timeout), Some("no answer in 600 s")).await.unwrap();
+    let again = db.store.finish_trial(ids[0], TrialState::Succeeded, None, None).await.unwrap_err();
+    assert!(matches!(again, StoreError::Conflict(_)), "{again}");
+    db.store.finish_trial(ids[1], TrialState::Cancelled, None, None).await.unwrap();
+
+    let trials = db.store.trials(id).await.unwrap();
+    assert_eq!(trials[0].state, TrialState::InfraFailed);
+    assert_eq!(trials[0].infra_reason, Some(InfraReason::Timeout));
+    assert_eq!(trials[0].detail.as_deref(), Some("no answer in 600 s"));
+    assert_eq!(trials[1].state, TrialState::Cancelled);
+    assert!(trials.iter().all(|t| t.finished_at.is_some()));
+    assert_eq!(db.store.claim_next_trial("w").await.unwrap(), None);
+}
+
+fn stage(execution_id: &str, name: &str, cpu: f64) -> StageRow {
+    StageRow {
+        execution_id: execution_id.into(),
+        stage_name: name.into(),
+        status: "END".into(),
+        cpu_time_total: Some(cpu),
+        elapsed: Some(7.18),
+        items: Some(100_000),
+        bytes_processed: Some(12_345_678),
+        mem_peak_bytes_max: Some(180_363_264),
+        total_shards: Some(4),
+        cpu_pct_avg: None,
+        mem_bytes_avg: None,
+        item_rate: Some(13_927.6),
+        byte_rate: None,
+        ts: Some("2026-06-18T10:00:00Z".into()),
+        row_seq: Some(3),
+    }
+}
+
+fn round(workload: &str, round: i64) -> WarpRound {
+    WarpRound {
+        workload: workload.into(),
+        operation: "PUT".into(),
+        object_size: 4096,
+        drive_sync: true,
+        round,
+        attempt: 1,
+        ok: true,
+        reqps: Some(1523.25),
+        throughput_bps: Some(6_239_232.0),
+        latency_avg_ms: Some(5.2),
+        latency_p50_ms: Some(4.9),
+        latency_p90_ms: Some(7.7),
+        latency_p99_ms: Some(12.5),
+        requests: Some(45_697),
+        errors: Some(0),
+        error_text: None,
+    }
+}
+
+async fn observations_round_trip_all_or_nothing(db: &TestDb) {
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "rows")).await.unwrap();
+    let arms = db.store.arms(id).await.unwrap();
+    let t = db.store.insert_trials(id, &[InsertTrial { arm_id: arms[0].0, seq: 0, cell: None, repeat_index: 0 }]).await.unwrap()[0];
+    let rows = vec![stage("20260618-100000-1a2b3c4d", "stage0-Read", 0.41), stage("20260618-100000-1a2b3c4d", "stage1-Map → Scatter", 1.11)];
+    db.store.insert_stage_rows(t, &rows).await.unwrap();
+    assert_eq!(db.store.stage_rows(t).await.unwrap(), rows, "every field, including the non-ASCII stage name and NULLs");
+
+    let rounds = vec![round("put-4KiB", 1), round("put-4KiB", 2)];
+    db.store.insert_warp_rounds(t, &rounds).await.unwrap();
+    assert_eq!(db.store.warp_rounds(t).await.unwrap(), rounds);
+    let err = db.store.insert_warp_rounds(t, &[round("get-4KiB", 1), round("put-4KiB", 2)]).await.unwrap_err();
+    assert!(err.to_string().contains("round 2 attempt 1 of put-4KiB:PUT is already stored"), "{err}");
+    assert_eq!(db.store.warp_rounds(t).await.unwrap().len(), 2, "the get-4KiB round of the refused batch was rolled back");
+}
+
+async fn suites_and_noise_profiles_upsert(db: &TestDb) {
+    let first = db.store.upsert_suite("s3-hotpath", ExperimentKind::Warp, &json!({"rounds": 3}), "file:suites/s3.toml").await.unwrap();
+    let second = db.store.upsert_suite("s3-hotpath", ExperimentKind::Warp, &json!({"rounds": 5}), "file:suites/s3.toml").await.unwrap();
+    assert_eq!(first, second, "same suite, same id");
+    let suite = db.store.suite_by_name("s3-hotpath").await.unwrap();
+    assert_eq!(suite.definition["rounds"], 5);
+    assert_eq!(db.store.suites().await.unwrap().len(), 1);
+    assert!(matches!(db.store.suite_by_name("missing").await, Err(StoreError::NotFound { .. })));
+
+    assert_eq!(db.store.noise_profile(first, "fp1").await.unwrap(), None);
+    let p1 = db.store.upsert_noise_profile(first, "fp1", &json!({"workers": 2}), &json!({"cv": 0.03}), 3).await.unwrap();
+    let p2 = db.store.upsert_noise_profile(first, "fp1", &json!({"workers": 2}), &json!({"cv": 0.02}), 6).await.unwrap();
+    assert_eq!(p1, p2);
+    let profile = db.store.noise_profile(first, "fp1").await.unwrap().unwrap();
+    assert_eq!((profile.trials, profile.profile["cv"].as_f64()), (6, Some(0.02)));
+}
+
+async fn accounts_tokens_and_audit(db: &TestDb) {
+    assert_eq!(db.store.count_users().await.unwrap(), 0);
+    let ada = db.store.insert_user("ada", "$argon2id$hash", Role::Admin).await.unwrap();
+    let dup = db.store.insert_user("ada", "x", Role::Viewer).await.unwrap_err();
+    assert!(dup.to_string().contains("\"ada\" already exists"), "{dup}");
+    let user = db.store.user_by_name("ada").await.unwrap().unwrap();
+    assert_eq!((user.id, user.role), (ada, Role::Admin));
+    assert_eq!(db.store.user_by_name("bob").await.unwrap(), None);
+
+    let tok = db.store.insert_api_token(ada, "ci", "hash-1", Role::Launcher, Some(store::now_ms() + 60_000)).await.unwrap();
+    let seen = db.store.touch_api_token("hash-1").await.unwrap().unwrap();
+    assert!(seen.is_usable(store::now_ms()) && seen.last_used_at.is_some());
+    assert!(!seen.is_usable(store::now_ms() + 120_000), "expired after its expiry");
+    db.store.revoke_api_token(tok).await.unwrap();
+    assert!(!db.store.touch_api_token("hash-1").await.unwrap().unwrap().is_usable(store::now_ms()));
+    assert!(db.store.revoke_api_token(tok).await.is_err(), "revoking twice says so");
+    assert_eq!(db.store.touch_api_token("unknown").await.unwrap(), None);
+
+    let e = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "shared")).await.unwrap();
+    db.store.insert_share_token(e, "share-1", Some(ada)).await.unwrap();
+    assert_eq!(db.store.share_token_experiment("share-1").await.unwrap(), Some(e));
+    assert_eq!(db.store.revoke_share_tokens(e).await.unwrap(), 1);
+    assert_eq!(db.store.share_token_experiment("share-1").await.unwrap(), None);
+
+    db.store.audit(Some(ada), "token.create", "api_token:1", None, &json!({"name": "ci"})).await.unwrap();
+    db.store.audit(None, "exemption.request", "experiment:1", Some("deliberate correctness tradeoff"), &json!({})).await.unwrap();
+    let log = db.store.audit_log(10).await.unwrap();
+    assert_eq!(log.len(), 2);
+    assert_eq!(log[0].action, "exemption.request", "newest first");
+    assert_eq!(log[1].actor.as_deref(), Some("ada"));
+    assert_eq!(log[1].detail["name"], "ci");
+}
