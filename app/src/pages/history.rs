@@ -4,6 +4,7 @@ use crate::error::{AppError, ErrorView};
 use crate::format::{short_ref, utc_minutes};
 use judge::{ExperimentKind, ExperimentStatus, Verdict};
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,8 @@ fn encode(v: &str) -> String {
         .collect()
 }
 
-#[server]
+// JSON input: a URL-encoded body cannot tell an all-empty filter from a missing one.
+#[server(input = Json)]
 pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFnError> {
     use crate::error::bad_request;
     use store::experiments::{HistoryCursor, HistoryQuery};
@@ -184,8 +186,8 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
                     <h2>"No experiments yet"</h2>
                     <p>"Arbiter keeps every A/B comparison you run here, newest first, each behind a permanent link."</p>
                     <p>
-                        "Start one from the " <a href="/launch">"Launch"</a> " page, or from CI through the API ("
-                        <code>"POST /api/v1/experiments"</code> "). The README's first section walks through a demo comparison."
+                        "An experiment appears here as soon as it is launched: from the " <a href="/launch">"Launch"</a>
+                        " page, the " <code>"arbiter"</code> " command line, or a CI job through the API."
                     </p>
                 </section>
             }

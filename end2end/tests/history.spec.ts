@@ -1,0 +1,52 @@
+import { test, expect } from "./fixtures";
+
+test("history page renders, hydrates and navigates", async ({ page }) => {
+  await page.goto("/");
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Experiments");
+  await expect(page.getByText("No experiments yet")).toBeVisible();
+  await expect(page.locator("select[name=kind] option")).toHaveText(["any", "pipeline", "warp"]);
+
+  // Hydration: the theme switch does nothing until the wasm bundle has taken over the page,
+  // so click until it responds.
+  const theme = page.getByRole("button", { name: /Colour scheme/ });
+  await expect(theme).toHaveText("◐ System");
+  await expect(async () => {
+    await theme.click();
+    await expect(theme).not.toHaveText("◐ System", { timeout: 500 });
+  }).toPass({ timeout: 20_000 });
+  await expect(theme).toHaveText("☀ Light");
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
+  await theme.click();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await page.screenshot({ path: "test-results/history-dark.png", fullPage: true });
+
+  // The choice is remembered across a reload (localStorage, applied on hydration).
+  await page.reload();
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  await theme.click();
+  await expect(page.locator("html")).not.toHaveAttribute("data-theme", /.*/);
+
+  // Client-side navigation through the header.
+  const nav = page.getByRole("navigation", { name: "Main" });
+  await nav.getByRole("link", { name: "Launch" }).click();
+  await expect(page).toHaveURL(/\/launch$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Launch an experiment");
+  await expect(nav.getByRole("link", { name: "Launch" })).toHaveAttribute("aria-current", "page");
+  await nav.getByRole("link", { name: "Experiments" }).click();
+  await expect(page).toHaveURL(/\/experiments$/);
+  await page.screenshot({ path: "test-results/history.png", fullPage: true });
+});
+
+test("filters live in the URL and an unknown page is a 404", async ({ page }) => {
+  await page.goto("/experiments");
+  await page.locator("select[name=kind]").selectOption("warp");
+  await page.getByRole("button", { name: "Filter" }).click();
+  await expect(page).toHaveURL(/kind=warp/);
+  await expect(page.getByText("No experiment matches these filters")).toBeVisible();
+  await expect(page.locator("select[name=kind]")).toHaveValue("warp");
+
+  // Asked outside the page, so the expected 404 is not a console error of this page.
+  const response = await page.request.get("/definitely/not/here");
+  expect(response.status()).toBe(404);
+  expect(await response.text()).toContain("There is no page at /definitely/not/here");
+});

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Browser tests: starts the built server on a free port with a throwaway data dir, runs Playwright in
+# Debian Chromium against it, and stops the server. Expects scripts/build-site.sh to have run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile=${ARBITER_PROFILE:-debug}
+bin=target/$profile/arbiter
+[ -x "$bin" ] && [ -f target/site/pkg/arbiter.wasm ] || { echo "e2e: run scripts/build-site.sh first" >&2; exit 2; }
+
+data=$(mktemp -d)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$bin" serve --addr "127.0.0.1:$port" --data-dir "$data" --site-root target/site >"$data/server.log" 2>&1 &
+server=$!
+cleanup() { kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$data"; }
+trap cleanup EXIT
+
+for _ in $(seq 1 300); do
+  curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+  kill -0 "$server" 2>/dev/null || { cat "$data/server.log"; echo "e2e: the server exited" >&2; exit 1; }
+  sleep 0.1
+done
+cd end2end
+BASE_URL="http://127.0.0.1:$port" npx playwright test "$@" || { echo "--- server log"; cat "$data/server.log"; exit 1; }

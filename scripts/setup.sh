@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Installs what Arbiter needs that is missing, and checks the versions of what is already there.
+# Used by scripts/run.sh and scripts/test.sh; safe to run again (a warm run takes a few seconds).
+#
+#   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages
+#   scripts/setup.sh --test     also Debian chromium and PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
+#   scripts/setup.sh --dev      also cargo-leptos 0.3.10 for `cargo leptos watch` (a 14-minute build, so opt-in)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0; want_dev=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) want_test=1 ;;
+    --dev) want_dev=1 ;;
+    *) echo "setup: unknown option $arg (use --test or --dev)" >&2; exit 2 ;;
+  esac
+done
+
+say() { printf 'setup: %s\n' "$*"; }
+export PATH="$HOME/.cargo/bin:$PATH"
+
+apt_updated=0
+apt_install() {
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: $* missing and not root; install it with: sudo apt-get install -y $*" >&2; exit 2
+  fi
+  [ "$apt_updated" = 1 ] || { DEBIAN_FRONTEND=noninteractive apt-get update -qq; apt_updated=1; }
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust 1.95 with rustup" >&2; exit 2; }
+
+# The browser bundle's target.
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  say "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# wasm-bindgen-cli must equal the wasm-bindgen library in Cargo.lock, or it refuses the wasm.
+wb_version=$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" != "$wb_version" ]; then
+  say "installing wasm-bindgen-cli $wb_version (found: ${have:-none}); about 2 minutes"
+  # Not --locked: its lock file names a webpki-roots the registry here lacks.
+  cargo install wasm-bindgen-cli --version "$wb_version" --quiet
+fi
+
+# npm packages: Playwright for the browser tests, binaryen's wasm-opt for release bundles (never Debian's
+# binaryen 108, whose output does not hydrate).
+if ! command -v npm >/dev/null; then
+  say "installing nodejs and npm"
+  apt_install nodejs npm
+fi
+if [ ! -x end2end/node_modules/.bin/wasm-opt ] || [ ! -d end2end/node_modules/@playwright/test ] \
+   || [ end2end/package-lock.json -nt end2end/node_modules/.package-lock.json ]; then
+  say "installing end2end npm packages"
+  (cd end2end && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+if [ "$want_test" = 1 ]; then
+  if [ ! -x /usr/bin/chromium ]; then
+    say "installing Debian chromium"
+    apt_install chromium
+  fi
+  if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    say "installing postgresql (tests start a private cluster when TEST_POSTGRES_URL is unset)"
+    apt_install postgresql
+  fi
+fi
+
+if [ "$want_dev" = 1 ]; then
+  have=$(cargo leptos --version 2>/dev/null | awk '{print $2}' || true)
+  if [ "$have" != "0.3.10" ]; then
+    say "installing cargo-leptos 0.3.10 (found: ${have:-none}); about 14 minutes"
+    # 0.3.11 needs rustc 1.96.
+    cargo install cargo-leptos --locked --version 0.3.10 --quiet
+  fi
+fi
+say "ready"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The one command that runs every test on a fresh machine: installs what is missing, runs the Rust tests
+# (unit, the store suite on SQLite and PostgreSQL, the real server), builds the site, and runs the
+# Playwright tests in Debian Chromium. Ends with a line "tests: N passed, N failed".
+#
+# PostgreSQL: TEST_POSTGRES_URL if set; else a server answering on 127.0.0.1:5432; else the tests start a
+# private cluster of their own (initdb + postgres in a temp dir).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+scripts/setup.sh --test || exit 2
+export PATH="$HOME/.cargo/bin:$PATH"
+
+if [ -z "${TEST_POSTGRES_URL:-}" ] && command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
+  export TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres
+fi
+echo "test: PostgreSQL for the store suite: ${TEST_POSTGRES_URL:-a private cluster started by the tests}"
+
+status=0
+cargo test --workspace --locked 2>&1 | tee "$logs/cargo.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+
+if scripts/build-site.sh >"$logs/build.log" 2>&1; then
+  tail -n 1 "$logs/build.log"
+  scripts/e2e.sh 2>&1 | tee "$logs/e2e.log"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+else
+  cat "$logs/build.log"; echo "test: the site did not build" >&2; status=1
+fi
+
+passed=$(grep -hoE '^test result: [a-zA-Z]+\. [0-9]+ passed' "$logs/cargo.log" | awk '{s+=$4} END {print s+0}')
+failed=$(grep -hoE '; [0-9]+ failed' "$logs/cargo.log" | awk '{s+=$2} END {print s+0}')
+e2e_passed=$(grep -hoE '^ *[0-9]+ passed' "$logs/e2e.log" 2>/dev/null | awk '{s+=$1} END {print s+0}')
+e2e_failed=$(grep -hoE '^ *[0-9]+ failed' "$logs/e2e.log" 2>/dev/null | awk '{s+=$1} END {print s+0}')
+passed=$((passed + e2e_passed)); failed=$((failed + e2e_failed))
+if [ "$status" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+echo "tests: $passed passed, $failed failed"
+exit "$status"

@@ -1,0 +1,102 @@
+//! Starts the real `arbiter serve` binary on a free port with its own data dir, and talks to it over HTTP.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_arbiter");
+
+pub struct RunningServer {
+    pub child: Child,
+    pub base: String,
+    pub log: PathBuf,
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A `serve` command with a clean environment apart from what the test passes.
+pub fn serve_command(data_dir: &Path, port: u16, database_url: Option<&str>) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve").arg("--addr").arg(format!("127.0.0.1:{port}")).arg("--data-dir").arg(data_dir);
+    cmd.env_remove("DATABASE_URL").env_remove("ARBITER_ADDR").env_remove("ARBITER_DATA_DIR");
+    cmd.env("ARBITER_LOG", "info");
+    if let Some(url) = database_url {
+        cmd.arg("--database-url").arg(url);
+    }
+    cmd
+}
+
+impl RunningServer {
+    /// Starts the server and waits until `/healthz` answers.
+    pub async fn start(data_dir: &Path, database_url: Option<&str>) -> RunningServer {
+        let port = free_port();
+        let log = data_dir.with_extension(format!("{port}.log"));
+        let file = std::fs::File::create(&log).unwrap();
+        let child = serve_command(data_dir, port, database_url)
+            .stdout(Stdio::from(file.try_clone().unwrap()))
+            .stderr(Stdio::from(file))
+            .spawn()
+            .expect("spawn arbiter");
+        let server = RunningServer { child, base: format!("http://127.0.0.1:{port}"), log };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Ok(r) = reqwest::get(format!("{}/healthz", server.base)).await {
+                if r.status().is_success() {
+                    return server;
+                }
+            }
+            assert!(Instant::now() < deadline, "server did not come up: {}", server.log_text());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub async fn get(&self, path: &str) -> (u16, String) {
+        let r = reqwest::get(format!("{}{path}", self.base)).await.unwrap();
+        (r.status().as_u16(), r.text().await.unwrap())
+    }
+
+    /// SIGTERM, then the exit status (graceful shutdown must finish within 20 s).
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                self.child.kill().ok();
+                panic!("server ignored SIGTERM: {}", self.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.child.kill().ok();
+        self.child.wait().ok();
+    }
+}
+
+/// Runs a `serve` that is expected to refuse to start; returns its output.
+pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().ok();
+            panic!("serve did not exit on bad input");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}

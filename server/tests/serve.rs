@@ -1,0 +1,144 @@
+//! The real server: pages, health, readiness, restarts, both backends, and refusals on bad settings.
+
+mod common;
+
+use common::{free_port, serve_command, serve_expecting_failure, RunningServer};
+use judge::{ExperimentKind, Verdict};
+use serde_json::{json, Value};
+use store::experiments::{ArmRole, InsertArm, InsertExperiment};
+use store::testing::TestDb;
+use store::Store;
+
+fn experiment(kind: ExperimentKind, title: &str) -> InsertExperiment {
+    let arm = |name: &str, role| InsertArm { name: name.into(), role, git_ref: Some(name.into()), sha: None, config_diff: None };
+    InsertExperiment {
+        suite_id: None,
+        kind,
+        title: title.into(),
+        base_ref: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        head_ref: Some("feature/faster-dedup".into()),
+        fingerprint: json!({}),
+        plan: json!({}),
+        launched_by: None,
+        arms: vec![arm("control", ArmRole::Control), arm("treatment", ArmRole::Treatment)],
+    }
+}
+
+#[tokio::test]
+async fn serves_pages_health_and_readiness() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = RunningServer::start(&tmp.path().join("data"), None).await;
+
+    let (status, body) = server.get("/").await;
+    assert_eq!(status, 200);
+    assert!(body.contains("<h1>Experiments</h1>"), "{body}");
+    assert!(body.contains("No experiments yet"), "the empty history says what to do next");
+    assert!(body.contains("/pkg/arbiter.js") || body.contains("/pkg/arbiter"), "hydration scripts are linked");
+
+    let (status, body) = server.get("/healthz").await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["status"], "ok");
+
+    let (status, body) = server.get("/readyz").await;
+    assert_eq!(status, 200, "{body}");
+    let ready: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((ready["status"].as_str(), ready["store"].as_str()), (Some("ready"), Some("sqlite")));
+    assert_eq!(ready["migrations"]["applied"], ready["migrations"]["known"]);
+
+    let (status, body) = server.get("/no/such/page").await;
+    assert_eq!(status, 404);
+    assert!(body.contains("There is no page at /no/such/page"), "{body}");
+
+    assert!(tmp.path().join("data/arbiter.db").exists(), "SQLite file in the data dir");
+    let status = server.stop();
+    assert!(status.success(), "graceful exit on SIGTERM: {status:?}");
+}
+
+#[tokio::test]
+async fn history_lists_and_filters_stored_experiments_and_survives_a_restart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let server = RunningServer::start(&data, None).await;
+    let url = format!("sqlite://{}/arbiter.db", data.canonicalize().unwrap().display());
+    let store = Store::open(&url).await.unwrap();
+    store.insert_experiment(&experiment(ExperimentKind::Pipeline, "dedup map stage +27% CPU")).await.unwrap();
+    let warp = store.insert_experiment(&experiment(ExperimentKind::Warp, "s3 put path rewrite")).await.unwrap();
+    store.record_verdict(warp, Verdict::WarpWarn, &["get-4KiB/sync-off reqps -6.10%".into()], &json!({}), None).await.unwrap();
+    store.close().await;
+
+    let (_, all) = server.get("/experiments").await;
+    assert!(all.contains("dedup map stage +27% CPU") && all.contains("s3 put path rewrite"), "{all}");
+    assert!(all.contains("0123456789 → feature/faster-dedup"), "SHAs are shortened, refs kept");
+    assert!(all.contains("WARN"), "the verdict word is on the page");
+    let (_, only_warp) = server.get("/experiments?kind=warp").await;
+    assert!(only_warp.contains("s3 put path rewrite") && !only_warp.contains("dedup map stage"), "{only_warp}");
+    let (_, by_verdict) = server.get("/experiments?verdict=WARN").await;
+    assert!(by_verdict.contains("s3 put path rewrite") && !by_verdict.contains("dedup map stage"));
+    let (_, none) = server.get("/experiments?status=cancelled").await;
+    assert!(none.contains("No experiment matches these filters"), "{none}");
+    let (_, bad) = server.get("/experiments?kind=benchmark").await;
+    assert!(bad.contains("unknown experiment kind") && bad.contains("That request is not valid"), "{bad}");
+
+    assert!(server.stop().success());
+    let again = RunningServer::start(&data, None).await;
+    let (_, after) = again.get("/experiments").await;
+    assert!(after.contains("dedup map stage +27% CPU") && after.contains("s3 put path rewrite"), "data survives a restart");
+    let (status, _) = again.get("/readyz").await;
+    assert_eq!(status, 200);
+    assert!(again.stop().success());
+}
+
+#[tokio::test]
+async fn serves_from_postgres() {
+    let db = TestDb::postgres().await;
+    db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "kept in postgres")).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = RunningServer::start(&tmp.path().join("data"), Some(&db.url)).await;
+    let (status, body) = server.get("/readyz").await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["store"], "postgres");
+    let (_, page) = server.get("/").await;
+    assert!(page.contains("kept in postgres"), "{page}");
+    assert!(!tmp.path().join("data/arbiter.db").exists(), "no SQLite file when DATABASE_URL names Postgres");
+    assert!(server.stop().success());
+    db.cleanup().await;
+}
+
+/// One line on stderr naming the problem and the setting, exit code 2, no panic or backtrace.
+fn assert_refused(out: &std::process::Output, must_contain: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "exit code 2; stderr: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.starts_with("arbiter: error:")).collect();
+    assert_eq!(lines.len(), 1, "one error line: {stderr}");
+    for needle in must_contain {
+        assert!(lines[0].contains(needle), "{needle:?} missing from {:?}", lines[0]);
+    }
+    assert!(!stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"), "{stderr}");
+}
+
+#[test]
+fn bad_settings_are_refused_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+
+    let out = serve_expecting_failure(&mut serve_command(&data, free_port(), Some("mysql://root:hunter2@db/x")));
+    assert_refused(&out, &["DATABASE_URL", "sqlite://", "root:***@db"]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("hunter2"), "the password is never printed");
+
+    let out = serve_expecting_failure(&mut serve_command(&data, free_port(), Some("postgres://nobody@127.0.0.1:1/arbiter")));
+    assert_refused(&out, &["cannot open the database", "127.0.0.1:1", "DATABASE_URL"]);
+
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let out = serve_expecting_failure(&mut serve_command(&file.join("data"), free_port(), None));
+    assert_refused(&out, &["data dir", "a-file/data", "ARBITER_DATA_DIR"]);
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let out = serve_expecting_failure(&mut serve_command(&data, port, None));
+    assert_refused(&out, &[&format!("127.0.0.1:{port}"), "ARBITER_ADDR"]);
+
+    let out = serve_expecting_failure(serve_command(&data, 1, None).args(["--addr", "localhost:http"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--addr"), "clap names the flag");
+}
