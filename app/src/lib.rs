@@ -1,6 +1,11 @@
 //! Arbiter's user interface: the HTML shell, the layout and navigation, and one module per route family.
 //! Server functions live beside the page that calls them; on the server they read the store from context.
 
+// cargo unifies features across the packages of one build: `cargo build --workspace` would give this crate
+// both features and a server that runs browser-only code. Fail the build instead of the server.
+#[cfg(all(feature = "ssr", feature = "hydrate"))]
+compile_error!("app: the `ssr` and `hydrate` features exclude each other; build `frontend` for wasm32 on its own (see default-members in Cargo.toml)");
+
 pub mod error;
 pub mod format;
 mod layout;

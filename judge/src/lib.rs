@@ -6,6 +6,8 @@
 //! This module tree starts with the shared vocabulary of DESIGN.md (experiment kinds, trial states,
 //! verdicts and their exit codes); the pipeline and warp judges grow beside it.
 
+pub mod pipeline;
+pub mod stats;
 pub mod vocab;
 
-pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, TrialState, Verdict};
+pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, Tone, TrialState, Verdict};

@@ -1,0 +1,233 @@
+//! The pipeline judge: `zephyr.stage` rows of a control and treatment arm(s) → a verdict with reasons.
+//!
+//! Flow: [`rows`] parses, [`aggregate`] sums per trial and stage, [`decide`] applies the decision table
+//! per stage (thresholds from [`noise`]), and [`judge`] folds stages into arms and arms into the answer.
+
+pub mod aggregate;
+pub mod decide;
+pub mod noise;
+pub mod render;
+pub mod report;
+pub mod rows;
+
+use crate::Verdict;
+use aggregate::{RowIndex, StageSums, TrialSpec, TrialSums};
+use decide::{judge_stage, StageInput};
+use noise::{NoiseProfile, StageThresholds};
+use report::{ArmReport, Thresholds};
+pub use report::PipelineReport;
+use rows::StageRow;
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// A named arm and its trials.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmSpec {
+    pub name: String,
+    pub trials: Vec<TrialSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineConfig {
+    /// The worker's RAM limit in bytes: the memory guardrail.
+    pub worker_ram: Option<f64>,
+    /// Items/bytes must match within this many percent.
+    pub equivalence_tolerance_pct: f64,
+    pub accept_workload_mismatch: bool,
+    pub noise: Option<NoiseProfile>,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig { worker_ram: None, equivalence_tolerance_pct: 0.5, accept_workload_mismatch: false, noise: None }
+    }
+}
+
+/// Input that cannot be judged at all (exit code 2).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JudgeError {
+    NoControl,
+    NoTreatment,
+    UnknownExecutionIds(Vec<String>),
+}
+
+impl fmt::Display for JudgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            JudgeError::NoControl => f.write_str("no control trial given"),
+            JudgeError::NoTreatment => f.write_str("no treatment trial given"),
+            JudgeError::UnknownExecutionIds(ids) => write!(f, "no rows for execution id(s): {}", ids.join(", ")),
+        }
+    }
+}
+
+impl std::error::Error for JudgeError {}
+
+/// Verdict order for folding: regression, then inconclusive, then tradeoff, then pass.
+fn severity(v: Verdict) -> u8 {
+    match v {
+        Verdict::Regression => 3,
+        Verdict::Inconclusive => 2,
+        Verdict::Tradeoff => 1,
+        _ => 0,
+    }
+}
+
+fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+    verdicts.into_iter().max_by_key(|v| severity(*v)).unwrap_or(Verdict::Pass)
+}
+
+/// Judges every treatment arm against the control.
+pub fn judge(rows: &[StageRow], control: &[TrialSpec], treatments: &[ArmSpec], config: &PipelineConfig) -> Result<PipelineReport, JudgeError> {
+    if control.is_empty() {
+        return Err(JudgeError::NoControl);
+    }
+    if treatments.iter().all(|a| a.trials.is_empty()) {
+        return Err(JudgeError::NoTreatment);
+    }
+    let index = RowIndex::new(rows);
+    let mut missing: Vec<String> = Vec::new();
+    for spec in control.iter().chain(treatments.iter().flat_map(|a| &a.trials)) {
+        missing.extend(index.missing(spec).into_iter().map(String::from));
+    }
+    if !missing.is_empty() {
+        missing.dedup();
+        return Err(JudgeError::UnknownExecutionIds(missing));
+    }
+
+    let mut retried = Vec::new();
+    let mut note_retries = |t: &TrialSums| retried.extend(t.retried_stages.iter().map(|s| format!("{}: {s}", t.label)));
+    // Rule 1: a control trial with a failed stage is dropped.
+    let mut dropped_control_trials = Vec::new();
+    let mut controls = Vec::new();
+    for (i, spec) in control.iter().enumerate() {
+        let t = index.trial(format!("control #{}", i + 1), spec);
+        note_retries(&t);
+        if t.failed_stages.is_empty() {
+            controls.push(t);
+        } else {
+            dropped_control_trials.push(format!("{} (FAILED: {})", t.label, t.failed_stages.join(", ")));
+        }
+    }
+    let arms: Vec<(String, Vec<TrialSums>)> = treatments
+        .iter()
+        .map(|a| {
+            let trials: Vec<TrialSums> = a.trials.iter().enumerate().map(|(i, s)| index.trial(format!("{} #{}", a.name, i + 1), s)).collect();
+            trials.iter().for_each(&mut note_retries);
+            (a.name.clone(), trials)
+        })
+        .collect();
+
+    let thresholds = Thresholds {
+        source: if config.noise.is_some() { "noise profile".into() } else { "uncalibrated".into() },
+        cpu_pct: noise::DEFAULT_CPU_PCT,
+        elapsed_pct: noise::DEFAULT_ELAPSED_PCT,
+        cpu_floor_s: noise::CPU_FLOOR_S,
+        elapsed_floor_s: noise::ELAPSED_FLOOR_S,
+        equivalence_tolerance_pct: config.equivalence_tolerance_pct,
+        worker_ram_bytes: config.worker_ram,
+    };
+    let mut treatments_out = Vec::new();
+    for (name, trials) in arms {
+        treatments_out.push(judge_arm(&name, &controls, &trials, config));
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    if controls.is_empty() {
+        reasons.push(format!("invalid baseline: every control trial failed ({})", dropped_control_trials.join("; ")));
+        for arm in &mut treatments_out {
+            if arm.verdict != Verdict::Regression {
+                arm.verdict = Verdict::Inconclusive;
+            }
+            arm.reasons.insert(0, "invalid baseline: no control trial without a failed stage".into());
+        }
+    }
+    let verdict = worst(treatments_out.iter().map(|a| a.verdict));
+    for arm in &treatments_out {
+        if arm.verdict == verdict {
+            reasons.extend(arm.reasons.iter().cloned());
+        }
+    }
+    reasons.dedup();
+    Ok(PipelineReport {
+        verdict,
+        reasons,
+        thresholds,
+        duplicates_dropped: index.duplicates_dropped,
+        dropped_control_trials,
+        retried,
+        stages: treatments_out.first().map(|a| a.stages.clone()).unwrap_or_default(),
+        total: treatments_out.first().map(|a| a.total.clone()),
+        treatments: treatments_out,
+    })
+}
+
+fn stage_input<'a>(
+    stage: &'a str,
+    control: Vec<StageSums>,
+    treatment: Vec<StageSums>,
+    treatment_failures: usize,
+    thresholds: StageThresholds,
+    config: &PipelineConfig,
+) -> StageInput<'a> {
+    StageInput {
+        stage,
+        control,
+        treatment,
+        treatment_failures,
+        worker_ram: config.worker_ram,
+        tolerance_pct: config.equivalence_tolerance_pct,
+        accept_mismatch: config.accept_workload_mismatch,
+        thresholds,
+    }
+}
+
+fn judge_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &PipelineConfig) -> ArmReport {
+    let stage_names: BTreeSet<&String> = controls.iter().chain(trials).flat_map(|t| t.stages.keys().chain(&t.failed_stages)).collect();
+    let collect = |ts: &[TrialSums], stage: &str| -> Vec<StageSums> { ts.iter().filter_map(|t| t.stages.get(stage).copied()).collect() };
+    let mut stages = Vec::new();
+    let mut unpaired = Vec::new();
+    for stage in stage_names {
+        let failures = trials.iter().filter(|t| t.failed_stages.contains(stage)).count();
+        let (c, t) = (collect(controls, stage), collect(trials, stage));
+        if (c.is_empty() || t.is_empty()) && failures == 0 {
+            unpaired.push(stage.clone());
+        }
+        let thresholds = StageThresholds::for_stage(config.noise.as_ref(), stage);
+        stages.push(judge_stage(&stage_input(stage, c, t, failures, thresholds, config)).rounded());
+    }
+    // Pipeline totals: all stages summed per trial, judged by rules 5–6 only.
+    let totals = |ts: &[TrialSums]| -> Vec<StageSums> { ts.iter().map(|t| StageSums::total(t.stages.values())).collect() };
+    let total_thresholds = StageThresholds::for_stage(None, "");
+    let total = judge_stage(&stage_input("pipeline total", totals(controls), totals(trials), 0, total_thresholds, config)).rounded();
+
+    let mut verdict = worst(stages.iter().map(|s| s.verdict));
+    let mut reasons: Vec<String> = Vec::new();
+    if !unpaired.is_empty() && verdict != Verdict::Regression {
+        verdict = Verdict::Inconclusive;
+        reasons.push(format!(
+            "stage sets differ ({} could not be paired; fused or renamed operators?); pipeline totals for context: {}",
+            unpaired.join(", "),
+            total.detail()
+        ));
+    }
+    for s in &stages {
+        if s.verdict == verdict || (verdict == Verdict::Inconclusive && severity(s.verdict) >= 2) {
+            reasons.extend(s.reasons.iter().cloned());
+        }
+    }
+    if verdict == Verdict::Pass && reasons.is_empty() {
+        reasons.extend(stages.iter().flat_map(|s| s.reasons.iter().cloned()));
+    }
+    ArmReport { name: name.to_string(), verdict, reasons, stages, total, unpaired_stages: unpaired, trials: [controls.len(), trials.len()] }
+}
+
+/// Calibrates a noise profile from same-code trials.
+pub fn calibrate(rows: &[StageRow], trials: &[TrialSpec], fingerprint: Option<serde_json::Value>) -> Result<NoiseProfile, JudgeError> {
+    let index = RowIndex::new(rows);
+    let missing: Vec<String> = trials.iter().flat_map(|t| index.missing(t)).map(String::from).collect();
+    if !missing.is_empty() {
+        return Err(JudgeError::UnknownExecutionIds(missing));
+    }
+    let sums: Vec<TrialSums> = trials.iter().enumerate().map(|(i, s)| index.trial(format!("trial #{}", i + 1), s)).filter(|t| t.failed_stages.is_empty()).collect();
+    Ok(NoiseProfile::calibrate(&sums, fingerprint))
+}

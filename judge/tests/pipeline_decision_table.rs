@@ -1,0 +1,271 @@
+//! Every row of the pipeline decision table, and properties that must hold for any input.
+
+use judge::pipeline::aggregate::TrialSpec;
+use judge::pipeline::report::MetricOutcome;
+use judge::pipeline::rows::StageRow;
+use judge::pipeline::{judge, ArmSpec, PipelineConfig, PipelineReport};
+use judge::Verdict;
+
+const MIB: f64 = 1048576.0;
+
+/// A row; execution ids are built from a short tag so tests read easily.
+fn row(tag: u32, stage: &str, status: &str, cpu: f64, elapsed: f64, items: f64, mem_mib: f64) -> StageRow {
+    StageRow {
+        execution_id: id(tag),
+        stage_name: stage.into(),
+        status: status.into(),
+        cpu_time_total: cpu,
+        elapsed,
+        items,
+        bytes_processed: items * 100.0,
+        mem_peak_bytes_max: mem_mib * MIB,
+        total_shards: Some(4.0),
+        cpu_pct_avg: None,
+        mem_bytes_avg: None,
+        item_rate: None,
+        byte_rate: None,
+        ts: None,
+        seq: None,
+    }
+}
+
+fn id(tag: u32) -> String {
+    format!("20261129-0000{:02}-{:08x}", tag % 100, 0xab000000u32 + tag)
+}
+
+fn t(tags: &[u32]) -> Vec<TrialSpec> {
+    tags.iter().map(|&tag| TrialSpec { execution_ids: vec![id(tag)] }).collect()
+}
+
+fn run(rows: &[StageRow], control: &[u32], treatment: &[u32], config: &PipelineConfig) -> PipelineReport {
+    judge(rows, &t(control), &[ArmSpec { name: "treatment".into(), trials: t(treatment) }], config).unwrap()
+}
+
+/// Control trials 1..=n_c and treatment trials 101..=100+n_t, one stage "map" each, with the given CPU and
+/// elapsed per trial.
+fn two_arms(control: &[(f64, f64)], treatment: &[(f64, f64)]) -> (Vec<StageRow>, Vec<u32>, Vec<u32>) {
+    let mut rows = Vec::new();
+    let (mut c, mut tr) = (Vec::new(), Vec::new());
+    for (i, &(cpu, el)) in control.iter().enumerate() {
+        rows.push(row(1 + i as u32, "map", "END", cpu, el, 1000.0, 100.0));
+        c.push(1 + i as u32);
+    }
+    for (i, &(cpu, el)) in treatment.iter().enumerate() {
+        rows.push(row(101 + i as u32, "map", "END", cpu, el, 1000.0, 100.0));
+        tr.push(101 + i as u32);
+    }
+    (rows, c, tr)
+}
+
+fn verdict_of(control: &[(f64, f64)], treatment: &[(f64, f64)]) -> (Verdict, String) {
+    let (rows, c, tr) = two_arms(control, treatment);
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    (r.verdict, r.reasons.join(" | "))
+}
+
+#[test]
+fn rule1_failed_control_trials_are_dropped_and_all_failed_is_an_invalid_baseline() {
+    let rows = vec![
+        row(1, "map", "FAILED", 0.5, 3.0, 400.0, 100.0),
+        row(2, "map", "END", 10.0, 30.0, 1000.0, 100.0),
+        row(101, "map", "END", 10.1, 30.0, 1000.0, 100.0),
+    ];
+    let r = run(&rows, &[1, 2], &[101], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Pass);
+    assert_eq!(r.dropped_control_trials, vec!["control #1 (FAILED: map)".to_string()]);
+    assert_eq!(r.stages[0].trials, [1, 1]);
+    let r = run(&rows, &[1], &[101], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    assert!(r.reasons[0].starts_with("invalid baseline"), "{:?}", r.reasons);
+}
+
+#[test]
+fn rule2_a_treatment_failure_is_a_regression_but_a_retried_attempt_is_churn() {
+    let mut rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "FAILED", 2.0, 5.0, 200.0, 100.0)];
+    let r = run(&rows, &[1], &[101], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Regression);
+    assert!(r.reasons[0].contains("map: new failure"), "{:?}", r.reasons);
+
+    // The same FAILED attempt followed by an END row under another execution id in the same trial.
+    rows.push(row(102, "map", "END", 9.9, 31.0, 1000.0, 100.0));
+    let spec = TrialSpec { execution_ids: vec![id(101), id(102)] };
+    let r = judge(&rows, &t(&[1]), &[ArmSpec { name: "treatment".into(), trials: vec![spec] }], &PipelineConfig::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    assert_eq!(r.retried, vec!["treatment #1: map".to_string()]);
+}
+
+#[test]
+fn rule3_memory_above_the_worker_limit_is_a_regression_whatever_the_cpu() {
+    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 900.0), row(101, "map", "END", 5.0, 20.0, 1000.0, 1100.0)];
+    let config = PipelineConfig { worker_ram: Some(1024.0 * MIB), ..Default::default() };
+    let r = run(&rows, &[1], &[101], &config);
+    assert_eq!(r.verdict, Verdict::Regression);
+    assert!(r.reasons[0].contains("memory guardrail: peak 1100 MiB exceeds the worker limit of 1024 MiB (control 900 MiB)"), "{:?}", r.reasons);
+    // Even when the work differs (rule 3 comes before rule 5).
+    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 900.0), row(101, "map", "END", 5.0, 20.0, 500.0, 1100.0)];
+    assert_eq!(run(&rows, &[1], &[101], &config).verdict, Verdict::Regression);
+    // Both above the limit: no new breach, judged on CPU.
+    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 1100.0), row(101, "map", "END", 5.0, 20.0, 1000.0, 1200.0)];
+    assert_eq!(run(&rows, &[1], &[101], &config).verdict, Verdict::Pass);
+}
+
+#[test]
+fn rule4_stage_sets_differ_is_inconclusive_with_totals_as_context() {
+    let rows = vec![
+        row(1, "stage0-Map", "END", 4.0, 10.0, 1000.0, 100.0),
+        row(1, "stage1-Reduce", "END", 6.0, 10.0, 1000.0, 100.0),
+        row(101, "stage0-Map → Reduce", "END", 10.2, 19.0, 1000.0, 100.0),
+    ];
+    let r = run(&rows, &[1], &[101], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    let arm = &r.treatments[0];
+    assert_eq!(arm.unpaired_stages.len(), 3);
+    assert!(arm.reasons[0].starts_with("stage sets differ"), "{:?}", arm.reasons);
+    assert!(arm.reasons[0].contains("pipeline totals for context: CPU flat +2.0 % (10.00 → 10.20 CPU-s)"), "{:?}", arm.reasons);
+}
+
+#[test]
+fn rule5_different_work_is_inconclusive_unless_accepted_then_normalised() {
+    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 12.0, 30.0, 1200.0, 100.0)];
+    let r = run(&rows, &[1], &[101], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    assert!(r.reasons[0].contains("different work (items +20.0 %, tolerance ±0.5 %)"), "{:?}", r.reasons);
+    let accept = PipelineConfig { accept_workload_mismatch: true, ..Default::default() };
+    let r = run(&rows, &[1], &[101], &accept);
+    assert_eq!(r.stages[0].normalised.as_deref(), Some("per_item"));
+    assert_eq!(r.stages[0].cpu_change_pct, 0.0, "the same CPU per item");
+    assert_eq!(r.verdict, Verdict::Pass);
+    // Within tolerance is the same work.
+    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 10.0, 30.0, 1004.0, 100.0)];
+    assert_eq!(run(&rows, &[1], &[101], &PipelineConfig::default()).verdict, Verdict::Pass);
+}
+
+#[test]
+fn rule6_the_four_quadrants_from_one_pair() {
+    assert_eq!(verdict_of(&[(10.0, 30.0)], &[(13.0, 30.0)]).0, Verdict::Regression, "CPU higher, elapsed flat");
+    assert_eq!(verdict_of(&[(10.0, 30.0)], &[(13.0, 45.0)]).0, Verdict::Regression, "CPU higher, elapsed higher");
+    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(13.0, 15.0)]);
+    assert_eq!(v, Verdict::Tradeoff);
+    assert!(why.contains("faster, more expensive"), "{why}");
+    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(7.0, 45.0)]);
+    assert_eq!(v, Verdict::Tradeoff);
+    assert!(why.contains("cheaper, slower"), "{why}");
+    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(7.0, 30.0)]);
+    assert_eq!((v, why.contains("cheaper")), (Verdict::Pass, true));
+    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(10.2, 31.0)]);
+    assert_eq!((v, why.contains("no change")), (Verdict::Pass, true));
+}
+
+#[test]
+fn rule6_an_elapsed_only_change_needs_repeats() {
+    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(10.0, 15.0)]);
+    assert_eq!(v, Verdict::Inconclusive);
+    assert!(why.contains("elapsed-only change from one pair"), "{why}");
+    let (v, why) = verdict_of(&[(10.0, 30.0), (10.1, 31.0), (9.9, 29.5)], &[(10.0, 15.0), (10.1, 15.5), (9.95, 14.8)]);
+    assert_eq!(v, Verdict::Pass);
+    assert!(why.contains("latency win"), "{why}");
+    let (v, why) = verdict_of(&[(10.0, 30.0), (10.1, 31.0), (9.9, 29.5)], &[(10.0, 60.0), (10.1, 61.0), (9.95, 59.0)]);
+    assert_eq!(v, Verdict::Regression);
+    assert!(why.contains("slower at equal cost"), "{why}");
+}
+
+#[test]
+fn noise_rules_floor_threshold_and_unclear_repeats() {
+    // Below the 0.05 CPU-s floor: flat even at +40 %.
+    assert_eq!(verdict_of(&[(0.10, 1.0)], &[(0.14, 1.0)]).0, Verdict::Pass);
+    // A 25 % CPU change never reads as flat.
+    assert_eq!(verdict_of(&[(4.0, 10.0)], &[(5.0, 10.0)]).0, Verdict::Regression);
+    // Same-code repeats ~3 % apart never read as a regression.
+    assert_ne!(verdict_of(&[(4.0, 10.0), (4.12, 10.2)], &[(4.12, 10.1), (4.0, 10.0)]).0, Verdict::Regression);
+    // Repeats that straddle the threshold: needs more trials.
+    let (rows, c, tr) = two_arms(&[(10.0, 30.0), (12.5, 30.0)], &[(11.5, 30.0), (14.0, 30.0)]);
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    assert_eq!(r.stages[0].cpu_outcome, MetricOutcome::Unclear);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    assert!(r.reasons[0].contains("needs more trials"), "{:?}", r.reasons);
+    assert!(r.stages[0].cpu_interval_pct.is_some() && r.stages[0].cpu_p_value.is_some());
+    // A single treatment: the control arm's spread widens the threshold (never narrows it).
+    let noisy = [(10.0, 30.0), (13.0, 30.0), (7.0, 30.0)];
+    assert_eq!(verdict_of(&noisy, &[(11.5, 30.0)]).0, Verdict::Pass, "+15 % is within 2× a 30 % CV");
+}
+
+#[test]
+fn several_treatments_are_judged_each_and_the_worst_decides() {
+    let mut rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 10.0, 30.0, 1000.0, 100.0)];
+    rows.push(row(201, "map", "END", 14.0, 30.0, 1000.0, 100.0));
+    let arms = vec![
+        ArmSpec { name: "same".into(), trials: t(&[101]) },
+        ArmSpec { name: "heavier".into(), trials: t(&[201]) },
+    ];
+    let r = judge(&rows, &t(&[1]), &arms, &PipelineConfig::default()).unwrap();
+    assert_eq!(r.verdict, Verdict::Regression);
+    assert_eq!(r.treatments.iter().map(|a| (a.name.as_str(), a.verdict)).collect::<Vec<_>>(), [("same", Verdict::Pass), ("heavier", Verdict::Regression)]);
+    assert_eq!(r.stages, r.treatments[0].stages, "top-level stages are the first treatment's");
+}
+
+/// A small deterministic generator for the property tests.
+struct Gen(u64);
+impl Gen {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
+}
+
+fn random_case(g: &mut Gen) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+    let (nc, nt) = (1 + (g.unit() * 4.0) as usize, 1 + (g.unit() * 4.0) as usize);
+    let base = g.range(0.2, 50.0);
+    let shift = g.range(0.6, 1.6);
+    let c = (0..nc).map(|_| (base * g.range(0.95, 1.05), g.range(5.0, 60.0))).collect();
+    let t = (0..nt).map(|_| (base * shift * g.range(0.95, 1.05), g.range(5.0, 60.0))).collect();
+    (c, t)
+}
+
+#[test]
+fn property_identical_arms_never_regress() {
+    let mut g = Gen(0x1234_5678_9abc_def1);
+    for _ in 0..300 {
+        let (c, _) = random_case(&mut g);
+        let (v, why) = verdict_of(&c, &c);
+        assert_ne!(v, Verdict::Regression, "{c:?}: {why}");
+    }
+}
+
+#[test]
+fn property_scaling_all_cpu_keeps_the_verdict() {
+    let mut g = Gen(0x0bad_cafe_f00d_0001);
+    for _ in 0..300 {
+        let (c, t) = random_case(&mut g);
+        let k = g.range(2.0, 10.0);
+        let scale = |xs: &[(f64, f64)]| xs.iter().map(|&(cpu, el)| (cpu * k, el)).collect::<Vec<_>>();
+        // Scaling up can lift a change above the absolute floor, so compare only cases clear of it.
+        let (mc, mt) = (c.iter().map(|x| x.0).sum::<f64>() / c.len() as f64, t.iter().map(|x| x.0).sum::<f64>() / t.len() as f64);
+        if (mt - mc).abs() < 0.05 {
+            continue;
+        }
+        assert_eq!(verdict_of(&c, &t).0, verdict_of(&scale(&c), &scale(&t)).0, "{c:?} vs {t:?} ×{k}");
+    }
+}
+
+#[test]
+fn property_row_order_and_duplicates_never_change_the_verdict() {
+    let mut g = Gen(0x5151_5151_5151_5151);
+    for _ in 0..200 {
+        let (c, t) = random_case(&mut g);
+        let (rows, ci, ti) = two_arms(&c, &t);
+        let base = run(&rows, &ci, &ti, &PipelineConfig::default());
+        let mut shuffled = rows.clone();
+        shuffled.rotate_left((g.unit() * rows.len() as f64) as usize);
+        shuffled.reverse();
+        let extra = shuffled[0].clone();
+        shuffled.push(extra);
+        let again = run(&shuffled, &ci, &ti, &PipelineConfig::default());
+        assert_eq!((again.verdict, &again.stages), (base.verdict, &base.stages));
+        assert_eq!(again.duplicates_dropped, 1);
+    }
+}
