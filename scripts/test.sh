@@ -20,7 +20,7 @@ echo "test: PostgreSQL for the store suite: ${TEST_POSTGRES_URL:-a private clust
 
 status=0
 # Not --workspace: frontend is wasm-only (see default-members in Cargo.toml).
-cargo test --locked 2>&1 | tee "$logs/cargo.log"
+cargo test --locked --no-fail-fast 2>&1 | tee "$logs/cargo.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 if scripts/build-site.sh >"$logs/build.log" 2>&1; then

@@ -8,6 +8,7 @@
 
 pub mod pipeline;
 pub mod stats;
+pub mod units;
 pub mod vocab;
 
 pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, Tone, TrialState, Verdict};

@@ -15,6 +15,61 @@ pub struct Cli {
 pub enum Command {
     /// Serve the web app and API.
     Serve(ServeArgs),
+    /// Judge pipeline A/B trials from zephyr.stage rows (exit 0 pass/tradeoff, 1 regression, 3 inconclusive).
+    Compare(CompareArgs),
+    /// Write a noise profile from same-code (A/A) trials, for `compare --noise`.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Json,
+    Markdown,
+    Table,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// zephyr.stage rows: CSV with a header, a JSON array, or JSON lines. Repeat to merge files.
+    #[arg(long = "rows", value_name = "FILE", required = true)]
+    pub rows: Vec<PathBuf>,
+    /// One control trial: execution ids, comma-separated, whose rows are summed. Repeat per trial.
+    #[arg(long = "control", value_name = "IDS", required = true)]
+    pub control: Vec<String>,
+    /// One treatment trial, optionally of a named arm: [NAME=]IDS. Repeat per trial.
+    #[arg(long = "treatment", value_name = "[NAME=]IDS", required = true)]
+    pub treatment: Vec<String>,
+    /// The worker's RAM: a peak above it is a regression. Bytes, or KiB/MiB/GiB/TiB, KB/MB/GB/TB.
+    #[arg(long, value_name = "SIZE")]
+    pub worker_ram: Option<String>,
+    /// Items and bytes must match within this percentage.
+    #[arg(long, value_name = "PCT", default_value_t = 0.5)]
+    pub equivalence_tolerance: f64,
+    /// Compare CPU per item (or byte) when the arms processed different amounts of work.
+    #[arg(long)]
+    pub accept_workload_mismatch: bool,
+    /// A noise profile written by `arbiter calibrate`.
+    #[arg(long, value_name = "FILE")]
+    pub noise: Option<PathBuf>,
+    /// Output format; default json when stdout is not a terminal, else table.
+    #[arg(long, value_enum)]
+    pub format: Option<ReportFormat>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    /// zephyr.stage rows (as for compare).
+    #[arg(long = "rows", value_name = "FILE", required = true)]
+    pub rows: Vec<PathBuf>,
+    /// One same-code trial: comma-separated execution ids. At least two.
+    #[arg(long = "trial", value_name = "IDS", required = true)]
+    pub trial: Vec<String>,
+    /// The workload fingerprint the profile belongs to, as JSON.
+    #[arg(long, value_name = "JSON")]
+    pub fingerprint: Option<String>,
+    /// Write the profile here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,7 @@
 //! `arbiter`: the Arbiter server and command-line tool.
 
 mod cli;
+mod compare;
 mod config;
 mod health;
 mod serve;
@@ -24,6 +25,15 @@ fn main() -> ExitCode {
                 Err(e) => fail(e.to_string()),
             }
         }
+        cli::Command::Compare(args) => exit_with(compare::run_compare(args)),
+        cli::Command::Calibrate(args) => exit_with(compare::run_calibrate(args)),
+    }
+}
+
+fn exit_with(result: Result<i32, String>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(message) => fail(message),
     }
 }
 

@@ -3,24 +3,48 @@
 use crate::{on_pool, Store, StoreError};
 use serde::{Deserialize, Serialize};
 
-/// One `zephyr.stage` row as finelog serves it. Numbers the row lacks are `None`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
-pub struct StageRow {
-    pub execution_id: String,
-    pub stage_name: String,
-    pub status: String,
-    pub cpu_time_total: Option<f64>,
-    pub elapsed: Option<f64>,
-    pub items: Option<i64>,
-    pub bytes_processed: Option<i64>,
-    pub mem_peak_bytes_max: Option<i64>,
-    pub total_shards: Option<i64>,
-    pub cpu_pct_avg: Option<f64>,
-    pub mem_bytes_avg: Option<f64>,
-    pub item_rate: Option<f64>,
-    pub byte_rate: Option<f64>,
-    pub ts: Option<String>,
-    pub row_seq: Option<i64>,
+pub use judge::pipeline::rows::StageRow;
+
+/// How a stage row sits in the table: counts as integers.
+#[derive(sqlx::FromRow)]
+struct StoredStageRow {
+    execution_id: String,
+    stage_name: String,
+    status: String,
+    cpu_time_total: f64,
+    elapsed: f64,
+    items: i64,
+    bytes_processed: i64,
+    mem_peak_bytes_max: i64,
+    total_shards: Option<i64>,
+    cpu_pct_avg: Option<f64>,
+    mem_bytes_avg: Option<f64>,
+    item_rate: Option<f64>,
+    byte_rate: Option<f64>,
+    ts: Option<String>,
+    row_seq: Option<i64>,
+}
+
+impl From<StoredStageRow> for StageRow {
+    fn from(r: StoredStageRow) -> StageRow {
+        StageRow {
+            execution_id: r.execution_id,
+            stage_name: r.stage_name,
+            status: r.status,
+            cpu_time_total: r.cpu_time_total,
+            elapsed: r.elapsed,
+            items: r.items as f64,
+            bytes_processed: r.bytes_processed as f64,
+            mem_peak_bytes_max: r.mem_peak_bytes_max as f64,
+            total_shards: r.total_shards.map(|v| v as f64),
+            cpu_pct_avg: r.cpu_pct_avg,
+            mem_bytes_avg: r.mem_bytes_avg,
+            item_rate: r.item_rate,
+            byte_rate: r.byte_rate,
+            ts: r.ts,
+            seq: r.row_seq,
+        }
+    }
 }
 
 /// One round (one attempt) of one warp cell and operation.
@@ -56,9 +80,9 @@ impl Store {
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
                 )
                 .bind(trial_id).bind(&r.execution_id).bind(&r.stage_name).bind(&r.status)
-                .bind(r.cpu_time_total).bind(r.elapsed).bind(r.items).bind(r.bytes_processed)
-                .bind(r.mem_peak_bytes_max).bind(r.total_shards).bind(r.cpu_pct_avg).bind(r.mem_bytes_avg)
-                .bind(r.item_rate).bind(r.byte_rate).bind(&r.ts).bind(r.row_seq)
+                .bind(r.cpu_time_total).bind(r.elapsed).bind(r.items as i64).bind(r.bytes_processed as i64)
+                .bind(r.mem_peak_bytes_max as i64).bind(r.total_shards.map(|v| v as i64)).bind(r.cpu_pct_avg).bind(r.mem_bytes_avg)
+                .bind(r.item_rate).bind(r.byte_rate).bind(&r.ts).bind(r.seq)
                 .execute(&mut *tx).await?;
             }
             tx.commit().await?;
@@ -68,13 +92,14 @@ impl Store {
 
     /// A trial's stage rows in the order they were stored.
     pub async fn stage_rows(&self, trial_id: i64) -> Result<Vec<StageRow>, StoreError> {
-        Ok(on_pool!(self, pool => {
+        let rows: Vec<StoredStageRow> = on_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT execution_id, stage_name, status, cpu_time_total, elapsed, items, bytes_processed, mem_peak_bytes_max, \
                  total_shards, cpu_pct_avg, mem_bytes_avg, item_rate, byte_rate, ts, row_seq FROM stage_rows WHERE trial_id = $1 ORDER BY id",
             )
             .bind(trial_id).fetch_all(pool).await
-        })?)
+        })?;
+        Ok(rows.into_iter().map(StageRow::from).collect())
     }
 
     /// Stores a phase's warp rounds in one transaction; a repeated (workload, operation, round, attempt) is refused.

@@ -3,7 +3,7 @@
 
 use super::aggregate::StageSums;
 use super::noise::{StageThresholds, CPU_FLOOR_S, ELAPSED_FLOOR_S};
-use super::report::{fmt_pct, MetricOutcome, StageReport};
+use super::report::{fmt_pct, pct_change as change_pct, MetricOutcome, StageReport};
 use crate::stats;
 use crate::Verdict;
 
@@ -20,18 +20,10 @@ pub struct StageInput<'a> {
     pub thresholds: StageThresholds,
 }
 
-fn change_pct(control: f64, treatment: f64) -> f64 {
-    if control == 0.0 {
-        if treatment == 0.0 { 0.0 } else { 100.0 }
-    } else {
-        (treatment / control - 1.0) * 100.0
-    }
-}
-
 /// One metric (CPU or summed elapsed), "lower", "flat", "higher" or "unclear" (see the stats module).
 pub fn metric_outcome(control: &[f64], treatment: &[f64], raw_delta: f64, floor: f64, threshold_pct: f64) -> (MetricOutcome, Option<[f64; 2]>) {
     let change = change_pct(stats::mean(control), stats::mean(treatment));
-    let interval = stats::bootstrap_log_interval(control, treatment).or_else(|| stats::welch_log_interval(control, treatment)).map(|(l, h)| [l, h]);
+    let interval = stats::welch_log_interval(control, treatment).map(|(l, h)| [l, h]);
     if raw_delta.abs() < floor {
         return (MetricOutcome::Flat, interval);
     }
@@ -120,7 +112,7 @@ pub fn judge_stage(input: &StageInput) -> StageReport {
     }
     report.cpu_interval_pct = cpu_interval;
     report.elapsed_interval_pct = elapsed_interval;
-    report.cpu_p_value = stats::mann_whitney_p(&cpu_c, &cpu_t).filter(|_| nc >= 2 && nt >= 2);
+    report.cpu_p_value = if nc >= 2 && nt >= 2 { stats::mann_whitney_p(&cpu_c, &cpu_t) } else { None };
     report.cpu_outcome = cpu;
     report.elapsed_outcome = elapsed;
     let detail = report.detail();

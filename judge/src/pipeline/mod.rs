@@ -17,7 +17,7 @@ use noise::{NoiseProfile, StageThresholds};
 use report::{ArmReport, Thresholds};
 pub use report::PipelineReport;
 use rows::StageRow;
-use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::fmt;
 
 /// A named arm and its trials.
@@ -182,15 +182,28 @@ fn stage_input<'a>(
 }
 
 fn judge_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &PipelineConfig) -> ArmReport {
-    let stage_names: BTreeSet<&String> = controls.iter().chain(trials).flat_map(|t| t.stages.keys().chain(&t.failed_stages)).collect();
-    let collect = |ts: &[TrialSums], stage: &str| -> Vec<StageSums> { ts.iter().filter_map(|t| t.stages.get(stage).copied()).collect() };
-    let mut stages = Vec::new();
+    // One pass over every trial's stages: stage → (control sums, treatment sums, treatment failures).
+    let mut by_stage: HashMap<&str, (Vec<StageSums>, Vec<StageSums>, usize), aggregate::FxBuild> = HashMap::default();
+    for c in controls {
+        for (stage, sums) in &c.stages {
+            by_stage.entry(stage).or_default().0.push(*sums);
+        }
+    }
+    for t in trials {
+        for (stage, sums) in &t.stages {
+            by_stage.entry(stage).or_default().1.push(*sums);
+        }
+        for stage in &t.failed_stages {
+            by_stage.entry(stage).or_default().2 += 1;
+        }
+    }
+    let mut by_stage: Vec<_> = by_stage.into_iter().collect();
+    by_stage.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut stages = Vec::with_capacity(by_stage.len());
     let mut unpaired = Vec::new();
-    for stage in stage_names {
-        let failures = trials.iter().filter(|t| t.failed_stages.contains(stage)).count();
-        let (c, t) = (collect(controls, stage), collect(trials, stage));
+    for (stage, (c, t, failures)) in by_stage {
         if (c.is_empty() || t.is_empty()) && failures == 0 {
-            unpaired.push(stage.clone());
+            unpaired.push(stage.to_string());
         }
         let thresholds = StageThresholds::for_stage(config.noise.as_ref(), stage);
         stages.push(judge_stage(&stage_input(stage, c, t, failures, thresholds, config)).rounded());

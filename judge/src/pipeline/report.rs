@@ -20,6 +20,9 @@ pub enum MetricOutcome {
 
 /// Signed percent with one decimal and a real minus sign: "+27.4 %", "−0.9 %".
 pub fn fmt_pct(p: f64) -> String {
+    if p.abs() < 0.05 {
+        return "±0.0 %".into();
+    }
     let sign = if p < 0.0 { "−" } else { "+" };
     format!("{sign}{:.1} %", p.abs())
 }
@@ -55,7 +58,8 @@ pub struct StageReport {
     pub thresholds: StageThresholds,
 }
 
-fn pct_change(c: f64, t: f64) -> f64 {
+/// Relative change in percent; from zero, any growth counts as +100 %.
+pub fn pct_change(c: f64, t: f64) -> f64 {
     if c == 0.0 {
         if t == 0.0 { 0.0 } else { 100.0 }
     } else {

@@ -40,13 +40,14 @@ impl StageRow {
         self.status == "FAILED"
     }
 
-    /// Identity for duplicate detection: every judged field, bit for bit (finelog's `seq` differs between
-    /// two writes of the same row, so it is left out).
-    pub(crate) fn identity(&self) -> (String, String, String, [u64; 6]) {
+    /// Identity for duplicate detection: every judged field, bit for bit, and the timestamp (finelog's
+    /// `seq` differs between two writes of the same row, so it is left out). Execution ids compare by key.
+    pub(crate) fn identity(&self) -> (&str, &str, &str, Option<&str>, [u64; 6]) {
         (
-            self.execution_id.clone(),
-            self.stage_name.clone(),
-            self.status.clone(),
+            execution_key(&self.execution_id).unwrap_or(&self.execution_id),
+            &self.stage_name,
+            &self.status,
+            self.ts.as_deref(),
             [self.cpu_time_total, self.elapsed, self.items, self.bytes_processed, self.mem_peak_bytes_max, self.total_shards.unwrap_or(-1.0)]
                 .map(f64::to_bits),
         )

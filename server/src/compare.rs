@@ -1,0 +1,118 @@
+//! `arbiter compare` and `arbiter calibrate`: thin shells over the pure pipeline judge.
+
+use crate::cli::{CalibrateArgs, CompareArgs, ReportFormat};
+use judge::pipeline::aggregate::TrialSpec;
+use judge::pipeline::noise::NoiseProfile;
+use judge::pipeline::render::{self, ArmIds};
+use judge::pipeline::rows::{parse_rows, StageRow};
+use judge::pipeline::{calibrate, judge, ArmSpec, PipelineConfig};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Reads and merges every rows file; errors name the file, line and column.
+fn read_rows(files: &[PathBuf]) -> Result<Vec<StageRow>, String> {
+    let mut rows = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        rows.extend(parse_rows(&f.display().to_string(), &text).map_err(|e| e.to_string())?);
+    }
+    Ok(rows)
+}
+
+/// "id1,id2" → a trial; empty parts are refused.
+fn trial(flag: &str, ids: &str) -> Result<TrialSpec, String> {
+    let execution_ids: Vec<String> = ids.split(',').map(|s| s.trim().to_string()).collect();
+    if execution_ids.iter().any(String::is_empty) {
+        return Err(format!("{flag} {ids:?}: execution ids are comma-separated and none may be empty"));
+    }
+    Ok(TrialSpec { execution_ids })
+}
+
+fn valid_arm_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// Groups `--treatment [NAME=]IDS` occurrences into arms, in first-seen order.
+fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> {
+    let mut arms: Vec<ArmSpec> = Vec::new();
+    for v in values {
+        let (name, ids) = match v.split_once('=') {
+            Some((n, ids)) => (n.trim(), ids),
+            None => ("treatment", v.as_str()),
+        };
+        if !valid_arm_name(name) || name == "control" {
+            return Err(format!("--treatment {v:?}: arm name {name:?} must be letters, digits, '-', '_' or '.' (and not \"control\")"));
+        }
+        let spec = trial("--treatment", ids)?;
+        match arms.iter_mut().find(|a| a.name == name) {
+            Some(arm) => arm.trials.push(spec),
+            None => arms.push(ArmSpec { name: name.to_string(), trials: vec![spec] }),
+        }
+    }
+    Ok(arms)
+}
+
+/// Runs `compare`; returns the exit code of its verdict.
+pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
+    let rows = read_rows(&args.rows)?;
+    let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("--control", c)).collect::<Result<_, _>>()?;
+    let arms = treatment_arms(&args.treatment)?;
+    if !(args.equivalence_tolerance.is_finite() && args.equivalence_tolerance >= 0.0) {
+        return Err(format!("--equivalence-tolerance {}: must be a percentage ≥ 0", args.equivalence_tolerance));
+    }
+    let worker_ram = args.worker_ram.as_deref().map(judge::units::parse_size).transpose().map_err(|e| format!("--worker-ram: {e}"))?;
+    let noise = match &args.noise {
+        None => None,
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Some(serde_json::from_str::<NoiseProfile>(&text).map_err(|e| format!("{}: not a noise profile: {e}", path.display()))?)
+        }
+    };
+    let config = PipelineConfig { worker_ram, equivalence_tolerance_pct: args.equivalence_tolerance, accept_workload_mismatch: args.accept_workload_mismatch, noise };
+    let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
+    let format = args.format.unwrap_or(if std::io::stdout().is_terminal() { ReportFormat::Table } else { ReportFormat::Json });
+    let text = match format {
+        ReportFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
+        ReportFormat::Table => render::table(&report),
+        ReportFormat::Markdown => {
+            let mut ids = vec![ArmIds { name: "control".into(), trials: control.iter().map(|t| t.execution_ids.clone()).collect() }];
+            ids.extend(arms.iter().map(|a| ArmIds { name: a.name.clone(), trials: a.trials.iter().map(|t| t.execution_ids.clone()).collect() }));
+            render::markdown(&report, &ids)
+        }
+    };
+    println!("{}", text.trim_end());
+    Ok(report.verdict.exit_code().code())
+}
+
+pub fn run_calibrate(args: CalibrateArgs) -> Result<i32, String> {
+    if args.trial.len() < 2 {
+        return Err("calibrate needs at least two --trial occurrences (same-code repeats)".into());
+    }
+    let rows = read_rows(&args.rows)?;
+    let trials: Vec<TrialSpec> = args.trial.iter().map(|t| trial("--trial", t)).collect::<Result<_, _>>()?;
+    let fingerprint = args.fingerprint.as_deref().map(serde_json::from_str).transpose().map_err(|e| format!("--fingerprint: not JSON: {e}"))?;
+    let profile = calibrate(&rows, &trials, fingerprint).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&profile).map_err(|e| e.to_string())?;
+    match &args.output {
+        Some(path) => std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => println!("{text}"),
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn treatments_group_by_name() {
+        let arms = treatment_arms(&["a,b".into(), "fast=c".into(), "d".into(), "fast=e".into()]).unwrap();
+        assert_eq!(arms.len(), 2);
+        assert_eq!((arms[0].name.as_str(), arms[0].trials.len()), ("treatment", 2));
+        assert_eq!(arms[0].trials[0].execution_ids, ["a", "b"]);
+        assert_eq!((arms[1].name.as_str(), arms[1].trials.len()), ("fast", 2));
+        assert!(treatment_arms(&["bad name=x".into()]).unwrap_err().contains("arm name"));
+        assert!(treatment_arms(&["control=x".into()]).is_err());
+        assert!(treatment_arms(&["x,,y".into()]).unwrap_err().contains("none may be empty"));
+    }
+}

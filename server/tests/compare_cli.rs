@@ -1,0 +1,110 @@
+//! `arbiter compare` / `arbiter calibrate` as a CI job runs them: real rows, exit codes, formats, bad input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_arbiter");
+const C1: &str = "20261129-072203-da99fe05";
+const C2: &str = "20261129-072217-adb9e3d8";
+const C3: &str = "20261129-072231-4eb27101";
+const T1: &str = "20261129-072244-a8070574";
+
+fn data(name: &str) -> String {
+    let p: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", "judge", "tests", "data", name].iter().collect();
+    p.to_string_lossy().into_owned()
+}
+
+fn arbiter(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn regression_exits_1_with_json_by_default_when_piped() {
+    let csv = data("zephyr_stage_rows_subprocess_runner.csv");
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--control", C2, "--control", C3, "--treatment", T1]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["verdict"], "regression");
+    assert_eq!(report["stages"][0]["stage"], "stage1-Map → Scatter");
+    assert_eq!(report["stages"][0]["cpu_change_pct"], 27.4);
+    assert_eq!(report["thresholds"]["source"], "uncalibrated");
+}
+
+#[test]
+fn aa_exits_0_or_3_and_markdown_reads_as_a_review_comment() {
+    let json = data("zephyr_stage_rows_subprocess_runner.json");
+    let out = arbiter(&["compare", "--rows", &json, "--control", C1, "--control", C2, "--treatment", &format!("again={C3}"), "--format", "markdown"]);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{}", stderr(&out));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.starts_with("## "), "{md}");
+    assert!(md.contains("| Stage | CPU change |") && md.contains("**again**"), "{md}");
+    assert!(md.contains("Data check:") && md.contains("Infrastructure:") && md.contains("Interpretation:"), "{md}");
+}
+
+#[test]
+fn calibrate_then_compare_with_the_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("noise.json");
+    let csv = data("zephyr_stage_rows_subprocess_runner.csv");
+    let out = arbiter(&["calibrate", "--rows", &csv, "--trial", C1, "--trial", C2, "--trial", C3, "--fingerprint", r#"{"sample":"local"}"#, "--output", profile.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
+    assert_eq!(written["trials"], 3);
+    assert_eq!(written["fingerprint"]["sample"], "local");
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", T1, "--noise", profile.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["thresholds"]["source"], "noise profile");
+    let out = arbiter(&["calibrate", "--rows", &csv, "--trial", C1]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("at least two --trial"));
+}
+
+#[test]
+fn bad_input_exits_2_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let header = "execution_id,stage_name,status,cpu_time_total,items,bytes_processed,mem_peak_bytes_max,elapsed\n";
+    let cases = [
+        (write("nan.csv", &format!("{header}{C1},map,END,NaN,1,1,1,1\n")), "nan.csv, line 2, column cpu_time_total: NaN is not a finite number"),
+        (write("neg.csv", &format!("{header}{C1},map,END,1,-5,1,1,1\n")), "neg.csv, line 2, column items: -5 is negative"),
+        (write("missing.csv", "execution_id,stage_name,status\nx,y,END\n"), "missing.csv, line 2, column cpu_time_total: missing required value"),
+        (write("empty.csv", ""), "empty.csv: the file is empty"),
+        (write("prose.txt", "this is not a table\n"), "prose.txt, line 1: not zephyr.stage rows"),
+    ];
+    for (file, expected) in cases {
+        let out = arbiter(&["compare", "--rows", &file, "--control", C1, "--treatment", T1]);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = stderr(&out);
+        assert!(err.contains(expected), "{expected:?} not in {err:?}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let csv = data("zephyr_stage_rows_subprocess_runner.csv");
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1]);
+    assert_eq!(out.status.code(), Some(2), "no --treatment is a usage error");
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", "20990101-000000-deadbeef"]);
+    assert!(stderr(&out).contains("no rows for execution id(s): 20990101-000000-deadbeef"));
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", T1, "--worker-ram", "12 parsecs"]);
+    assert!(stderr(&out).contains("--worker-ram: unknown size unit"), "{}", stderr(&out));
+    let out = arbiter(&["compare", "--rows", "/nonexistent/rows.csv", "--control", C1, "--treatment", T1]);
+    assert!(stderr(&out).contains("cannot read /nonexistent/rows.csv"));
+}
+
+#[test]
+fn the_worker_ram_guardrail_applies_from_the_command_line() {
+    let csv = data("zephyr_stage_rows_subprocess_runner.csv");
+    // Peaks are ~172 MiB in both arms: a 100 MiB limit is breached by both (no new breach), 200 MiB by none.
+    for limit in ["100MiB", "200MiB"] {
+        let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", C2, "--worker-ram", limit, "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_ne!(report["verdict"], "regression", "{limit}");
+    }
+}
