@@ -4,7 +4,9 @@
 // cargo unifies features across the packages of one build: `cargo build --workspace` would give this crate
 // both features and a server that runs browser-only code. Fail the build instead of the server.
 #[cfg(all(feature = "ssr", feature = "hydrate"))]
-compile_error!("app: the `ssr` and `hydrate` features exclude each other; build `frontend` for wasm32 on its own (see default-members in Cargo.toml)");
+compile_error!(
+    "app: the `ssr` and `hydrate` features exclude each other; build `frontend` for wasm32 on its own (see default-members in Cargo.toml)"
+);
 
 pub mod error;
 pub mod format;

@@ -14,23 +14,8 @@ fn rows() -> (Vec<StageRow>, Vec<TrialSpec>, Vec<TrialSpec>) {
                 let id = format!("20261129-0000{:02}-{:08x}", t, offset + t);
                 for s in 0..100u32 {
                     let jitter = 1.0 + (((s * 7 + t * 13) % 11) as f64 - 5.0) / 200.0;
-                    rows.push(StageRow {
-                        execution_id: id.clone(),
-                        stage_name: format!("stage{s}-Map → Scatter"),
-                        status: "END".into(),
-                        cpu_time_total: (1.0 + s as f64 / 10.0) * factor * jitter,
-                        elapsed: 5.0 * jitter,
-                        items: 100_000.0,
-                        bytes_processed: 1.8e7,
-                        mem_peak_bytes_max: 1.8e8,
-                        total_shards: Some(4.0),
-                        cpu_pct_avg: None,
-                        mem_bytes_avg: None,
-                        item_rate: None,
-                        byte_rate: None,
-                        ts: None,
-                        seq: None,
-                    });
+                    let cpu = (1.0 + s as f64 / 10.0) * factor * jitter;
+                    rows.push(StageRow::new(&id, &format!("stage{s}-Map → Scatter"), "END", cpu, 5.0 * jitter, 1e5, 1.8e7, 1.8e8));
                 }
                 TrialSpec { execution_ids: vec![id] }
             })

@@ -10,5 +10,6 @@ pub mod pipeline;
 pub mod stats;
 pub mod units;
 pub mod vocab;
+pub mod warp;
 
 pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, Tone, TrialState, Verdict};

@@ -25,9 +25,36 @@ pub fn parse_size(text: &str) -> Result<f64, String> {
     Ok(value * factor)
 }
 
+/// Days since 1970-01-01 → proleptic Gregorian (year, month, day) — H. Hinnant's civil-from-days.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+pub fn utc_rfc3339(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_size, utc_rfc3339};
+
+    #[test]
+    fn utc_times() {
+        assert_eq!(utc_rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_rfc3339(1_784_187_731), "2026-07-16T07:42:11Z");
+        assert_eq!(utc_rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    }
 
     #[test]
     fn sizes() {

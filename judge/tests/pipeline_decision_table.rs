@@ -10,23 +10,7 @@ const MIB: f64 = 1048576.0;
 
 /// A row; execution ids are built from a short tag so tests read easily.
 fn row(tag: u32, stage: &str, status: &str, cpu: f64, elapsed: f64, items: f64, mem_mib: f64) -> StageRow {
-    StageRow {
-        execution_id: id(tag),
-        stage_name: stage.into(),
-        status: status.into(),
-        cpu_time_total: cpu,
-        elapsed,
-        items,
-        bytes_processed: items * 100.0,
-        mem_peak_bytes_max: mem_mib * MIB,
-        total_shards: Some(4.0),
-        cpu_pct_avg: None,
-        mem_bytes_avg: None,
-        item_rate: None,
-        byte_rate: None,
-        ts: None,
-        seq: None,
-    }
+    StageRow::new(&id(tag), stage, status, cpu, elapsed, items, items * 100.0, mem_mib * MIB)
 }
 
 fn id(tag: u32) -> String {
@@ -100,7 +84,11 @@ fn rule3_memory_above_the_worker_limit_is_a_regression_whatever_the_cpu() {
     let config = PipelineConfig { worker_ram: Some(1024.0 * MIB), ..Default::default() };
     let r = run(&rows, &[1], &[101], &config);
     assert_eq!(r.verdict, Verdict::Regression);
-    assert!(r.reasons[0].contains("memory guardrail: peak 1100 MiB exceeds the worker limit of 1024 MiB (control 900 MiB)"), "{:?}", r.reasons);
+    assert!(
+        r.reasons[0].contains("memory guardrail: peak 1100 MiB exceeds the worker limit of 1024 MiB (control 900 MiB)"),
+        "{:?}",
+        r.reasons
+    );
     // Even when the work differs (rule 3 comes before rule 5).
     let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 900.0), row(101, "map", "END", 5.0, 20.0, 500.0, 1100.0)];
     assert_eq!(run(&rows, &[1], &[101], &config).verdict, Verdict::Regression);
@@ -193,13 +181,13 @@ fn noise_rules_floor_threshold_and_unclear_repeats() {
 fn several_treatments_are_judged_each_and_the_worst_decides() {
     let mut rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 10.0, 30.0, 1000.0, 100.0)];
     rows.push(row(201, "map", "END", 14.0, 30.0, 1000.0, 100.0));
-    let arms = vec![
-        ArmSpec { name: "same".into(), trials: t(&[101]) },
-        ArmSpec { name: "heavier".into(), trials: t(&[201]) },
-    ];
+    let arms = vec![ArmSpec { name: "same".into(), trials: t(&[101]) }, ArmSpec { name: "heavier".into(), trials: t(&[201]) }];
     let r = judge(&rows, &t(&[1]), &arms, &PipelineConfig::default()).unwrap();
     assert_eq!(r.verdict, Verdict::Regression);
-    assert_eq!(r.treatments.iter().map(|a| (a.name.as_str(), a.verdict)).collect::<Vec<_>>(), [("same", Verdict::Pass), ("heavier", Verdict::Regression)]);
+    assert_eq!(
+        r.treatments.iter().map(|a| (a.name.as_str(), a.verdict)).collect::<Vec<_>>(),
+        [("same", Verdict::Pass), ("heavier", Verdict::Regression)]
+    );
     assert_eq!(r.stages, r.treatments[0].stages, "top-level stages are the first treatment's");
 }
 
@@ -217,7 +205,10 @@ impl Gen {
     }
 }
 
-fn random_case(g: &mut Gen) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+/// (CPU-s, elapsed s) per trial.
+type Trials = Vec<(f64, f64)>;
+
+fn random_case(g: &mut Gen) -> (Trials, Trials) {
     let (nc, nt) = (1 + (g.unit() * 4.0) as usize, 1 + (g.unit() * 4.0) as usize);
     let base = g.range(0.2, 50.0);
     let shift = g.range(0.6, 1.6);

@@ -19,6 +19,69 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write a noise profile from same-code (A/A) trials, for `compare --noise`.
     Calibrate(CalibrateArgs),
+    /// Gate warp A/B results from baseline_compare.csv files (a drop-in for the rustfs hotpath gate).
+    Gate(GateArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GateFormat {
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GateArgs {
+    /// A baseline_compare.csv (12- or 25-column schema). Repeat for several cells; the worst decides.
+    #[arg(long = "compare-csv", value_name = "FILE")]
+    pub compare_csv: Vec<PathBuf>,
+    /// Label FILE's rows NAME (e.g. put-4KiB/sync-on=put.csv); the file is gated too.
+    #[arg(long = "label", value_name = "NAME=FILE")]
+    pub label: Vec<String>,
+    /// A regression beyond this percentage fails.
+    #[arg(long, default_value_t = 10.0)]
+    pub fail_pct: f64,
+    /// A regression beyond this percentage warns.
+    #[arg(long, default_value_t = 5.0)]
+    pub warn_pct: f64,
+    /// Turn an overall FAIL into an exempted WARN (exit 0); never exempts MISSING evidence.
+    #[arg(long)]
+    pub allow_regression: bool,
+    /// Why the regression is accepted (shown in gate.md).
+    #[arg(long, default_value = "deliberate correctness tradeoff")]
+    pub exemption_reason: String,
+    /// List MISSING cells and skip them instead of failing.
+    #[arg(long)]
+    pub allow_missing: bool,
+    /// Validate tail and error evidence exactly as upstream's strict mode.
+    #[arg(long, alias = "require-tail-error")]
+    pub strict: bool,
+    /// Also write gate.md here.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: GateFormat,
+    /// Provenance: the load tool and its version.
+    #[arg(long, value_name = "TEXT")]
+    pub load_tool: Option<String>,
+    /// Provenance: matrix parameters (duration, rounds, cooldown, concurrency, disks).
+    #[arg(long, value_name = "TEXT")]
+    pub matrix: Option<String>,
+    /// Provenance: the baseline binary's path.
+    #[arg(long, value_name = "PATH")]
+    pub baseline_binary: Option<String>,
+    /// Provenance: the candidate binary's path.
+    #[arg(long, value_name = "PATH")]
+    pub candidate_binary: Option<String>,
+    /// Provenance: the baseline commit and where its binary came from ("SHA - binary cache").
+    #[arg(long, value_name = "TEXT")]
+    pub baseline_commit: Option<String>,
+    /// Provenance: the candidate commit and where its binary came from ("SHA - source build").
+    #[arg(long, value_name = "TEXT")]
+    pub candidate_commit: Option<String>,
+    /// Provenance: a free-form note. Repeatable.
+    #[arg(long = "note", value_name = "TEXT")]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -68,7 +68,12 @@ pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
             Some(serde_json::from_str::<NoiseProfile>(&text).map_err(|e| format!("{}: not a noise profile: {e}", path.display()))?)
         }
     };
-    let config = PipelineConfig { worker_ram, equivalence_tolerance_pct: args.equivalence_tolerance, accept_workload_mismatch: args.accept_workload_mismatch, noise };
+    let config = PipelineConfig {
+        worker_ram,
+        equivalence_tolerance_pct: args.equivalence_tolerance,
+        accept_workload_mismatch: args.accept_workload_mismatch,
+        noise,
+    };
     let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() { ReportFormat::Table } else { ReportFormat::Json });
     let text = match format {
@@ -76,7 +81,9 @@ pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
         ReportFormat::Table => render::table(&report),
         ReportFormat::Markdown => {
             let mut ids = vec![ArmIds { name: "control".into(), trials: control.iter().map(|t| t.execution_ids.clone()).collect() }];
-            ids.extend(arms.iter().map(|a| ArmIds { name: a.name.clone(), trials: a.trials.iter().map(|t| t.execution_ids.clone()).collect() }));
+            ids.extend(
+                arms.iter().map(|a| ArmIds { name: a.name.clone(), trials: a.trials.iter().map(|t| t.execution_ids.clone()).collect() }),
+            );
             render::markdown(&report, &ids)
         }
     };
@@ -90,7 +97,8 @@ pub fn run_calibrate(args: CalibrateArgs) -> Result<i32, String> {
     }
     let rows = read_rows(&args.rows)?;
     let trials: Vec<TrialSpec> = args.trial.iter().map(|t| trial("--trial", t)).collect::<Result<_, _>>()?;
-    let fingerprint = args.fingerprint.as_deref().map(serde_json::from_str).transpose().map_err(|e| format!("--fingerprint: not JSON: {e}"))?;
+    let fingerprint =
+        args.fingerprint.as_deref().map(serde_json::from_str).transpose().map_err(|e| format!("--fingerprint: not JSON: {e}"))?;
     let profile = calibrate(&rows, &trials, fingerprint).map_err(|e| e.to_string())?;
     let text = serde_json::to_string_pretty(&profile).map_err(|e| e.to_string())?;
     match &args.output {

@@ -47,7 +47,12 @@ mod tests {
     use super::*;
 
     fn args(data_dir: PathBuf, database_url: Option<&str>) -> ServeArgs {
-        ServeArgs { addr: "127.0.0.1:0".parse().unwrap(), database_url: database_url.map(String::from), data_dir, site_root: "target/site".into() }
+        ServeArgs {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            database_url: database_url.map(String::from),
+            data_dir,
+            site_root: "target/site".into(),
+        }
     }
 
     #[test]

@@ -30,7 +30,10 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
             .into_response(),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");
-            (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"status": "not ready", "store": state.store.backend(), "reason": "the store does not answer"})))
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"status": "not ready", "store": state.store.backend(), "reason": "the store does not answer"})),
+            )
                 .into_response()
         }
     }

@@ -3,6 +3,7 @@
 mod cli;
 mod compare;
 mod config;
+mod gate;
 mod health;
 mod serve;
 mod sessions;
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Compare(args) => exit_with(compare::run_compare(args)),
         cli::Command::Calibrate(args) => exit_with(compare::run_calibrate(args)),
+        cli::Command::Gate(args) => exit_with(gate::run_gate(args)),
     }
 }
 

@@ -2,9 +2,9 @@
 
 use crate::cli::ServeArgs;
 use crate::config::{ConfigError, ServeConfig};
+use crate::health;
 use crate::sessions::AnySessionStore;
 use crate::state::AppState;
-use crate::health;
 use app::{shell, App};
 use axum::routing::get;
 use axum::Router;
@@ -34,9 +34,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServeConfig::from_args(args)?;
     let store = Store::open(&config.database_url).await?;
     let sessions = AnySessionStore::for_store(&store).await.map_err(ServeError::Sessions)?;
-    let listener = tokio::net::TcpListener::bind(config.addr)
-        .await
-        .map_err(|e| ServeError::Listen { addr: config.addr, reason: e.to_string() })?;
+    let listener =
+        tokio::net::TcpListener::bind(config.addr).await.map_err(|e| ServeError::Listen { addr: config.addr, reason: e.to_string() })?;
     let addr = listener.local_addr()?;
     if !config.site_root.join("pkg/arbiter.wasm").exists() {
         tracing::warn!(site_root = %config.site_root.display(), "no built site here: pages render but do not hydrate; run scripts/build-site.sh");

@@ -37,7 +37,19 @@ fn regression_exits_1_with_json_by_default_when_piped() {
 #[test]
 fn aa_exits_0_or_3_and_markdown_reads_as_a_review_comment() {
     let json = data("zephyr_stage_rows_subprocess_runner.json");
-    let out = arbiter(&["compare", "--rows", &json, "--control", C1, "--control", C2, "--treatment", &format!("again={C3}"), "--format", "markdown"]);
+    let out = arbiter(&[
+        "compare",
+        "--rows",
+        &json,
+        "--control",
+        C1,
+        "--control",
+        C2,
+        "--treatment",
+        &format!("again={C3}"),
+        "--format",
+        "markdown",
+    ]);
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{}", stderr(&out));
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.starts_with("## "), "{md}");
@@ -50,12 +62,27 @@ fn calibrate_then_compare_with_the_profile() {
     let dir = tempfile::tempdir().unwrap();
     let profile = dir.path().join("noise.json");
     let csv = data("zephyr_stage_rows_subprocess_runner.csv");
-    let out = arbiter(&["calibrate", "--rows", &csv, "--trial", C1, "--trial", C2, "--trial", C3, "--fingerprint", r#"{"sample":"local"}"#, "--output", profile.to_str().unwrap()]);
+    let out = arbiter(&[
+        "calibrate",
+        "--rows",
+        &csv,
+        "--trial",
+        C1,
+        "--trial",
+        C2,
+        "--trial",
+        C3,
+        "--fingerprint",
+        r#"{"sample":"local"}"#,
+        "--output",
+        profile.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
     assert_eq!(written["trials"], 3);
     assert_eq!(written["fingerprint"]["sample"], "local");
-    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", T1, "--noise", profile.to_str().unwrap(), "--format", "json"]);
+    let out =
+        arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", T1, "--noise", profile.to_str().unwrap(), "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["thresholds"]["source"], "noise profile");
@@ -74,9 +101,15 @@ fn bad_input_exits_2_naming_file_line_and_column() {
     };
     let header = "execution_id,stage_name,status,cpu_time_total,items,bytes_processed,mem_peak_bytes_max,elapsed\n";
     let cases = [
-        (write("nan.csv", &format!("{header}{C1},map,END,NaN,1,1,1,1\n")), "nan.csv, line 2, column cpu_time_total: NaN is not a finite number"),
+        (
+            write("nan.csv", &format!("{header}{C1},map,END,NaN,1,1,1,1\n")),
+            "nan.csv, line 2, column cpu_time_total: NaN is not a finite number",
+        ),
         (write("neg.csv", &format!("{header}{C1},map,END,1,-5,1,1,1\n")), "neg.csv, line 2, column items: -5 is negative"),
-        (write("missing.csv", "execution_id,stage_name,status\nx,y,END\n"), "missing.csv, line 2, column cpu_time_total: missing required value"),
+        (
+            write("missing.csv", "execution_id,stage_name,status\nx,y,END\n"),
+            "missing.csv, line 2, column cpu_time_total: missing required value",
+        ),
         (write("empty.csv", ""), "empty.csv: the file is empty"),
         (write("prose.txt", "this is not a table\n"), "prose.txt, line 1: not zephyr.stage rows"),
     ];

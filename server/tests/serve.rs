@@ -5,23 +5,12 @@ mod common;
 use common::{free_port, serve_command, serve_expecting_failure, RunningServer};
 use judge::{ExperimentKind, Verdict};
 use serde_json::{json, Value};
-use store::experiments::{ArmRole, InsertArm, InsertExperiment};
+use store::experiments::InsertExperiment;
 use store::testing::TestDb;
 use store::Store;
 
 fn experiment(kind: ExperimentKind, title: &str) -> InsertExperiment {
-    let arm = |name: &str, role| InsertArm { name: name.into(), role, git_ref: Some(name.into()), sha: None, config_diff: None };
-    InsertExperiment {
-        suite_id: None,
-        kind,
-        title: title.into(),
-        base_ref: Some("0123456789abcdef0123456789abcdef01234567".into()),
-        head_ref: Some("feature/faster-dedup".into()),
-        fingerprint: json!({}),
-        plan: json!({}),
-        launched_by: None,
-        arms: vec![arm("control", ArmRole::Control), arm("treatment", ArmRole::Treatment)],
-    }
+    store::testing::sample_experiment(kind, title)
 }
 
 #[tokio::test]

@@ -168,10 +168,18 @@ impl Store {
             binds.push(value);
             clauses.push(clause.replace('?', &format!("${}", binds.len())));
         };
-        if let Some(k) = q.kind { push("e.kind = ?", Bind::Text(k.as_str().into()), &mut binds) }
-        if let Some(s) = q.status { push("e.status = ?", Bind::Text(s.as_str().into()), &mut binds) }
-        if let Some(v) = q.verdict { push("e.verdict = ?", Bind::Text(v.as_str().into()), &mut binds) }
-        if let Some(s) = &q.suite { push("s.name = ?", Bind::Text(s.clone()), &mut binds) }
+        if let Some(k) = q.kind {
+            push("e.kind = ?", Bind::Text(k.as_str().into()), &mut binds)
+        }
+        if let Some(s) = q.status {
+            push("e.status = ?", Bind::Text(s.as_str().into()), &mut binds)
+        }
+        if let Some(v) = q.verdict {
+            push("e.verdict = ?", Bind::Text(v.as_str().into()), &mut binds)
+        }
+        if let Some(s) = &q.suite {
+            push("s.name = ?", Bind::Text(s.clone()), &mut binds)
+        }
         if let Some(c) = q.before {
             binds.push(Bind::Int(c.created_at));
             binds.push(Bind::Int(c.id));

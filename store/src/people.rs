@@ -78,6 +78,7 @@ pub struct AuditEntry {
 
 type UserRow = (i64, String, String, String, i64, Option<i64>);
 type TokenRow = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<i64>);
+type AuditRow = (i64, i64, Option<String>, String, String, Option<String>, String);
 
 fn user(r: UserRow) -> Result<User, StoreError> {
     Ok(User { id: r.0, username: r.1, password_hash: r.2, role: r.3.parse()?, created_at: r.4, disabled_at: r.5 })
@@ -136,7 +137,16 @@ impl Store {
             .bind(now).bind(token_hash).fetch_optional(pool).await
         })?;
         row.map(|r| {
-            Ok(ApiToken { id: r.0, user_id: r.1, name: r.2, role: r.3.parse()?, created_at: r.4, expires_at: r.5, revoked_at: r.6, last_used_at: r.7 })
+            Ok(ApiToken {
+                id: r.0,
+                user_id: r.1,
+                name: r.2,
+                role: r.3.parse()?,
+                created_at: r.4,
+                expires_at: r.5,
+                revoked_at: r.6,
+                last_used_at: r.7,
+            })
         })
         .transpose()
     }
@@ -200,7 +210,7 @@ impl Store {
 
     /// The newest audit entries first.
     pub async fn audit_log(&self, limit: u32) -> Result<Vec<AuditEntry>, StoreError> {
-        let rows: Vec<(i64, i64, Option<String>, String, String, Option<String>, String)> = on_pool!(self, pool => {
+        let rows: Vec<AuditRow> = on_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT a.id, a.at, u.username, a.action, a.subject, a.reason, a.detail FROM audit_log a \
                  LEFT JOIN users u ON u.id = a.actor_id ORDER BY a.at DESC, a.id DESC LIMIT $1",
@@ -208,7 +218,9 @@ impl Store {
             .bind(limit as i64).fetch_all(pool).await
         })?;
         rows.into_iter()
-            .map(|r| Ok(AuditEntry { id: r.0, at: r.1, actor: r.2, action: r.3, subject: r.4, reason: r.5, detail: serde_json::from_str(&r.6)? }))
+            .map(|r| {
+                Ok(AuditEntry { id: r.0, at: r.1, actor: r.2, action: r.3, subject: r.4, reason: r.5, detail: serde_json::from_str(&r.6)? })
+            })
             .collect()
     }
 }

@@ -54,7 +54,13 @@ pub struct NoiseProfile {
 
 impl Store {
     /// Creates the suite or replaces its definition (suites are reloaded from their files at start-up).
-    pub async fn upsert_suite(&self, name: &str, kind: ExperimentKind, definition: &serde_json::Value, source: &str) -> Result<i64, StoreError> {
+    pub async fn upsert_suite(
+        &self,
+        name: &str,
+        kind: ExperimentKind,
+        definition: &serde_json::Value,
+        source: &str,
+    ) -> Result<i64, StoreError> {
         let definition = serde_json::to_string(definition)?;
         let now = now_ms();
         Ok(on_pool!(self, pool => {

@@ -2,6 +2,7 @@
 //! `TEST_POSTGRES_URL`, or — when that is unset — on a private cluster started once per test process
 //! (`initdb` + `postgres` from Debian's postgresql package, on a free port in a temp dir). Never skipped.
 
+use crate::experiments::{ArmRole, InsertArm, InsertExperiment};
 use crate::Store;
 use sqlx::{Connection, Executor, PgConnection};
 use std::path::{Path, PathBuf};
@@ -51,6 +52,28 @@ impl TestDb {
                 conn.execute(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)").as_str()).await.ok();
             }
         }
+    }
+}
+
+/// A control-vs-treatment experiment with plausible refs, for tests that need one stored.
+pub fn sample_experiment(kind: judge::ExperimentKind, title: &str) -> InsertExperiment {
+    let arm = |name: &str, role| InsertArm {
+        name: name.into(),
+        role,
+        git_ref: Some(format!("refs/heads/{name}")),
+        sha: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        config_diff: None,
+    };
+    InsertExperiment {
+        suite_id: None,
+        kind,
+        title: title.into(),
+        base_ref: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        head_ref: Some("feature/faster-dedup".into()),
+        fingerprint: serde_json::json!({"sample": "fineweb-1k", "workers": 2}),
+        plan: serde_json::json!({"trials_per_arm": 1, "order": "interleaved"}),
+        launched_by: None,
+        arms: vec![arm("control", ArmRole::Control), arm("treatment", ArmRole::Treatment)],
     }
 }
 

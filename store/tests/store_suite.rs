@@ -47,17 +47,7 @@ fn arm(name: &str, role: ArmRole) -> InsertArm {
 }
 
 fn experiment(kind: ExperimentKind, title: &str) -> InsertExperiment {
-    InsertExperiment {
-        suite_id: None,
-        kind,
-        title: title.into(),
-        base_ref: Some("main".into()),
-        head_ref: Some("feature".into()),
-        fingerprint: json!({"sample": "fineweb-1k", "workers": 2}),
-        plan: json!({"trials_per_arm": 1, "order": "interleaved"}),
-        launched_by: None,
-        arms: vec![arm("control", ArmRole::Control), arm("treatment", ArmRole::Treatment)],
-    }
+    store::testing::sample_experiment(kind, title)
 }
 
 async fn count(store: &Store, table: &str) -> i64 {
@@ -111,7 +101,9 @@ async fn history_filters_narrow_the_list(db: &TestDb) {
 
     let only = |q: HistoryQuery| {
         let store = db.store.clone();
-        async move { store.list_experiments(&HistoryQuery { limit: 10, ..q }).await.unwrap().experiments.iter().map(|e| e.id).collect::<Vec<_>>() }
+        async move {
+            store.list_experiments(&HistoryQuery { limit: 10, ..q }).await.unwrap().experiments.iter().map(|e| e.id).collect::<Vec<_>>()
+        }
     };
     assert_eq!(only(HistoryQuery { kind: Some(ExperimentKind::Warp), ..Default::default() }).await, vec![w]);
     assert_eq!(only(HistoryQuery { verdict: Some(Verdict::WarpFail), ..Default::default() }).await, vec![w]);
@@ -154,9 +146,8 @@ async fn trials_are_claimed_once_each(db: &TestDb) {
     let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "trials")).await.unwrap();
     let arms = db.store.arms(id).await.unwrap();
     assert_eq!(arms.iter().map(|a| a.1.as_str()).collect::<Vec<_>>(), ["control", "treatment"]);
-    let plan: Vec<InsertTrial> = (0..6)
-        .map(|i| InsertTrial { arm_id: arms[i % 2].0, seq: i as i64, cell: None, repeat_index: (i / 2) as i64 })
-        .collect();
+    let plan: Vec<InsertTrial> =
+        (0..6).map(|i| InsertTrial { arm_id: arms[i % 2].0, seq: i as i64, cell: None, repeat_index: (i / 2) as i64 }).collect();
     db.store.insert_trials(id, &plan).await.unwrap();
 
     // An arm of another experiment is refused, and the whole batch with it.
@@ -262,7 +253,8 @@ async fn observations_round_trip_all_or_nothing(db: &TestDb) {
     let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "rows")).await.unwrap();
     let arms = db.store.arms(id).await.unwrap();
     let t = db.store.insert_trials(id, &[InsertTrial { arm_id: arms[0].0, seq: 0, cell: None, repeat_index: 0 }]).await.unwrap()[0];
-    let rows = vec![stage("20260618-100000-1a2b3c4d", "stage0-Read", 0.41), stage("20260618-100000-1a2b3c4d", "stage1-Map → Scatter", 1.11)];
+    let rows =
+        vec![stage("20260618-100000-1a2b3c4d", "stage0-Read", 0.41), stage("20260618-100000-1a2b3c4d", "stage1-Map → Scatter", 1.11)];
     db.store.insert_stage_rows(t, &rows).await.unwrap();
     assert_eq!(db.store.stage_rows(t).await.unwrap(), rows, "every field, including the non-ASCII stage name and NULLs");
 

@@ -47,7 +47,13 @@ pub struct HistoryFilter {
 impl HistoryFilter {
     fn from_query(get: impl Fn(&str) -> Option<String>) -> Self {
         let field = |k: &str| get(k).filter(|v| !v.trim().is_empty());
-        HistoryFilter { kind: field("kind"), status: field("status"), verdict: field("verdict"), suite: field("suite"), before: field("before") }
+        HistoryFilter {
+            kind: field("kind"),
+            status: field("status"),
+            verdict: field("verdict"),
+            suite: field("suite"),
+            before: field("before"),
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -228,11 +234,8 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
 #[component]
 fn HistoryLine(row: HistoryRow) -> impl IntoView {
     let href = format!("/experiments/{}", row.id);
-    let refs = format!(
-        "{} → {}",
-        row.base_ref.as_deref().map(short_ref).unwrap_or("?"),
-        row.head_ref.as_deref().map(short_ref).unwrap_or("?")
-    );
+    let refs =
+        format!("{} → {}", row.base_ref.as_deref().map(short_ref).unwrap_or("?"), row.head_ref.as_deref().map(short_ref).unwrap_or("?"));
     let launched = match &row.launched_by {
         Some(who) => format!("{} by {who}", utc_minutes(row.created_at)),
         None => utc_minutes(row.created_at),

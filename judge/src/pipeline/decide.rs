@@ -21,7 +21,13 @@ pub struct StageInput<'a> {
 }
 
 /// One metric (CPU or summed elapsed), "lower", "flat", "higher" or "unclear" (see the stats module).
-pub fn metric_outcome(control: &[f64], treatment: &[f64], raw_delta: f64, floor: f64, threshold_pct: f64) -> (MetricOutcome, Option<[f64; 2]>) {
+pub fn metric_outcome(
+    control: &[f64],
+    treatment: &[f64],
+    raw_delta: f64,
+    floor: f64,
+    threshold_pct: f64,
+) -> (MetricOutcome, Option<[f64; 2]>) {
     let change = change_pct(stats::mean(control), stats::mean(treatment));
     let interval = stats::welch_log_interval(control, treatment).map(|(l, h)| [l, h]);
     if raw_delta.abs() < floor {
@@ -64,15 +70,28 @@ pub fn judge_stage(input: &StageInput) -> StageReport {
 
     // 2. A failure in the treatment is a regression, whatever else.
     if input.treatment_failures > 0 {
-        return report.decide(Verdict::Regression, format!("{name}: new failure (FAILED in {} of {} treatment trials)", input.treatment_failures, nt.max(input.treatment_failures)));
+        return report.decide(
+            Verdict::Regression,
+            format!(
+                "{name}: new failure (FAILED in {} of {} treatment trials)",
+                input.treatment_failures,
+                nt.max(input.treatment_failures)
+            ),
+        );
     }
     // 3. Memory guardrail: above the worker's RAM where the control was not.
     if let Some(limit) = input.worker_ram {
         let (mc, mt) = (report.mem_peak_control, report.mem_peak_treatment);
         if mt > limit && mc <= limit {
-            return report.decide(Verdict::Regression, format!(
-                "{name}: memory guardrail: peak {:.0} MiB exceeds the worker limit of {:.0} MiB (control {:.0} MiB)",
-                mt / 1048576.0, limit / 1048576.0, mc / 1048576.0));
+            return report.decide(
+                Verdict::Regression,
+                format!(
+                    "{name}: memory guardrail: peak {:.0} MiB exceeds the worker limit of {:.0} MiB (control {:.0} MiB)",
+                    mt / 1048576.0,
+                    limit / 1048576.0,
+                    mc / 1048576.0
+                ),
+            );
         }
     }
     // 4. Present in one arm only.
@@ -87,7 +106,11 @@ pub fn judge_stage(input: &StageInput) -> StageReport {
     let per = |sums: &[StageSums], f: fn(&StageSums) -> f64| -> Vec<f64> { sums.iter().map(|s| s.cpu / f(s).max(1.0)).collect() };
     let (cpu_c, cpu_t): (Vec<f64>, Vec<f64>) = if items_off || bytes_off {
         if !input.accept_mismatch {
-            let what = if items_off { format!("items {}", fmt_pct(report.items_change_pct)) } else { format!("bytes {}", fmt_pct(report.bytes_change_pct)) };
+            let what = if items_off {
+                format!("items {}", fmt_pct(report.items_change_pct))
+            } else {
+                format!("bytes {}", fmt_pct(report.bytes_change_pct))
+            };
             return report.decide(Verdict::Inconclusive, format!("{name}: different work ({what}, tolerance ±{tolerance} %); pass --accept-workload-mismatch to compare CPU per unit of work"));
         }
         if items_off {

@@ -14,8 +14,8 @@ use crate::Verdict;
 use aggregate::{RowIndex, StageSums, TrialSpec, TrialSums};
 use decide::{judge_stage, StageInput};
 use noise::{NoiseProfile, StageThresholds};
-use report::{ArmReport, Thresholds};
 pub use report::PipelineReport;
+use report::{ArmReport, Thresholds};
 use rows::StageRow;
 use std::collections::HashMap;
 use std::fmt;
@@ -78,7 +78,12 @@ fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
 }
 
 /// Judges every treatment arm against the control.
-pub fn judge(rows: &[StageRow], control: &[TrialSpec], treatments: &[ArmSpec], config: &PipelineConfig) -> Result<PipelineReport, JudgeError> {
+pub fn judge(
+    rows: &[StageRow],
+    control: &[TrialSpec],
+    treatments: &[ArmSpec],
+    config: &PipelineConfig,
+) -> Result<PipelineReport, JudgeError> {
     if control.is_empty() {
         return Err(JudgeError::NoControl);
     }
@@ -112,7 +117,8 @@ pub fn judge(rows: &[StageRow], control: &[TrialSpec], treatments: &[ArmSpec], c
     let arms: Vec<(String, Vec<TrialSums>)> = treatments
         .iter()
         .map(|a| {
-            let trials: Vec<TrialSums> = a.trials.iter().enumerate().map(|(i, s)| index.trial(format!("{} #{}", a.name, i + 1), s)).collect();
+            let trials: Vec<TrialSums> =
+                a.trials.iter().enumerate().map(|(i, s)| index.trial(format!("{} #{}", a.name, i + 1), s)).collect();
             trials.iter().for_each(&mut note_retries);
             (a.name.clone(), trials)
         })
@@ -241,6 +247,11 @@ pub fn calibrate(rows: &[StageRow], trials: &[TrialSpec], fingerprint: Option<se
     if !missing.is_empty() {
         return Err(JudgeError::UnknownExecutionIds(missing));
     }
-    let sums: Vec<TrialSums> = trials.iter().enumerate().map(|(i, s)| index.trial(format!("trial #{}", i + 1), s)).filter(|t| t.failed_stages.is_empty()).collect();
+    let sums: Vec<TrialSums> = trials
+        .iter()
+        .enumerate()
+        .map(|(i, s)| index.trial(format!("trial #{}", i + 1), s))
+        .filter(|t| t.failed_stages.is_empty())
+        .collect();
     Ok(NoiseProfile::calibrate(&sums, fingerprint))
 }

@@ -72,7 +72,9 @@ impl NoiseProfile {
             trials: trials.len(),
             stages: per_stage
                 .into_iter()
-                .map(|(stage, (cpu, elapsed))| (stage, StageNoise { cpu: MetricNoise::from_values(&cpu), elapsed: MetricNoise::from_values(&elapsed) }))
+                .map(|(stage, (cpu, elapsed))| {
+                    (stage, StageNoise { cpu: MetricNoise::from_values(&cpu), elapsed: MetricNoise::from_values(&elapsed) })
+                })
                 .collect(),
         }
     }

@@ -42,8 +42,15 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     if !arms.is_empty() {
         let list: Vec<String> = arms
             .iter()
-            .map(|a| format!("**{}** ({} trial{}: {})", a.name, a.trials.len(), if a.trials.len() == 1 { "" } else { "s" },
-                a.trials.iter().map(|t| format!("`{}`", t.join("`+`"))).collect::<Vec<_>>().join(", ")))
+            .map(|a| {
+                format!(
+                    "**{}** ({} trial{}: {})",
+                    a.name,
+                    a.trials.len(),
+                    if a.trials.len() == 1 { "" } else { "s" },
+                    a.trials.iter().map(|t| format!("`{}`", t.join("`+`"))).collect::<Vec<_>>().join(", ")
+                )
+            })
             .collect();
         let _ = writeln!(out, "Arms: {}\n", list.join("; "));
     }
@@ -51,22 +58,34 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     let _ = writeln!(
         out,
         "Thresholds: {} (CPU ±{} %, summed elapsed ±{} %, changes under {} CPU-s / {} s are flat){}\n",
-        t.source, t.cpu_pct, t.elapsed_pct, t.cpu_floor_s, t.elapsed_floor_s,
+        t.source,
+        t.cpu_pct,
+        t.elapsed_pct,
+        t.cpu_floor_s,
+        t.elapsed_floor_s,
         t.worker_ram_bytes.map(|b| format!("; worker RAM {:.0} MiB", b / 1048576.0)).unwrap_or_default()
     );
     for arm in &report.treatments {
         if report.treatments.len() > 1 {
             let _ = writeln!(out, "### {} {}: {}\n", icon(arm.verdict), arm.name, arm.verdict);
         }
-        let _ = writeln!(out, "| Stage | CPU change | CPU-s (control → {}) | Summed elapsed change | Peak memory change | Verdict |", arm.name);
+        let _ =
+            writeln!(out, "| Stage | CPU change | CPU-s (control → {}) | Summed elapsed change | Peak memory change | Verdict |", arm.name);
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
         for s in arm.stages.iter().chain(std::iter::once(&arm.total)) {
             let name = if std::ptr::eq(s, &arm.total) { format!("**{}**", s.stage) } else { s.stage.clone() };
             let _ = writeln!(
                 out,
                 "| {name} | {}{} | {:.2} → {:.2} | {}{} | {} | {} {} |",
-                fmt_pct(s.cpu_change_pct), interval(s.cpu_interval_pct), s.cpu_control, s.cpu_treatment,
-                fmt_pct(s.elapsed_change_pct), interval(s.elapsed_interval_pct), mem_change(s), icon(s.verdict), s.verdict
+                fmt_pct(s.cpu_change_pct),
+                interval(s.cpu_interval_pct),
+                s.cpu_control,
+                s.cpu_treatment,
+                fmt_pct(s.elapsed_change_pct),
+                interval(s.elapsed_interval_pct),
+                mem_change(s),
+                icon(s.verdict),
+                s.verdict
             );
         }
         let off: Vec<String> = arm
@@ -85,7 +104,10 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
         let elapsed = if nc >= 2 && nt >= 2 {
             format!("Elapsed: from repeated trials ({nc} control, {nt} treatment); intervals are 95 %.")
         } else {
-            format!("Elapsed: from one pair ({nc} control, {nt} treatment trial{}); an elapsed-only change needs repeats.", if nt == 1 { "" } else { "s" })
+            format!(
+                "Elapsed: from one pair ({nc} control, {nt} treatment trial{}); an elapsed-only change needs repeats.",
+                if nt == 1 { "" } else { "s" }
+            )
         };
         let _ = writeln!(out, "{elapsed}");
         let _ = writeln!(out, "Interpretation: {}\n", interpretation(arm));

@@ -61,7 +61,11 @@ pub struct StageReport {
 /// Relative change in percent; from zero, any growth counts as +100 %.
 pub fn pct_change(c: f64, t: f64) -> f64 {
     if c == 0.0 {
-        if t == 0.0 { 0.0 } else { 100.0 }
+        if t == 0.0 {
+            0.0
+        } else {
+            100.0
+        }
     } else {
         (t / c - 1.0) * 100.0
     }
@@ -148,7 +152,13 @@ impl StageReport {
         for v in [&mut self.cpu_control, &mut self.cpu_treatment, &mut self.elapsed_control, &mut self.elapsed_treatment] {
             *v = round(*v, 3);
         }
-        for v in [&mut self.cpu_change_pct, &mut self.elapsed_change_pct, &mut self.items_change_pct, &mut self.bytes_change_pct, &mut self.mem_peak_change_pct] {
+        for v in [
+            &mut self.cpu_change_pct,
+            &mut self.elapsed_change_pct,
+            &mut self.items_change_pct,
+            &mut self.bytes_change_pct,
+            &mut self.mem_peak_change_pct,
+        ] {
             *v = round(*v, 1);
         }
         for i in [&mut self.cpu_interval_pct, &mut self.elapsed_interval_pct].into_iter().flatten() {

@@ -33,6 +33,37 @@ pub struct StageRow {
 }
 
 impl StageRow {
+    /// A row with the judged columns; the context columns empty.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        execution_id: &str,
+        stage_name: &str,
+        status: &str,
+        cpu: f64,
+        elapsed: f64,
+        items: f64,
+        bytes: f64,
+        mem_peak: f64,
+    ) -> StageRow {
+        StageRow {
+            execution_id: execution_id.into(),
+            stage_name: stage_name.into(),
+            status: status.into(),
+            cpu_time_total: cpu,
+            elapsed,
+            items,
+            bytes_processed: bytes,
+            mem_peak_bytes_max: mem_peak,
+            total_shards: None,
+            cpu_pct_avg: None,
+            mem_bytes_avg: None,
+            item_rate: None,
+            byte_rate: None,
+            ts: None,
+            seq: None,
+        }
+    }
+
     pub fn is_end(&self) -> bool {
         self.status == "END"
     }
@@ -48,8 +79,15 @@ impl StageRow {
             &self.stage_name,
             &self.status,
             self.ts.as_deref(),
-            [self.cpu_time_total, self.elapsed, self.items, self.bytes_processed, self.mem_peak_bytes_max, self.total_shards.unwrap_or(-1.0)]
-                .map(f64::to_bits),
+            [
+                self.cpu_time_total,
+                self.elapsed,
+                self.items,
+                self.bytes_processed,
+                self.mem_peak_bytes_max,
+                self.total_shards.unwrap_or(-1.0),
+            ]
+            .map(f64::to_bits),
         )
     }
 }
@@ -81,8 +119,17 @@ impl std::error::Error for RowsError {}
 const REQUIRED: [&str; 8] =
     ["execution_id", "stage_name", "status", "cpu_time_total", "items", "bytes_processed", "mem_peak_bytes_max", "elapsed"];
 const NUMERIC: [&str; 11] = [
-    "cpu_time_total", "elapsed", "items", "bytes_processed", "mem_peak_bytes_max", "total_shards", "cpu_pct_avg", "mem_bytes_avg",
-    "item_rate", "byte_rate", "seq",
+    "cpu_time_total",
+    "elapsed",
+    "items",
+    "bytes_processed",
+    "mem_peak_bytes_max",
+    "total_shards",
+    "cpu_pct_avg",
+    "mem_bytes_avg",
+    "item_rate",
+    "byte_rate",
+    "seq",
 ];
 
 /// Parses rows from CSV (with a header), a JSON array, or JSON lines — told apart by the first character.
@@ -97,11 +144,15 @@ pub fn parse_rows(source: &str, text: &str) -> Result<Vec<StageRow>, RowsError> 
     if trimmed.is_empty() {
         return Err(err(None, None, "the file is empty; expected zephyr.stage rows as CSV, JSON or JSON lines".into()));
     }
-    let records: Vec<(usize, Vec<(String, Field)>)> = match trimmed.as_bytes()[0] {
+    let records: Vec<Record> = match trimmed.as_bytes()[0] {
         b'[' => {
             let values: Vec<serde_json::Value> =
                 serde_json::from_str(trimmed).map_err(|e| err(Some(e.line()), None, format!("not a JSON array of rows: {e}")))?;
-            values.into_iter().enumerate().map(|(i, v)| json_record(v).map(|r| (i + 1, r)).map_err(|m| err(None, None, format!("row {}: {m}", i + 1)))).collect::<Result<_, _>>()?
+            values
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| json_record(v).map(|r| (i + 1, r)).map_err(|m| err(None, None, format!("row {}: {m}", i + 1))))
+                .collect::<Result<_, _>>()?
         }
         b'{' => {
             let mut out = Vec::new();
@@ -109,7 +160,8 @@ pub fn parse_rows(source: &str, text: &str) -> Result<Vec<StageRow>, RowsError> 
                 if line.trim().is_empty() {
                     continue;
                 }
-                let v: serde_json::Value = serde_json::from_str(line).map_err(|e| err(Some(i + 1), None, format!("not a JSON object: {e}")))?;
+                let v: serde_json::Value =
+                    serde_json::from_str(line).map_err(|e| err(Some(i + 1), None, format!("not a JSON object: {e}")))?;
                 out.push((i + 1, json_record(v).map_err(|m| err(Some(i + 1), None, m))?));
             }
             out
@@ -144,9 +196,13 @@ fn json_record(v: serde_json::Value) -> Result<Vec<(String, Field)>, String> {
         .collect())
 }
 
-fn csv_records(text: &str) -> Result<Vec<(usize, Vec<(String, Field)>)>, (Option<usize>, String)> {
+/// A record: its line number and its named fields.
+type Record = (usize, Vec<(String, Field)>);
+
+fn csv_records(text: &str) -> Result<Vec<Record>, (Option<usize>, String)> {
     let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(text.as_bytes());
-    let headers: Vec<String> = reader.headers().map_err(|e| (Some(1), format!("not CSV: {e}")))?.iter().map(|h| h.trim().to_string()).collect();
+    let headers: Vec<String> =
+        reader.headers().map_err(|e| (Some(1), format!("not CSV: {e}")))?.iter().map(|h| h.trim().to_string()).collect();
     if !headers.iter().any(|h| REQUIRED.contains(&h.as_str())) {
         return Err((Some(1), "not zephyr.stage rows: the first line is not a CSV header naming execution_id, stage_name, …".into()));
     }

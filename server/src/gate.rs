@@ -1,0 +1,86 @@
+//! `arbiter gate`: a thin shell over the pure warp gate, a drop-in for the upstream gate script.
+
+use crate::cli::{GateArgs, GateFormat};
+use judge::warp::compare_csv::parse_compare_csv;
+use judge::warp::gate::{gate, GateConfig};
+use judge::warp::gate_md::{render, Provenance};
+use std::path::PathBuf;
+
+/// The files to gate, in order, each with its label: `--compare-csv` files first, then `--label` files
+/// not named already.
+fn inputs(args: &GateArgs) -> Result<Vec<(PathBuf, Option<String>)>, String> {
+    let mut labels = Vec::new();
+    for l in &args.label {
+        let (name, file) = l.split_once('=').ok_or_else(|| format!("--label {l:?}: expected NAME=FILE"))?;
+        if name.trim().is_empty() || name.contains('|') {
+            return Err(format!("--label {l:?}: the name must be non-empty and contain no '|'"));
+        }
+        labels.push((PathBuf::from(file), name.trim().to_string()));
+    }
+    let label_of = |p: &PathBuf| labels.iter().find(|(f, _)| f == p).map(|(_, n)| n.clone());
+    let mut out: Vec<(PathBuf, Option<String>)> = args.compare_csv.iter().map(|p| (p.clone(), label_of(p))).collect();
+    for (file, name) in &labels {
+        if !out.iter().any(|(p, _)| p == file) {
+            out.push((file.clone(), Some(name.clone())));
+        }
+    }
+    if out.is_empty() {
+        return Err("name at least one --compare-csv FILE (or --label NAME=FILE)".into());
+    }
+    Ok(out)
+}
+
+fn runner() -> String {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    format!("{} {} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH).trim().to_string()
+}
+
+pub fn run_gate(args: GateArgs) -> Result<i32, String> {
+    for (flag, v) in [("--fail-pct", args.fail_pct), ("--warn-pct", args.warn_pct)] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!("{flag} {v}: must be a percentage ≥ 0"));
+        }
+    }
+    if args.warn_pct > args.fail_pct {
+        return Err(format!("--warn-pct {} is above --fail-pct {}", args.warn_pct, args.fail_pct));
+    }
+    let mut rows = Vec::new();
+    for (path, label) in inputs(&args)? {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        rows.extend(parse_compare_csv(&path.display().to_string(), &text, label.as_deref(), args.strict).map_err(|e| e.to_string())?);
+    }
+    let config = GateConfig {
+        fail_pct: args.fail_pct,
+        warn_pct: args.warn_pct,
+        allow_regression: args.allow_regression,
+        exemption_reason: args.exemption_reason.clone(),
+        allow_missing: args.allow_missing,
+        strict: args.strict,
+    };
+    let report = gate(&rows, &config);
+    let provenance = Provenance {
+        generated: Some(judge::units::utc_rfc3339(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0),
+        )),
+        runner: Some(runner()),
+        load_tool: args.load_tool.clone(),
+        matrix: args.matrix.clone(),
+        baseline_binary: args.baseline_binary.clone(),
+        candidate_binary: args.candidate_binary.clone(),
+        baseline_commit: args.baseline_commit.clone(),
+        candidate_commit: args.candidate_commit.clone(),
+        notes: args.notes.clone(),
+    };
+    let markdown = render(&report, Some(&provenance));
+    if let Some(path) = &args.markdown {
+        std::fs::write(path, &markdown).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    match args.format {
+        GateFormat::Markdown => print!("{markdown}"),
+        GateFormat::Json => {
+            let json = serde_json::json!({"report": report, "provenance": provenance});
+            println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
+        }
+    }
+    Ok(report.verdict.exit_code().code())
+}
