@@ -21,6 +21,21 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Gate warp A/B results from baseline_compare.csv files (a drop-in for the rustfs hotpath gate).
     Gate(GateArgs),
+    /// Write the 25-column baseline_compare.csv from two median_summary.csv files, as the upstream driver does.
+    WarpCompare(WarpCompareArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WarpCompareArgs {
+    /// The baseline phase's median_summary.csv.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: PathBuf,
+    /// The candidate phase's median_summary.csv.
+    #[arg(long, value_name = "FILE")]
+    pub candidate: PathBuf,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -1,6 +1,6 @@
 //! `arbiter gate`: a thin shell over the pure warp gate, a drop-in for the upstream gate script.
 
-use crate::cli::{GateArgs, GateFormat};
+use crate::cli::{GateArgs, GateFormat, WarpCompareArgs};
 use judge::warp::compare_csv::parse_compare_csv;
 use judge::warp::gate::{gate, GateConfig};
 use judge::warp::gate_md::{render, Provenance};
@@ -83,4 +83,18 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
         }
     }
     Ok(report.verdict.exit_code().code())
+}
+
+/// `arbiter warp-compare`: median summaries → baseline_compare.csv.
+pub fn run_warp_compare(args: WarpCompareArgs) -> Result<i32, String> {
+    let read = |p: &PathBuf| -> Result<Vec<judge::warp::rounds::PhaseSummary>, String> {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        judge::warp::rounds::parse_median_summary(&p.display().to_string(), &text)
+    };
+    let csv = judge::warp::rounds::write_compare_csv(&read(&args.baseline)?, &read(&args.candidate)?);
+    match &args.output {
+        Some(path) => std::fs::write(path, csv).map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+        None => print!("{csv}"),
+    }
+    Ok(0)
 }

@@ -29,6 +29,7 @@ fn main() -> ExitCode {
         cli::Command::Compare(args) => exit_with(compare::run_compare(args)),
         cli::Command::Calibrate(args) => exit_with(compare::run_calibrate(args)),
         cli::Command::Gate(args) => exit_with(gate::run_gate(args)),
+        cli::Command::WarpCompare(args) => exit_with(gate::run_warp_compare(args)),
     }
 }
 

@@ -113,3 +113,26 @@ fn bad_input_exits_2_with_the_reason() {
     let out = arbiter(&["gate", "--label", "nolabel"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("expected NAME=FILE"));
 }
+
+#[test]
+fn warp_compare_writes_the_drivers_csv_and_gates_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_csv = dir.path().join("baseline_compare.csv");
+    let out = arbiter(&[
+        "warp-compare",
+        "--baseline",
+        &fixture("driver_base_median_summary.csv"),
+        "--candidate",
+        &fixture("driver_cand_median_summary.csv"),
+        "--output",
+        out_csv.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&out_csv).unwrap(), std::fs::read_to_string(fixture("driver_cand_baseline_compare.csv")).unwrap());
+    let gated = arbiter(&["gate", "--compare-csv", out_csv.to_str().unwrap()]);
+    assert_eq!(gated.status.code(), Some(1), "the candidate is 12 % slower");
+    let bad =
+        arbiter(&["warp-compare", "--baseline", &fixture("compare_pass.csv"), "--candidate", &fixture("driver_cand_median_summary.csv")]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("not a median_summary.csv header"));
+}

@@ -4,3 +4,6 @@
 pub mod compare_csv;
 pub mod gate;
 pub mod gate_md;
+pub mod matrix;
+pub mod rounds;
+pub mod warp_output;

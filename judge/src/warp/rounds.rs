@@ -1,0 +1,232 @@
+//! From rounds to medians to `baseline_compare.csv`, as the upstream driver does it: per phase, medians
+//! over successful rounds (an even count takes the mean of the two middle values), failed-round counts,
+//! error rate = failed / (ok + failed) in percent; deltas (candidate − baseline) / baseline × 100 printed
+//! with two decimals, the error-rate delta in points.
+
+use super::compare_csv::HEADER_25;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+/// One round (after its retries) of one load run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    pub ok: bool,
+    pub reqps: Option<f64>,
+    pub throughput_bps: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// A round fails above this share of failed requests (percent) unless the suite says otherwise.
+pub const DEFAULT_MAX_REQUEST_ERROR_PCT: f64 = 1.0;
+
+/// Whether one attempt of a round counts: the load tool finished, it made requests, and no more than
+/// `max_error_pct` of them failed (strictly more fails the round).
+pub fn round_ok(tool_succeeded: bool, requests: u64, failed_requests: u64, max_error_pct: f64) -> bool {
+    tool_succeeded && requests > 0 && (failed_requests as f64 / requests as f64 * 100.0) <= max_error_pct
+}
+
+/// One phase of one cell, summarised: upstream's `median_summary.csv` row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSummary {
+    pub size: String,
+    pub tool: String,
+    pub concurrency: u32,
+    pub ok_rounds: u32,
+    pub failed_rounds: u32,
+    pub throughput_bps: Option<f64>,
+    pub reqps: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub p90_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+/// The median; an even count takes the mean of the two middle values. `None` for no values.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len().is_multiple_of(2) { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] })
+}
+
+impl PhaseSummary {
+    pub fn from_rounds(size: &str, tool: &str, concurrency: u32, rounds: &[Round]) -> PhaseSummary {
+        let ok: Vec<&Round> = rounds.iter().filter(|r| r.ok).collect();
+        let m = |f: fn(&Round) -> Option<f64>| median(&ok.iter().filter_map(|r| f(r)).collect::<Vec<_>>());
+        PhaseSummary {
+            size: size.into(),
+            tool: tool.into(),
+            concurrency,
+            ok_rounds: ok.len() as u32,
+            failed_rounds: (rounds.len() - ok.len()) as u32,
+            throughput_bps: m(|r| r.throughput_bps),
+            reqps: m(|r| r.reqps),
+            latency_ms: m(|r| r.latency_ms),
+            p90_ms: m(|r| r.p90_ms),
+            p99_ms: m(|r| r.p99_ms),
+        }
+    }
+
+    /// Failed rounds in percent of all rounds (0 with no rounds).
+    pub fn error_rate_pct(&self) -> f64 {
+        let all = self.ok_rounds + self.failed_rounds;
+        if all == 0 {
+            0.0
+        } else {
+            self.failed_rounds as f64 / all as f64 * 100.0
+        }
+    }
+
+    /// The mean of several phases of the same cell (ABBA: A1 and A2), rounds added up.
+    pub fn mean_of(phases: &[PhaseSummary]) -> Option<PhaseSummary> {
+        let first = phases.first()?;
+        let avg = |f: fn(&PhaseSummary) -> Option<f64>| -> Option<f64> {
+            let v: Vec<f64> = phases.iter().filter_map(f).collect();
+            (v.len() == phases.len()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        Some(PhaseSummary {
+            size: first.size.clone(),
+            tool: first.tool.clone(),
+            concurrency: first.concurrency,
+            ok_rounds: phases.iter().map(|p| p.ok_rounds).sum(),
+            failed_rounds: phases.iter().map(|p| p.failed_rounds).sum(),
+            throughput_bps: avg(|p| p.throughput_bps),
+            reqps: avg(|p| p.reqps),
+            latency_ms: avg(|p| p.latency_ms),
+            p90_ms: avg(|p| p.p90_ms),
+            p99_ms: avg(|p| p.p99_ms),
+        })
+    }
+}
+
+pub const MEDIAN_SUMMARY_HEADER: &str =
+    "size,tool,concurrency,successful_rounds,failed_rounds,median_throughput_bps,median_reqps,median_latency_ms,median_req_p90_ms,median_req_p99_ms";
+
+fn num6(v: Option<f64>) -> String {
+    v.map(|x| format!("{x:.6}")).unwrap_or_else(|| "N/A".into())
+}
+
+/// Writes upstream's `median_summary.csv`.
+pub fn write_median_summary(phases: &[PhaseSummary]) -> String {
+    let mut out = format!("{MEDIAN_SUMMARY_HEADER}\n");
+    for p in phases {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{}",
+            p.size,
+            p.tool,
+            p.concurrency,
+            p.ok_rounds,
+            p.failed_rounds,
+            num6(p.throughput_bps),
+            num6(p.reqps),
+            num6(p.latency_ms),
+            num6(p.p90_ms),
+            num6(p.p99_ms)
+        );
+    }
+    out
+}
+
+/// Reads upstream's `median_summary.csv`; errors name the line.
+pub fn parse_median_summary(source: &str, text: &str) -> Result<Vec<PhaseSummary>, String> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    match lines.next() {
+        Some((_, h)) if h.trim().trim_start_matches('\u{feff}') == MEDIAN_SUMMARY_HEADER => {}
+        Some(_) => return Err(format!("{source}, line 1: not a median_summary.csv header (expected {MEDIAN_SUMMARY_HEADER})")),
+        None => return Err(format!("{source}: the file is empty")),
+    }
+    let mut out = Vec::new();
+    for (i, line) in lines {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != 10 {
+            return Err(format!("{source}, line {}: {} columns where the header has 10", i + 1, f.len()));
+        }
+        let int =
+            |s: &str, what: &str| s.parse::<u32>().map_err(|_| format!("{source}, line {}: {what} {s:?} is not a whole number", i + 1));
+        let opt = |s: &str, what: &str| -> Result<Option<f64>, String> {
+            if s.eq_ignore_ascii_case("n/a") {
+                return Ok(None);
+            }
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map(Some)
+                .ok_or_else(|| format!("{source}, line {}: {what} {s:?} is not a number", i + 1))
+        };
+        out.push(PhaseSummary {
+            size: f[0].into(),
+            tool: f[1].into(),
+            concurrency: int(f[2], "concurrency")?,
+            ok_rounds: int(f[3], "successful_rounds")?,
+            failed_rounds: int(f[4], "failed_rounds")?,
+            throughput_bps: opt(f[5], "median_throughput_bps")?,
+            reqps: opt(f[6], "median_reqps")?,
+            latency_ms: opt(f[7], "median_latency_ms")?,
+            p90_ms: opt(f[8], "median_req_p90_ms")?,
+            p99_ms: opt(f[9], "median_req_p99_ms")?,
+        });
+    }
+    Ok(out)
+}
+
+fn delta(new: Option<f64>, base: Option<f64>) -> String {
+    match (new, base) {
+        (Some(n), Some(b)) if b != 0.0 => format!("{:.2}", (n - b) / b * 100.0),
+        _ => "N/A".into(),
+    }
+}
+
+/// One 25-column compare row: candidate (`new`) against baseline; a missing baseline prints N/A.
+pub fn compare_row(new: &PhaseSummary, base: Option<&PhaseSummary>) -> String {
+    let b = |f: fn(&PhaseSummary) -> Option<f64>| base.and_then(f);
+    let metric = |f: fn(&PhaseSummary) -> Option<f64>| format!("{},{},{}", num6(f(new)), num6(b(f)), delta(f(new), b(f)));
+    let base_text = |f: fn(&PhaseSummary) -> String| base.map(f).unwrap_or_else(|| "N/A".into());
+    let new_rate = new.error_rate_pct();
+    format!(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{:.2},{},{}",
+        new.size,
+        new.tool,
+        new.concurrency,
+        metric(|p| p.reqps),
+        metric(|p| p.latency_ms),
+        metric(|p| p.throughput_bps),
+        metric(|p| p.p90_ms),
+        metric(|p| p.p99_ms),
+        new.ok_rounds,
+        base_text(|p| p.ok_rounds.to_string()),
+        new.failed_rounds,
+        base_text(|p| p.failed_rounds.to_string()),
+        new_rate,
+        base_text(|p| format!("{:.2}", p.error_rate_pct())),
+        base.map(|p| format!("{:.2}", new_rate - p.error_rate_pct())).unwrap_or_else(|| "N/A".into()),
+    )
+}
+
+/// The whole `baseline_compare.csv`: each candidate row against the baseline of the same size, tool and
+/// concurrency.
+pub fn write_compare_csv(baseline: &[PhaseSummary], candidate: &[PhaseSummary]) -> String {
+    let mut out = format!("{}\n", HEADER_25.join(","));
+    for c in candidate {
+        let base = baseline.iter().find(|b| b.size == c.size && b.tool == c.tool && b.concurrency == c.concurrency);
+        let _ = writeln!(out, "{}", compare_row(c, base));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_fail_on_tool_failure_or_too_many_request_errors() {
+        assert!(round_ok(true, 1000, 10, DEFAULT_MAX_REQUEST_ERROR_PCT), "exactly 1 % passes");
+        assert!(!round_ok(true, 1000, 11, DEFAULT_MAX_REQUEST_ERROR_PCT));
+        assert!(!round_ok(false, 1000, 0, DEFAULT_MAX_REQUEST_ERROR_PCT), "the tool failed");
+        assert!(!round_ok(true, 0, 0, DEFAULT_MAX_REQUEST_ERROR_PCT), "no requests is no evidence");
+    }
+}
