@@ -108,7 +108,10 @@ fn malformed_files_name_file_and_line() {
     assert!(e.to_string().starts_with("odd.csv, line 1: header matches neither"), "{e}");
     let e = parse_compare_csv("legacy.csv", &format!("{h12}\n{}\n", row12("4KiB", "0", "0", "0")), None, true).unwrap_err();
     assert!(e.to_string().contains("strict mode requires"), "{e}");
-    // Non-numeric deltas outside strict mode are MISSING, never a silent pass.
-    let r = gate12(&[row12("a", "abc", "0.00", "0.00")], &GateConfig::default());
+    // A value that is neither a number nor N/A is bad input, named by line and column.
+    let e = parse_compare_csv("bad.csv", &format!("{h12}\n{}\n", row12("a", "abc", "0.00", "0.00")), None, false).unwrap_err();
+    assert_eq!(e.to_string(), "bad.csv, line 2: column delta_reqps_pct: \"abc\" is not a number (or N/A)");
+    // N/A is upstream's word for a missing value: MISSING, never a silent pass.
+    let r = gate12(&[row12("a", "N/A", "0.00", "0.00")], &GateConfig::default());
     assert_eq!(r.rows[0].verdict, RowVerdict::Missing);
 }

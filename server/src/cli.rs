@@ -23,6 +23,14 @@ pub enum Command {
     Gate(GateArgs),
     /// Write the 25-column baseline_compare.csv from two median_summary.csv files, as the upstream driver does.
     WarpCompare(WarpCompareArgs),
+    /// Read a warp text report or JSON aggregate and print every operation's results as JSON.
+    WarpParse(WarpParseArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WarpParseArgs {
+    /// warp's stdout (text report) or its `--json` output.
+    pub file: PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -1,6 +1,6 @@
 //! `arbiter gate`: a thin shell over the pure warp gate, a drop-in for the upstream gate script.
 
-use crate::cli::{GateArgs, GateFormat, WarpCompareArgs};
+use crate::cli::{GateArgs, GateFormat, WarpCompareArgs, WarpParseArgs};
 use judge::warp::compare_csv::parse_compare_csv;
 use judge::warp::gate::{gate, GateConfig};
 use judge::warp::gate_md::{render, Provenance};
@@ -96,5 +96,19 @@ pub fn run_warp_compare(args: WarpCompareArgs) -> Result<i32, String> {
         Some(path) => std::fs::write(path, csv).map_err(|e| format!("cannot write {}: {e}", path.display()))?,
         None => print!("{csv}"),
     }
+    Ok(0)
+}
+
+/// `arbiter warp-parse`: what Arbiter reads from a warp output, per operation, as JSON.
+pub fn run_warp_parse(args: WarpParseArgs) -> Result<i32, String> {
+    let name = args.file.display().to_string();
+    let text = std::fs::read_to_string(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let ops = if text.trim_start().starts_with('{') {
+        judge::warp::warp_output::parse_warp_json(&text)
+    } else {
+        judge::warp::warp_output::parse_warp_text(&text)
+    }
+    .map_err(|e| format!("{name}: {e}"))?;
+    println!("{}", serde_json::to_string_pretty(&ops).map_err(|e| e.to_string())?);
     Ok(0)
 }

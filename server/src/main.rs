@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         cli::Command::Calibrate(args) => exit_with(compare::run_calibrate(args)),
         cli::Command::Gate(args) => exit_with(gate::run_gate(args)),
         cli::Command::WarpCompare(args) => exit_with(gate::run_warp_compare(args)),
+        cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),
     }
 }
 

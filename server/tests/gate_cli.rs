@@ -136,3 +136,21 @@ fn warp_compare_writes_the_drivers_csv_and_gates_it() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("not a median_summary.csv header"));
 }
+
+#[test]
+fn warp_parse_reads_text_and_json_and_refuses_the_unknown() {
+    let out = arbiter(&["warp-parse", &fixture("simulated_warp_ge_1_1_mixed_report.log")]);
+    assert_eq!(out.status.code(), Some(0));
+    let ops: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(ops[1]["op"], "GET");
+    assert_eq!(ops[1]["latency_p99_ms"], 30.5);
+    let out = arbiter(&["warp-parse", &fixture("warp_realtime_json_shape_ILLUSTRATIVE.json")]);
+    assert_eq!(out.status.code(), Some(0));
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.log");
+    std::fs::write(&junk, "Error: connection refused\n").unwrap();
+    let out = arbiter(&["warp-parse", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("junk.log: unknown warp output"), "{err}");
+}

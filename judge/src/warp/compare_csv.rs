@@ -165,6 +165,14 @@ pub fn parse_compare_csv(source: &str, text: &str, label: Option<&str>, strict: 
         if fields.len() != width {
             return Err(err(Some(i + 1), format!("{} columns where the header has {width}", fields.len())));
         }
+        // Every value is a number or upstream's N/A. In strict mode the tail, round and error columns are
+        // left to the evidence check instead (upstream turns a malformed one into an invalid-evidence FAIL).
+        let checked = if strict { 12 } else { width };
+        for (col, value) in fields.iter().enumerate().take(checked).skip(3) {
+            if number(value).is_none() && !value.eq_ignore_ascii_case("n/a") {
+                return Err(err(Some(i + 1), format!("column {}: {value:?} is not a number (or N/A)", header[col])));
+            }
+        }
         let metrics: &[Metric] = if width == 25 {
             &[Metric::Reqps, Metric::Latency, Metric::Throughput, Metric::P90Latency, Metric::P99Latency, Metric::ErrorRate]
         } else {
