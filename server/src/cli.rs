@@ -25,6 +25,53 @@ pub enum Command {
     WarpCompare(WarpCompareArgs),
     /// Read a warp text report or JSON aggregate and print every operation's results as JSON.
     WarpParse(WarpParseArgs),
+    /// Manage user accounts.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage API tokens.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user. The password comes from a prompt, or the first line of standard input.
+    Add(UserAddArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct UserAddArgs {
+    /// The user name (letters, digits, '-', '_', '.', '@').
+    pub name: String,
+    /// viewer (read), launcher (read, launch), or admin (everything).
+    #[arg(long)]
+    pub role: String,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create an API token for a user; it is printed once and only its hash is stored.
+    Create(TokenCreateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TokenCreateArgs {
+    /// The user the token acts for (a launcher or an admin).
+    #[arg(long)]
+    pub user: String,
+    /// What the token is for, e.g. "ci-nightly".
+    #[arg(long)]
+    pub name: String,
+    /// The token's role; at most its user's.
+    #[arg(long, default_value = "launcher")]
+    pub role: String,
+    /// Days until it expires (default: never).
+    #[arg(long)]
+    pub expires_in_days: Option<u32>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -158,12 +205,9 @@ pub struct CalibrateArgs {
     pub output: Option<PathBuf>,
 }
 
+/// Where the store is: shared by every command that opens it.
 #[derive(Debug, Clone, Args)]
-pub struct ServeArgs {
-    /// Address to listen on.
-    #[arg(long, env = "ARBITER_ADDR", default_value = "127.0.0.1:3000")]
-    pub addr: SocketAddr,
-
+pub struct StoreArgs {
     /// Database URL: sqlite://PATH or postgres://USER@HOST:PORT/DB. Default: SQLite in the data dir.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
@@ -171,6 +215,16 @@ pub struct ServeArgs {
     /// Where Arbiter keeps its SQLite database, logs and artifacts.
     #[arg(long, env = "ARBITER_DATA_DIR", default_value = ".arbiter")]
     pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "ARBITER_ADDR", default_value = "127.0.0.1:3000")]
+    pub addr: SocketAddr,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// The built site (pkg/arbiter.js, pkg/arbiter.wasm, pkg/arbiter.css, favicon): scripts/build-site.sh output.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]

@@ -1,6 +1,6 @@
 //! Turning `serve` flags into a checked configuration, with errors that name the setting to change.
 
-use crate::cli::ServeArgs;
+use crate::cli::{ServeArgs, StoreArgs};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -20,15 +20,27 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
+    pub fn from_args(args: ServeArgs) -> Result<ServeConfig, ConfigError> {
+        let (data_dir, database_url) = args.store.resolve()?;
+        Ok(ServeConfig { addr: args.addr, database_url, data_dir, site_root: args.site_root })
+    }
+}
+
+impl StoreArgs {
     /// Checks the data dir (creating it when missing) and picks the database: `DATABASE_URL`, or SQLite
     /// at `$ARBITER_DATA_DIR/arbiter.db`.
-    pub fn from_args(args: ServeArgs) -> Result<ServeConfig, ConfigError> {
-        let data_dir = prepare_data_dir(&args.data_dir)?;
-        let database_url = match args.database_url.filter(|u| !u.trim().is_empty()) {
-            Some(url) => url,
+    pub fn resolve(&self) -> Result<(PathBuf, String), ConfigError> {
+        let data_dir = prepare_data_dir(&self.data_dir)?;
+        let database_url = match self.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(url) => url.to_string(),
             None => store::DatabaseUrl::sqlite_file(&data_dir.join("arbiter.db")),
         };
-        Ok(ServeConfig { addr: args.addr, database_url, data_dir, site_root: args.site_root })
+        Ok((data_dir, database_url))
+    }
+
+    /// The database URL, as a command-line tool needs it.
+    pub fn database_url(&self) -> Result<String, String> {
+        self.resolve().map(|(_, url)| url).map_err(|e| e.to_string())
     }
 }
 
@@ -49,8 +61,7 @@ mod tests {
     fn args(data_dir: PathBuf, database_url: Option<&str>) -> ServeArgs {
         ServeArgs {
             addr: "127.0.0.1:0".parse().unwrap(),
-            database_url: database_url.map(String::from),
-            data_dir,
+            store: StoreArgs { database_url: database_url.map(String::from), data_dir },
             site_root: "target/site".into(),
         }
     }

@@ -1,9 +1,11 @@
 //! `arbiter`: the Arbiter server and command-line tool.
 
+mod auth;
 mod cli;
 mod compare;
 mod config;
 mod gate;
+mod hardening;
 mod health;
 mod serve;
 mod sessions;
@@ -31,7 +33,18 @@ fn main() -> ExitCode {
         cli::Command::Gate(args) => exit_with(gate::run_gate(args)),
         cli::Command::WarpCompare(args) => exit_with(gate::run_warp_compare(args)),
         cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),
+        cli::Command::User(cli::UserCommand::Add(args)) => exit_with(block_on(auth::users::add_user(args))),
+        cli::Command::Token(cli::TokenCommand::Create(args)) => exit_with(block_on(auth::users::create_token(args))),
     }
+}
+
+/// Runs a one-shot async command on a small runtime.
+fn block_on(fut: impl std::future::Future<Output = Result<i32, String>>) -> Result<i32, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?
+        .block_on(fut)
 }
 
 fn exit_with(result: Result<i32, String>) -> ExitCode {

@@ -14,7 +14,6 @@ use leptos_axum::{generate_route_list, LeptosRoutes};
 use std::time::Duration;
 use store::{Store, StoreError};
 use thiserror::Error;
-use tower_http::trace::TraceLayer;
 
 #[derive(Debug, Error)]
 pub enum ServeError {
@@ -59,7 +58,7 @@ fn router(config: &ServeConfig, store: Store, sessions: AnySessionStore, addr: s
         .build();
     let state = AppState { leptos_options: leptos_options.clone(), store: store.clone() };
     let context = move || provide_context(store.clone());
-    Router::new()
+    let router = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .leptos_routes_with_context(&state, generate_route_list(App), context.clone(), {
@@ -67,9 +66,8 @@ fn router(config: &ServeConfig, store: Store, sessions: AnySessionStore, addr: s
             move || shell(options.clone())
         })
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
-        .layer(sessions.layer())
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        .layer(sessions.layer());
+    crate::hardening::apply(router).with_state(state)
 }
 
 async fn shutdown_signal() {

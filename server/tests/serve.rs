@@ -39,6 +39,27 @@ async fn serves_pages_health_and_readiness() {
     assert!(body.contains("There is no page at /no/such/page"), "{body}");
 
     assert!(tmp.path().join("data/arbiter.db").exists(), "SQLite file in the data dir");
+
+    // Hardening: security headers and a request id on every response, and a body limit.
+    let client = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for path in ["/", "/healthz", "/no/such/page"] {
+        let r = client.get(format!("{}{path}", server.base)).send().await.unwrap();
+        let h = r.headers();
+        assert_eq!(h["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(h["x-frame-options"], "DENY", "{path}");
+        assert!(h["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"), "{path}");
+        ids.push(h["x-request-id"].to_str().unwrap().to_string());
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "a fresh request id each time: {ids:?}");
+    // An oversize body is refused from its announced length, before it is read.
+    let mut raw = tokio::net::TcpStream::connect(server.base.trim_start_matches("http://")).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    raw.write_all(b"POST /api/anything HTTP/1.1\r\nHost: arbiter\r\nContent-Length: 2097152\r\nConnection: close\r\n\r\n").await.unwrap();
+    let mut answer = String::new();
+    raw.read_to_string(&mut answer).await.unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "oversize bodies are refused: {answer}");
     let status = server.stop();
     assert!(status.success(), "graceful exit on SIGTERM: {status:?}");
 }
