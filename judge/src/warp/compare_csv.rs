@@ -4,20 +4,8 @@
 
 use std::fmt;
 
-pub const HEADER_12: [&str; 12] = [
-    "size",
-    "tool",
-    "concurrency",
-    "new_median_reqps",
-    "baseline_median_reqps",
-    "delta_reqps_pct",
-    "new_median_latency_ms",
-    "baseline_median_latency_ms",
-    "delta_latency_pct",
-    "new_median_throughput_bps",
-    "baseline_median_throughput_bps",
-    "delta_throughput_pct",
-];
+/// The legacy 12-column schema: the first twelve columns of the 25-column one.
+pub const HEADER_12: &[&str] = HEADER_25.split_at(12).0;
 
 pub const HEADER_25: [&str; 25] = [
     "size",
