@@ -13,7 +13,7 @@ use std::path::PathBuf;
 fn read_rows(files: &[PathBuf]) -> Result<Vec<StageRow>, String> {
     let mut rows = Vec::new();
     for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+        let text = crate::read_input(f)?;
         rows.extend(parse_rows(&f.display().to_string(), &text).map_err(|e| e.to_string())?);
     }
     Ok(rows)
@@ -64,7 +64,7 @@ pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
     let noise = match &args.noise {
         None => None,
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let text = crate::read_input(path)?;
             Some(serde_json::from_str::<NoiseProfile>(&text).map_err(|e| format!("{}: not a noise profile: {e}", path.display()))?)
         }
     };

@@ -46,7 +46,7 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
     }
     let mut rows = Vec::new();
     for (path, label) in inputs(&args)? {
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::read_input(&path)?;
         rows.extend(parse_compare_csv(&path.display().to_string(), &text, label.as_deref(), args.strict).map_err(|e| e.to_string())?);
     }
     let config = GateConfig {
@@ -88,7 +88,7 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
 /// `arbiter warp-compare`: median summaries → baseline_compare.csv.
 pub fn run_warp_compare(args: WarpCompareArgs) -> Result<i32, String> {
     let read = |p: &PathBuf| -> Result<Vec<judge::warp::rounds::PhaseSummary>, String> {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        let text = crate::read_input(p)?;
         judge::warp::rounds::parse_median_summary(&p.display().to_string(), &text)
     };
     let csv = judge::warp::rounds::write_compare_csv(&read(&args.baseline)?, &read(&args.candidate)?);
@@ -102,7 +102,7 @@ pub fn run_warp_compare(args: WarpCompareArgs) -> Result<i32, String> {
 /// `arbiter warp-parse`: what Arbiter reads from a warp output, per operation, as JSON.
 pub fn run_warp_parse(args: WarpParseArgs) -> Result<i32, String> {
     let name = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file).map_err(|e| format!("cannot read {name}: {e}"))?;
+    let text = crate::read_input(&args.file)?;
     let ops = if text.trim_start().starts_with('{') {
         judge::warp::warp_output::parse_warp_json(&text)
     } else {

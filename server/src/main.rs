@@ -47,6 +47,11 @@ fn block_on(fut: impl std::future::Future<Output = Result<i32, String>>) -> Resu
         .block_on(fut)
 }
 
+/// Reads an input file; the error names it.
+pub(crate) fn read_input(path: &std::path::Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
 fn exit_with(result: Result<i32, String>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code as u8),

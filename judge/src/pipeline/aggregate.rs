@@ -3,33 +3,9 @@
 
 use super::rows::{execution_key, StageRow};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
-
-/// The Fx hash (rustc's): a multiply-rotate per word. The keys are the user's own rows, so the DoS
-/// resistance of the default SipHash buys nothing here, and it was a fifth of the judging time.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+/// rustc's Fx hash: the keys are the user's own rows, so SipHash's DoS resistance buys nothing here, and
+/// it was a fifth of the judging time.
+pub(crate) type FxBuild = rustc_hash::FxBuildHasher;
 
 /// One trial as the user named it: execution ids whose rows are summed.
 #[derive(Debug, Clone, PartialEq)]

@@ -98,6 +98,30 @@ pub struct CompareRow {
 }
 
 impl CompareRow {
+    /// A row from the values of one line of either schema (12 or 25 fields, as printed). `label` replaces
+    /// upstream's `size/tool@concurrency`.
+    pub fn from_fields(label: Option<&str>, line: usize, fields: &[&str]) -> CompareRow {
+        let extended = fields.len() == 25;
+        let metrics: &[Metric] = if extended {
+            &[Metric::Reqps, Metric::Latency, Metric::Throughput, Metric::P90Latency, Metric::P99Latency, Metric::ErrorRate]
+        } else {
+            &[Metric::Reqps, Metric::Latency, Metric::Throughput]
+        };
+        let cells = metrics
+            .iter()
+            .map(|&metric| {
+                let (n, b, d) = metric.columns();
+                MetricCell { metric, new: fields[n].into(), baseline: fields[b].into(), delta: fields[d].into() }
+            })
+            .collect();
+        CompareRow {
+            label: label.map(String::from).unwrap_or_else(|| format!("{}/{}@{}", fields[0], fields[1], fields[2])),
+            line,
+            cells,
+            rounds: extended.then(|| [fields[18].into(), fields[19].into(), fields[20].into(), fields[21].into()]),
+        }
+    }
+
     pub fn is_extended(&self) -> bool {
         self.rounds.is_some()
     }
@@ -161,24 +185,7 @@ pub fn parse_compare_csv(source: &str, text: &str, label: Option<&str>, strict: 
                 return Err(err(Some(i + 1), format!("column {}: {value:?} is not a number (or N/A)", header[col])));
             }
         }
-        let metrics: &[Metric] = if width == 25 {
-            &[Metric::Reqps, Metric::Latency, Metric::Throughput, Metric::P90Latency, Metric::P99Latency, Metric::ErrorRate]
-        } else {
-            &[Metric::Reqps, Metric::Latency, Metric::Throughput]
-        };
-        let cells = metrics
-            .iter()
-            .map(|&metric| {
-                let (n, b, d) = metric.columns();
-                MetricCell { metric, new: fields[n].into(), baseline: fields[b].into(), delta: fields[d].into() }
-            })
-            .collect();
-        rows.push(CompareRow {
-            label: label.map(String::from).unwrap_or_else(|| format!("{}/{}@{}", fields[0], fields[1], fields[2])),
-            line: i + 1,
-            cells,
-            rounds: (width == 25).then(|| [fields[18].into(), fields[19].into(), fields[20].into(), fields[21].into()]),
-        });
+        rows.push(CompareRow::from_fields(label, i + 1, &fields));
     }
     if rows.is_empty() && strict {
         return Err(err(None, "no data rows (strict mode needs evidence)".into()));
@@ -188,11 +195,8 @@ pub fn parse_compare_csv(source: &str, text: &str, label: Option<&str>, strict: 
 
 /// A printed number, if it is one (upstream prints `N/A` for missing values).
 pub fn number(text: &str) -> Option<f64> {
-    let t = text.trim();
-    if t.is_empty() || t.eq_ignore_ascii_case("n/a") || t.starts_with("0x") || t.starts_with("0X") {
-        return None;
-    }
-    t.parse::<f64>().ok().filter(|v| v.is_finite())
+    // `N/A`, `0x0` and empty text fail to parse; `inf` and `NaN` parse and are refused here.
+    text.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// Upstream's strict evidence check of the tail and error columns of one 25-column row: every value a

@@ -3,10 +3,9 @@
 //! A1 and A2, the candidate the mean of B1 and B2, and a baseline that moved between A1 and A2 by more
 //! than the warn budget (in obj/s or throughput) makes the result INCONCLUSIVE.
 
-use super::compare_csv::parse_compare_csv;
-use super::compare_csv::HEADER_25;
+use super::compare_csv::CompareRow;
 use super::gate::{baseline_drift_pct, gate, GateConfig, GateReport};
-use super::rounds::{compare_row, PhaseSummary, Round};
+use super::rounds::{compare_fields, PhaseSummary, Round};
 
 /// One cell of the matrix and the rounds of each of its phases, in run order.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,26 +38,26 @@ impl Cell {
             .any(|d| d > warn_pct)
     }
 
-    /// The cell as one 25-column compare row (candidate against baseline).
-    pub fn compare_row(&self) -> String {
+    /// The cell as one compare row (candidate against baseline), built from the same printed fields
+    /// `baseline_compare.csv` would hold, so the gate sees exactly what a CSV of this cell would give it.
+    pub fn compare_row(&self) -> CompareRow {
         let base = PhaseSummary::mean_of(&self.summaries(&self.baseline));
-        let cand = PhaseSummary::mean_of(&self.summaries(&self.candidate));
-        match cand {
-            Some(c) => compare_row(&c, base.as_ref()),
+        let fields = match PhaseSummary::mean_of(&self.summaries(&self.candidate)) {
+            Some(c) => compare_fields(&c, base.as_ref()),
             // No candidate phase at all: every value is missing.
-            None => format!("{},warp,{},{}", self.size, self.concurrency, vec!["N/A"; 22].join(",")),
-        }
+            None => [self.size.clone(), "warp".into(), self.concurrency.to_string()]
+                .into_iter()
+                .chain(std::iter::repeat_n("N/A".to_string(), 22))
+                .collect(),
+        };
+        let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+        CompareRow::from_fields(Some(&self.label), 0, &fields)
     }
 }
 
 /// Judges a whole matrix.
 pub fn judge_matrix(cells: &[Cell], config: &GateConfig) -> GateReport {
-    let mut rows = Vec::with_capacity(cells.len());
-    for cell in cells {
-        let text = format!("{}\n{}\n", HEADER_25.join(","), cell.compare_row());
-        // The text is ours and well-formed; a parse failure would be a bug, shown as MISSING evidence.
-        rows.extend(parse_compare_csv(&cell.label, &text, Some(&cell.label), false).unwrap_or_default());
-    }
+    let rows: Vec<CompareRow> = cells.iter().map(Cell::compare_row).collect();
     let drifted = cells.iter().filter(|c| c.baseline_drifted(config.warn_pct)).map(|c| c.label.clone()).collect();
     gate(&rows, config).with_baseline_drift(drifted)
 }

@@ -181,30 +181,27 @@ fn delta(new: Option<f64>, base: Option<f64>) -> String {
     }
 }
 
-/// One 25-column compare row: candidate (`new`) against baseline; a missing baseline prints N/A.
-pub fn compare_row(new: &PhaseSummary, base: Option<&PhaseSummary>) -> String {
+/// The 25 fields of one compare row, as printed: candidate (`new`) against baseline; a missing baseline
+/// prints N/A.
+pub fn compare_fields(new: &PhaseSummary, base: Option<&PhaseSummary>) -> Vec<String> {
     let b = |f: fn(&PhaseSummary) -> Option<f64>| base.and_then(f);
-    let metric = |f: fn(&PhaseSummary) -> Option<f64>| format!("{},{},{}", num6(f(new)), num6(b(f)), delta(f(new), b(f)));
-    let base_text = |f: fn(&PhaseSummary) -> String| base.map(f).unwrap_or_else(|| "N/A".into());
     let new_rate = new.error_rate_pct();
-    format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{:.2},{},{}",
-        new.size,
-        new.tool,
-        new.concurrency,
-        metric(|p| p.reqps),
-        metric(|p| p.latency_ms),
-        metric(|p| p.throughput_bps),
-        metric(|p| p.p90_ms),
-        metric(|p| p.p99_ms),
-        new.ok_rounds,
+    let mut out = vec![new.size.clone(), new.tool.clone(), new.concurrency.to_string()];
+    let metrics: [fn(&PhaseSummary) -> Option<f64>; 5] = [|p| p.reqps, |p| p.latency_ms, |p| p.throughput_bps, |p| p.p90_ms, |p| p.p99_ms];
+    for f in metrics {
+        out.extend([num6(f(new)), num6(b(f)), delta(f(new), b(f))]);
+    }
+    let base_text = |f: fn(&PhaseSummary) -> String| base.map(f).unwrap_or_else(|| "N/A".into());
+    out.extend([
+        new.ok_rounds.to_string(),
         base_text(|p| p.ok_rounds.to_string()),
-        new.failed_rounds,
+        new.failed_rounds.to_string(),
         base_text(|p| p.failed_rounds.to_string()),
-        new_rate,
+        format!("{new_rate:.2}"),
         base_text(|p| format!("{:.2}", p.error_rate_pct())),
         base.map(|p| format!("{:.2}", new_rate - p.error_rate_pct())).unwrap_or_else(|| "N/A".into()),
-    )
+    ]);
+    out
 }
 
 /// The whole `baseline_compare.csv`: each candidate row against the baseline of the same size, tool and
@@ -213,7 +210,7 @@ pub fn write_compare_csv(baseline: &[PhaseSummary], candidate: &[PhaseSummary]) 
     let mut out = format!("{}\n", HEADER_25.join(","));
     for c in candidate {
         let base = baseline.iter().find(|b| b.size == c.size && b.tool == c.tool && b.concurrency == c.concurrency);
-        let _ = writeln!(out, "{}", compare_row(c, base));
+        let _ = writeln!(out, "{}", compare_fields(c, base).join(","));
     }
     out
 }
