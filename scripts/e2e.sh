@@ -8,6 +8,11 @@ bin=target/$profile/arbiter
 [ -x "$bin" ] && [ -f target/site/pkg/arbiter.wasm ] || { echo "e2e: run scripts/build-site.sh first" >&2; exit 2; }
 
 data=$(mktemp -d)
+# Two accounts for the browser tests, made with the real CLI (the password arrives on stdin).
+export E2E_PASSWORD="e2e passphrase $(date +%s)"
+for user in e2e-admin:admin e2e-viewer:viewer; do
+  echo "$E2E_PASSWORD" | "$bin" user add "${user%%:*}" --role "${user##*:}" --data-dir "$data" >/dev/null
+done
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$bin" serve --addr "127.0.0.1:$port" --data-dir "$data" --site-root target/site >"$data/server.log" 2>&1 &
 server=$!

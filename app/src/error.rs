@@ -11,6 +11,10 @@ pub enum AppError {
     #[error("{0}")]
     BadRequest(String),
     #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
     Server(String),
 }
 
@@ -19,6 +23,8 @@ impl AppError {
         match self {
             AppError::NotFound(_) => "Not found",
             AppError::BadRequest(_) => "That request is not valid",
+            AppError::Unauthorized(_) => "Sign in to see this",
+            AppError::Forbidden(_) => "Your role does not allow this",
             AppError::Server(_) => "Something went wrong on the server",
         }
     }
@@ -27,10 +33,19 @@ impl AppError {
 impl From<ServerFnError> for AppError {
     fn from(e: ServerFnError) -> Self {
         match e {
-            ServerFnError::ServerError(message) => match message.strip_prefix("bad request: ") {
-                Some(m) => AppError::BadRequest(m.to_string()),
-                None => AppError::Server(message),
-            },
+            ServerFnError::ServerError(message) => {
+                if let Some(m) = message.strip_prefix("bad request: ") {
+                    AppError::BadRequest(m.to_string())
+                } else if let Some(m) = message.strip_prefix("unauthorized: ") {
+                    AppError::Unauthorized(m.to_string())
+                } else if let Some(m) = message.strip_prefix("forbidden: ") {
+                    AppError::Forbidden(m.to_string())
+                } else if let Some(m) = message.strip_prefix("not found: ") {
+                    AppError::NotFound(m.to_string())
+                } else {
+                    AppError::Server(message)
+                }
+            }
             other => AppError::Server(format!("the server could not be reached ({other})")),
         }
     }

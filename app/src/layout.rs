@@ -17,12 +17,34 @@ pub fn Layout(children: Children) -> impl IntoView {
                 <A href="/launch">"Launch"</A>
                 <A href="/trends">"Trends"</A>
             </nav>
+            <UserMenu />
             <ThemeSwitch />
         </header>
         <main id="main">{children()}</main>
         <footer class="foot">
             "Arbiter " {env!("CARGO_PKG_VERSION")} " — did the change make it cheaper, faster, slower, or can we not tell yet?"
         </footer>
+    }
+}
+
+/// Who is signed in, and the sign-out button (a form post, protected like every other).
+#[component]
+fn UserMenu() -> impl IntoView {
+    let me = Resource::new(|| (), |_| crate::auth::whoami());
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                match me.await {
+                    Ok(Some(user)) => view! {
+                        <form class="user" method="post" action="/logout">
+                            <span title=format!("role: {}", user.role)>{user.name}</span>
+                            <button type="submit">"Sign out"</button>
+                        </form>
+                    }.into_any(),
+                    _ => view! { <a class="user" href="/login">"Sign in"</a> }.into_any(),
+                }
+            })}
+        </Transition>
     }
 }
 

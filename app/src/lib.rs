@@ -8,6 +8,7 @@ compile_error!(
     "app: the `ssr` and `hydrate` features exclude each other; build `frontend` for wasm32 on its own (see default-members in Cargo.toml)"
 );
 
+pub mod auth;
 pub mod error;
 pub mod format;
 mod layout;
@@ -18,6 +19,8 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
+use pages::experiment::ExperimentPage;
+use pages::login::{LoginPage, SetupPage};
 use pages::{history::HistoryPage, launch::LaunchPage, not_found::NotFound, trends::TrendsPage};
 
 /// The HTML document around the app (rendered on the server only).
@@ -53,8 +56,11 @@ pub fn App() -> impl IntoView {
                     // Async: the page is sent only when its data is in it, so it reads fine without JavaScript.
                     <Route path=path!("/") view=HistoryPage ssr=SsrMode::Async />
                     <Route path=path!("/experiments") view=HistoryPage ssr=SsrMode::Async />
+                    <Route path=path!("/experiments/:id") view=ExperimentPage ssr=SsrMode::Async />
                     <Route path=path!("/launch") view=LaunchPage />
                     <Route path=path!("/trends") view=TrendsPage />
+                    <Route path=path!("/login") view=LoginPage />
+                    <Route path=path!("/setup") view=SetupPage />
                 </Routes>
             </Layout>
         </Router>

@@ -1,4 +1,4 @@
-import { test as base, expect } from "@playwright/test";
+import { test as base, expect, type Page } from "@playwright/test";
 
 // Every test fails on a console error or an uncaught page error, reported with the offending text.
 export const test = base.extend<{ problems: string[] }>({
@@ -21,3 +21,14 @@ export const test = base.extend<{ problems: string[] }>({
 });
 
 export { expect };
+
+export const PASSWORD = process.env.E2E_PASSWORD ?? "";
+
+/** Signs in through the real form, as a person would; lands on `next` (default: the experiments). */
+export async function signIn(page: Page, user: string, next = "/experiments") {
+  await page.goto(`/login?next=${encodeURIComponent(next)}`);
+  await page.getByLabel("User name").fill(user);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page).toHaveURL(new RegExp(next.replace(/[/?]/g, "\\$&") + "$"));
+}

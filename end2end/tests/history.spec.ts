@@ -1,7 +1,7 @@
-import { test, expect } from "./fixtures";
+import { test, expect, signIn } from "./fixtures";
 
 test("history page renders, hydrates and navigates", async ({ page }) => {
-  await page.goto("/");
+  await signIn(page, "e2e-admin", "/");
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Experiments");
   await expect(page.getByText("No experiments yet")).toBeVisible();
   await expect(page.locator("select[name=kind] option")).toHaveText(["any", "pipeline", "warp"]);
@@ -38,7 +38,7 @@ test("history page renders, hydrates and navigates", async ({ page }) => {
 });
 
 test("filters live in the URL and an unknown page is a 404", async ({ page }) => {
-  await page.goto("/experiments");
+  await signIn(page, "e2e-viewer");
   await page.locator("select[name=kind]").selectOption("warp");
   await page.getByRole("button", { name: "Filter" }).click();
   await expect(page).toHaveURL(/kind=warp/);

@@ -31,6 +31,9 @@ pub enum Command {
     /// Manage API tokens.
     #[command(subcommand)]
     Token(TokenCommand),
+    /// Delete logs, artifacts, worktrees and cached binaries past their retention (what a stored
+    /// experiment links to is kept). `serve` runs this every hour.
+    Prune(PruneArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +57,27 @@ pub struct UserAddArgs {
 pub enum TokenCommand {
     /// Create an API token for a user; it is printed once and only its hash is stored.
     Create(TokenCreateArgs),
+    /// List API tokens (name, role, created, expires, last used, revoked), never their secrets.
+    List(TokenListArgs),
+    /// Revoke an API token by id.
+    Revoke(TokenRevokeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TokenListArgs {
+    /// Only this user's tokens.
+    #[arg(long)]
+    pub user: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TokenRevokeArgs {
+    /// The token's id, as `token list` shows it.
+    pub id: i64,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -229,4 +253,49 @@ pub struct ServeArgs {
     /// The built site (pkg/arbiter.js, pkg/arbiter.wasm, pkg/arbiter.css, favicon): scripts/build-site.sh output.
     #[arg(long, env = "LEPTOS_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
+
+    /// The address users reach Arbiter at, e.g. https://arbiter.example.com: used in printed links and
+    /// share links and as the only origin accepted on form posts. An https URL makes cookies Secure
+    /// (for a TLS-terminating proxy in front of Arbiter).
+    #[arg(long, env = "ARBITER_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
+    /// Sign a browser session out after this many hours without a request.
+    #[arg(long, env = "ARBITER_SESSION_IDLE_HOURS", default_value_t = 12)]
+    pub session_idle_hours: u32,
+
+    /// Sign a browser session out this many hours after sign-in, however active.
+    #[arg(long, env = "ARBITER_SESSION_MAX_HOURS", default_value_t = 168)]
+    pub session_max_hours: u32,
+
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+}
+
+/// How long files in the data dir are kept; a file a stored experiment links to is always kept.
+#[derive(Debug, Clone, Args)]
+pub struct RetentionArgs {
+    /// Days to keep trial logs (data-dir/experiments/*/logs).
+    #[arg(long, env = "ARBITER_RETAIN_LOGS_DAYS", default_value_t = 30)]
+    pub retain_logs_days: u32,
+    /// Days to keep other experiment files (data-dir/experiments/*/artifacts).
+    #[arg(long, env = "ARBITER_RETAIN_ARTIFACTS_DAYS", default_value_t = 90)]
+    pub retain_artifacts_days: u32,
+    /// Days to keep git worktrees of finished experiments (data-dir/worktrees).
+    #[arg(long, env = "ARBITER_RETAIN_WORKTREES_DAYS", default_value_t = 2)]
+    pub retain_worktrees_days: u32,
+    /// Days to keep cached binaries (data-dir/cache).
+    #[arg(long, env = "ARBITER_RETAIN_BINARIES_DAYS", default_value_t = 14)]
+    pub retain_binaries_days: u32,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PruneArgs {
+    /// Only list what would be deleted.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }

@@ -9,6 +9,12 @@ use thiserror::Error;
 pub enum ConfigError {
     #[error("data dir {path} cannot be used: {reason}. Set ARBITER_DATA_DIR (or --data-dir) to a writable directory")]
     DataDir { path: String, reason: String },
+    #[error("ARBITER_PUBLIC_URL (or --public-url) {0:?} is not of the form http(s)://HOST[:PORT]")]
+    PublicUrl(String),
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    #[error("ARBITER_METRICS_TOKEN is set but shorter than 24 characters; use a long random value")]
+    MetricsToken,
 }
 
 #[derive(Debug, Clone)]
@@ -17,13 +23,65 @@ pub struct ServeConfig {
     pub database_url: String,
     pub data_dir: PathBuf,
     pub site_root: PathBuf,
+    /// `scheme://host[:port]` users reach Arbiter at, when configured.
+    pub public_origin: Option<String>,
+    pub session_idle: std::time::Duration,
+    pub session_max: std::time::Duration,
+    pub retention: crate::retention::Retention,
+    /// SHA-256 of ARBITER_METRICS_TOKEN (read from the environment only: a secret never goes in argv).
+    pub metrics_token_digest: Option<String>,
 }
 
 impl ServeConfig {
     pub fn from_args(args: ServeArgs) -> Result<ServeConfig, ConfigError> {
         let (data_dir, database_url) = args.store.resolve()?;
-        Ok(ServeConfig { addr: args.addr, database_url, data_dir, site_root: args.site_root })
+        let public_origin = args.public_url.as_deref().filter(|u| !u.trim().is_empty()).map(parse_origin).transpose()?;
+        let hours = |h: u32, name: &'static str| {
+            if h == 0 {
+                Err(ConfigError::Zero(name))
+            } else {
+                Ok(std::time::Duration::from_secs(u64::from(h) * 3600))
+            }
+        };
+        let metrics_token_digest = match std::env::var("ARBITER_METRICS_TOKEN") {
+            Ok(t) if t.trim().is_empty() => None,
+            Ok(t) if t.trim().len() < 24 => return Err(ConfigError::MetricsToken),
+            Ok(t) => Some(crate::auth::token::digest(&t)),
+            Err(_) => None,
+        };
+        Ok(ServeConfig {
+            addr: args.addr,
+            database_url,
+            data_dir,
+            site_root: args.site_root,
+            public_origin,
+            session_idle: hours(args.session_idle_hours, "ARBITER_SESSION_IDLE_HOURS")?,
+            session_max: hours(args.session_max_hours, "ARBITER_SESSION_MAX_HOURS")?,
+            retention: crate::retention::Retention::from_args(&args.retention),
+            metrics_token_digest,
+        })
     }
+
+    /// The base of links Arbiter prints: the public URL, or the address it listens on.
+    pub fn base_url(&self, bound: SocketAddr) -> String {
+        self.public_origin.clone().unwrap_or_else(|| format!("http://{bound}"))
+    }
+}
+
+/// `https://Host:443/` → `https://host:443`; anything with a path, query or user info is refused.
+fn parse_origin(url: &str) -> Result<String, ConfigError> {
+    let bad = || ConfigError::PublicUrl(url.to_string());
+    let (scheme, rest) = url.trim().split_once("://").ok_or_else(bad)?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(bad());
+    }
+    let host = rest.strip_suffix('/').unwrap_or(rest);
+    let valid = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c));
+    if !valid {
+        return Err(bad());
+    }
+    Ok(format!("{scheme}://{}", host.to_ascii_lowercase()))
 }
 
 impl StoreArgs {
@@ -63,6 +121,25 @@ mod tests {
             addr: "127.0.0.1:0".parse().unwrap(),
             store: StoreArgs { database_url: database_url.map(String::from), data_dir },
             site_root: "target/site".into(),
+            public_url: None,
+            session_idle_hours: 12,
+            session_max_hours: 168,
+            retention: crate::cli::RetentionArgs {
+                retain_logs_days: 30,
+                retain_artifacts_days: 90,
+                retain_worktrees_days: 2,
+                retain_binaries_days: 14,
+            },
+        }
+    }
+
+    #[test]
+    fn public_url_becomes_an_origin() {
+        assert_eq!(parse_origin("https://Arbiter.example.com/").unwrap(), "https://arbiter.example.com");
+        assert_eq!(parse_origin("http://10.0.0.5:8080").unwrap(), "http://10.0.0.5:8080");
+        for bad in ["arbiter.example.com", "ftp://x", "https://x/path", "https://user@x", "https://"] {
+            let err = parse_origin(bad).unwrap_err().to_string();
+            assert!(err.contains("ARBITER_PUBLIC_URL"), "{bad}: {err}");
         }
     }
 

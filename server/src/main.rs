@@ -1,17 +1,7 @@
 //! `arbiter`: the Arbiter server and command-line tool.
 
-mod auth;
-mod cli;
-mod compare;
-mod config;
-mod gate;
-mod hardening;
-mod health;
-mod serve;
-mod sessions;
-mod state;
-
 use clap::Parser;
+use server::{auth, cli, compare, gate, retention, serve};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -35,6 +25,9 @@ fn main() -> ExitCode {
         cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),
         cli::Command::User(cli::UserCommand::Add(args)) => exit_with(block_on(auth::users::add_user(args))),
         cli::Command::Token(cli::TokenCommand::Create(args)) => exit_with(block_on(auth::users::create_token(args))),
+        cli::Command::Token(cli::TokenCommand::List(args)) => exit_with(block_on(auth::users::list_tokens(args))),
+        cli::Command::Token(cli::TokenCommand::Revoke(args)) => exit_with(block_on(auth::users::revoke_token(args))),
+        cli::Command::Prune(args) => exit_with(block_on(retention::run(args))),
     }
 }
 
@@ -45,11 +38,6 @@ fn block_on(fut: impl std::future::Future<Output = Result<i32, String>>) -> Resu
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?
         .block_on(fut)
-}
-
-/// Reads an input file; the error names it.
-pub(crate) fn read_input(path: &std::path::Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
 }
 
 fn exit_with(result: Result<i32, String>) -> ExitCode {

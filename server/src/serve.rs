@@ -1,16 +1,22 @@
-//! `arbiter serve`: open the store, build the router, listen, and stop gracefully on SIGINT/SIGTERM.
+//! `arbiter serve`: open the store, refuse an unsafe start, build the router, listen, and stop
+//! gracefully on SIGINT/SIGTERM.
 
+use crate::auth::{csrf, login, policy, principal, setup, throttle, Principal};
 use crate::cli::ServeArgs;
 use crate::config::{ConfigError, ServeConfig};
-use crate::health;
 use crate::sessions::AnySessionStore;
-use crate::state::AppState;
+use crate::state::{AppState, AuthSettings};
+use crate::{api, downloads, health, metrics, retention};
 use app::{shell, App};
-use axum::routing::get;
+use axum::handler::Handler;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::{get, post};
 use axum::Router;
 use leptos::config::LeptosOptions;
-use leptos::prelude::provide_context;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos::prelude::{provide_context, use_context};
+use leptos_axum::{generate_route_list, LeptosRoutes, ResponseOptions};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use store::{Store, StoreError};
 use thiserror::Error;
@@ -24,7 +30,12 @@ pub enum ServeError {
     #[error("cannot create the sessions table: {0}")]
     Sessions(sqlx::Error),
     #[error("cannot listen on {addr}: {reason}. Set ARBITER_ADDR (or --addr) to a free address")]
-    Listen { addr: std::net::SocketAddr, reason: String },
+    Listen { addr: SocketAddr, reason: String },
+    #[error(
+        "refusing to serve on {0}: there is no admin account yet, and anyone who reaches this address could claim it. \
+         Create one first (`arbiter user add NAME --role admin`), or listen on 127.0.0.1 and use the one-time setup link"
+    )]
+    NoAdmin(SocketAddr),
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -32,6 +43,9 @@ pub enum ServeError {
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServeConfig::from_args(args)?;
     let store = Store::open(&config.database_url).await?;
+    if !config.addr.ip().is_loopback() && store.count_admins().await? == 0 {
+        return Err(ServeError::NoAdmin(config.addr));
+    }
     let sessions = AnySessionStore::for_store(&store).await.map_err(ServeError::Sessions)?;
     let listener =
         tokio::net::TcpListener::bind(config.addr).await.map_err(|e| ServeError::Listen { addr: config.addr, reason: e.to_string() })?;
@@ -39,34 +53,91 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if !config.site_root.join("pkg/arbiter.wasm").exists() {
         tracing::warn!(site_root = %config.site_root.display(), "no built site here: pages render but do not hydrate; run scripts/build-site.sh");
     }
-    let expiry = sessions.spawn_expiry(Duration::from_secs(3600));
-    let router = router(&config, store.clone(), sessions, addr);
+    let state = app_state(&config, store.clone(), addr);
+    if store.count_users().await? == 0 {
+        let secret = state.setup.issue();
+        // On the console only (not through the log): it is a one-time credential.
+        println!(
+            "\nArbiter has no users yet. Open this one-time link to create the first admin:\n\n    {}/setup?token={secret}\n",
+            state.auth.base_url
+        );
+    }
+    let background = [
+        sessions.spawn_expiry(Duration::from_secs(3600)),
+        retention::spawn(config.data_dir.clone(), store.clone(), config.retention, Duration::from_secs(3600)),
+    ];
+    let router = router(state, sessions, &config);
     tracing::info!(%addr, store = store.backend(), data_dir = %config.data_dir.display(), "Arbiter is serving on http://{addr}");
-    axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await?;
-    expiry.abort();
+    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
+    background.iter().for_each(|t| t.abort());
     store.close().await;
     tracing::info!("stopped");
     Ok(())
 }
 
-fn router(config: &ServeConfig, store: Store, sessions: AnySessionStore, addr: std::net::SocketAddr) -> Router {
+pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr) -> AppState {
     let leptos_options = LeptosOptions::builder()
         .output_name("arbiter")
         .site_root(config.site_root.to_string_lossy().as_ref())
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
-    let state = AppState { leptos_options: leptos_options.clone(), store: store.clone() };
-    let context = move || provide_context(store.clone());
+    AppState {
+        leptos_options,
+        store,
+        data_dir: config.data_dir.clone(),
+        auth: Arc::new(AuthSettings::from_config(config, addr)),
+        throttle: Arc::new(throttle::LoginThrottle::new(throttle::Limits::default())),
+        setup: Arc::new(setup::SetupLink::default()),
+        metrics: Arc::new(metrics::Metrics::default()),
+    }
+}
+
+/// The policy for pages: scripts only from this site or with this response's nonce (Leptos puts it
+/// on its hydration and resource scripts), WebAssembly allowed, nothing framed, forms to this site.
+fn page_csp(nonce: &str) -> String {
+    format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; \
+         connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'"
+    )
+}
+
+/// What every page render and server function finds in context: the store, the caller, and the CSP.
+fn leptos_context(store: Store) -> impl Fn() + Clone + Send + Sync + 'static {
+    move || {
+        provide_context(store.clone());
+        if let Some(parts) = use_context::<axum::http::request::Parts>() {
+            provide_context(parts.extensions.get::<Principal>().cloned().unwrap_or(Principal::Anonymous));
+        }
+        if let (Some(nonce), Some(response)) = (leptos::nonce::use_nonce(), use_context::<ResponseOptions>()) {
+            if let Ok(value) = axum::http::HeaderValue::from_str(&page_csp(&nonce.to_string())) {
+                response.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, value);
+            }
+        }
+    }
+}
+
+pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) -> Router {
+    let context = leptos_context(state.store.clone());
+    let options = state.leptos_options.clone();
+    let secure = config.public_origin.as_deref().is_some_and(|o| o.starts_with("https://"));
+    let fallback = leptos_axum::file_and_error_handler_with_context::<AppState, _>(context.clone(), shell).layer(from_fn(policy::fallback));
     let router = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .leptos_routes_with_context(&state, generate_route_list(App), context.clone(), {
-            let options = leptos_options.clone();
-            move || shell(options.clone())
-        })
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(context, shell))
-        .layer(sessions.layer());
+        .route("/metrics", get(metrics::scrape))
+        .route("/login", post(login::login))
+        .route("/logout", post(login::logout))
+        .route("/setup", post(setup::setup))
+        .route("/experiments/{id}/files/{*path}", get(downloads::download))
+        .merge(api::router())
+        .leptos_routes_with_context(&state, generate_route_list(App), context, move || shell(options.clone()))
+        .route_layer(from_fn(policy::authorize))
+        .fallback(fallback)
+        .layer(from_fn_with_state(state.clone(), csrf::check_origin))
+        .layer(from_fn_with_state(state.clone(), principal::authenticate))
+        .layer(sessions.layer(config.session_idle, secure))
+        .layer(from_fn_with_state(state.clone(), metrics::track));
     crate::hardening::apply(router).with_state(state)
 }
 

@@ -47,14 +47,16 @@ impl AnySessionStore {
         })
     }
 
-    /// Cookie policy: HttpOnly, SameSite=Lax, expiring after a week of inactivity.
-    pub fn layer(self) -> SessionManagerLayer<AnySessionStore> {
+    /// Cookie policy: HttpOnly, SameSite=Lax, Secure when users reach Arbiter over https, ending after
+    /// `idle` without a request (the absolute limit is checked at authentication).
+    pub fn layer(self, idle: Duration, secure: bool) -> SessionManagerLayer<AnySessionStore> {
+        let idle = tower_sessions::cookie::time::Duration::seconds(i64::try_from(idle.as_secs()).unwrap_or(i64::MAX));
         SessionManagerLayer::new(self)
             .with_name("arbiter_session")
             .with_http_only(true)
             .with_same_site(SameSite::Lax)
-            .with_secure(false)
-            .with_expiry(Expiry::OnInactivity(tower_sessions::cookie::time::Duration::days(7)))
+            .with_secure(secure)
+            .with_expiry(Expiry::OnInactivity(idle))
     }
 }
 

@@ -1,13 +1,47 @@
 //! What every request handler can reach, passed explicitly.
 
+use crate::auth::setup::SetupLink;
+use crate::auth::throttle::LoginThrottle;
+use crate::config::ServeConfig;
+use crate::metrics::Metrics;
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 use store::Store;
 
 #[derive(Clone, Debug)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub store: Store,
+    pub data_dir: PathBuf,
+    pub auth: Arc<AuthSettings>,
+    pub throttle: Arc<LoginThrottle>,
+    pub setup: Arc<SetupLink>,
+    pub metrics: Arc<Metrics>,
+}
+
+/// The access settings of a running server.
+#[derive(Debug, Clone)]
+pub struct AuthSettings {
+    /// The only origin accepted on state-changing browser requests; `None`: the request's own Host.
+    pub public_origin: Option<String>,
+    /// The base of printed and share links.
+    pub base_url: String,
+    pub session_max: Duration,
+    pub metrics_token_digest: Option<String>,
+}
+
+impl AuthSettings {
+    pub fn from_config(config: &ServeConfig, bound: std::net::SocketAddr) -> AuthSettings {
+        AuthSettings {
+            public_origin: config.public_origin.clone(),
+            base_url: config.base_url(bound),
+            session_max: config.session_max,
+            metrics_token_digest: config.metrics_token_digest.clone(),
+        }
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{free_port, serve_command, serve_expecting_failure, RunningServer};
+use common::{free_port, serve_command, serve_expecting_failure, RunningServer, TEST_PASSWORD};
 use judge::{ExperimentKind, Verdict};
 use serde_json::{json, Value};
 use store::experiments::InsertExperiment;
@@ -18,6 +18,10 @@ async fn serves_pages_health_and_readiness() {
     let tmp = tempfile::tempdir().unwrap();
     let server = RunningServer::start(&tmp.path().join("data"), None).await;
 
+    let (status, body) = server.get("/").await;
+    assert_eq!(status, 200);
+    assert!(body.contains("<h1>Sign in</h1>"), "anonymous visitors land on the sign-in page: {body}");
+    server.sign_in().await;
     let (status, body) = server.get("/").await;
     assert_eq!(status, 200);
     assert!(body.contains("<h1>Experiments</h1>"), "{body}");
@@ -76,6 +80,7 @@ async fn history_lists_and_filters_stored_experiments_and_survives_a_restart() {
     store.record_verdict(warp, Verdict::WarpWarn, &["get-4KiB/sync-off reqps -6.10%".into()], &json!({}), None).await.unwrap();
     store.close().await;
 
+    server.sign_in().await;
     let (_, all) = server.get("/experiments").await;
     assert!(all.contains("dedup map stage +27% CPU") && all.contains("s3 put path rewrite"), "{all}");
     assert!(all.contains("0123456789 → feature/faster-dedup"), "SHAs are shortened, refs kept");
@@ -91,6 +96,7 @@ async fn history_lists_and_filters_stored_experiments_and_survives_a_restart() {
 
     assert!(server.stop().success());
     let again = RunningServer::start(&data, None).await;
+    again.sign_in().await;
     let (_, after) = again.get("/experiments").await;
     assert!(after.contains("dedup map stage +27% CPU") && after.contains("s3 put path rewrite"), "data survives a restart");
     let (status, _) = again.get("/readyz").await;
@@ -107,6 +113,7 @@ async fn serves_from_postgres() {
     let (status, body) = server.get("/readyz").await;
     assert_eq!(status, 200);
     assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["store"], "postgres");
+    server.sign_in().await;
     let (_, page) = server.get("/").await;
     assert!(page.contains("kept in postgres"), "{page}");
     assert!(!tmp.path().join("data/arbiter.db").exists(), "no SQLite file when DATABASE_URL names Postgres");
@@ -151,4 +158,48 @@ fn bad_settings_are_refused_clearly() {
     let out = serve_expecting_failure(serve_command(&data, 1, None).args(["--addr", "localhost:http"]));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--addr"), "clap names the flag");
+}
+
+#[tokio::test]
+async fn first_run_prints_a_one_time_setup_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = RunningServer::start(&tmp.path().join("data"), None).await;
+    let log = server.log_text();
+    let link =
+        log.split_whitespace().find(|w| w.contains("/setup?token=")).unwrap_or_else(|| panic!("no setup link in: {log}")).to_string();
+    assert!(link.starts_with(&server.base), "{link}");
+    assert!(!log.lines().any(|l| l.contains("INFO") && l.contains("token=")), "the link is printed, never logged");
+    let token = link.split("token=").nth(1).unwrap().to_string();
+
+    let (status, page) = server.get(link.strip_prefix(&server.base).unwrap()).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("Create the first admin"), "{page}");
+    let post = |fields: Vec<(&'static str, String)>| {
+        let client = server.client.clone();
+        let url = format!("{}/setup", server.base);
+        let origin = server.base.clone();
+        async move { client.post(url).header("origin", origin).form(&fields).send().await.unwrap() }
+    };
+    let form = |again: &str| {
+        vec![("token", token.clone()), ("username", "root".into()), ("password", TEST_PASSWORD.into()), ("again", again.into())]
+    };
+    // A typo hands the link back, with the problem named.
+    let r = post(form("a different passphrase")).await;
+    assert!(r.url().query().unwrap_or("").contains("differ"), "{}", r.url());
+    let r = post(form(TEST_PASSWORD)).await;
+    assert_eq!(r.url().path(), "/experiments", "created and signed in");
+    assert!(r.text().await.unwrap().contains("<h1>Experiments</h1>"));
+    let r = post(form(TEST_PASSWORD)).await;
+    assert_eq!(r.status().as_u16(), 403, "the link works once");
+    assert!(server.stop().success());
+}
+
+#[test]
+fn refuses_a_public_address_without_an_admin() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(common::BIN);
+    cmd.arg("serve").arg("--addr").arg(format!("0.0.0.0:{}", free_port())).arg("--data-dir").arg(tmp.path().join("data"));
+    cmd.env_remove("DATABASE_URL").env_remove("ARBITER_ADDR");
+    let out = serve_expecting_failure(&mut cmd);
+    assert_refused(&out, &["refusing to serve on 0.0.0.0", "no admin", "arbiter user add NAME --role admin"]);
 }

@@ -211,6 +211,14 @@ impl Store {
         row.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?.try_into()
     }
 
+    /// Who launched the experiment (`None` when unknown), or NotFound.
+    pub async fn experiment_owner(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        let row: Option<(Option<i64>,)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT launched_by FROM experiments WHERE id = $1").bind(id).fetch_optional(pool).await
+        })?;
+        row.map(|r| r.0).ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })
+    }
+
     /// The experiment's arms in plan order: (id, name, role, sha).
     pub async fn arms(&self, experiment_id: i64) -> Result<Vec<(i64, String, String, Option<String>)>, StoreError> {
         Ok(on_pool!(self, pool => {

@@ -4,6 +4,7 @@
 //! pool the [`Store`] holds (see [`on_pool!`]). Times are Unix epoch milliseconds; JSON documents are TEXT.
 //! One file per table family.
 
+pub mod artifacts;
 mod connect;
 mod error;
 pub mod experiments;

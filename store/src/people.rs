@@ -76,12 +76,28 @@ pub struct AuditEntry {
     pub detail: serde_json::Value,
 }
 
+/// How stale a token's last-used time may get before a use rewrites it.
+const TOUCH_EVERY_MS: i64 = 60_000;
+
 type UserRow = (i64, String, String, String, i64, Option<i64>);
 type TokenRow = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<i64>);
 type AuditRow = (i64, i64, Option<String>, String, String, Option<String>, String);
 
 fn user(r: UserRow) -> Result<User, StoreError> {
     Ok(User { id: r.0, username: r.1, password_hash: r.2, role: r.3.parse()?, created_at: r.4, disabled_at: r.5 })
+}
+
+fn api_token(r: TokenRow) -> Result<ApiToken, StoreError> {
+    Ok(ApiToken {
+        id: r.0,
+        user_id: r.1,
+        name: r.2,
+        role: r.3.parse()?,
+        created_at: r.4,
+        expires_at: r.5,
+        revoked_at: r.6,
+        last_used_at: r.7,
+    })
 }
 
 impl Store {
@@ -101,6 +117,47 @@ impl Store {
                 .bind(username).fetch_optional(pool).await
         })?;
         row.map(user).transpose()
+    }
+
+    pub async fn user_by_id(&self, id: i64) -> Result<Option<User>, StoreError> {
+        let row: Option<UserRow> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT id, username, password_hash, role, created_at, disabled_at FROM users WHERE id = $1")
+                .bind(id).fetch_optional(pool).await
+        })?;
+        row.map(user).transpose()
+    }
+
+    pub async fn list_users(&self) -> Result<Vec<User>, StoreError> {
+        let rows: Vec<UserRow> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT id, username, password_hash, role, created_at, disabled_at FROM users ORDER BY username")
+                .fetch_all(pool).await
+        })?;
+        rows.into_iter().map(user).collect()
+    }
+
+    /// Active (not disabled) admins.
+    pub async fn count_admins(&self) -> Result<i64, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled_at IS NULL").fetch_one(pool).await
+        })?)
+    }
+
+    /// Changes a user's role and/or disables (`Some(true)`) or re-enables (`Some(false)`) the account.
+    pub async fn update_user(&self, id: i64, role: Option<Role>, disabled: Option<bool>) -> Result<(), StoreError> {
+        let now = now_ms();
+        let n = on_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE users SET role = COALESCE($1, role), \
+                 disabled_at = CASE WHEN $2 = 1 THEN COALESCE(disabled_at, $3) WHEN $2 = 0 THEN NULL ELSE disabled_at END \
+                 WHERE id = $4",
+            )
+            .bind(role.map(Role::as_str)).bind(disabled.map(i64::from)).bind(now).bind(id)
+            .execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        if n == 0 {
+            return Err(StoreError::NotFound { what: "user", key: id.to_string() });
+        }
+        Ok(())
     }
 
     pub async fn count_users(&self) -> Result<i64, StoreError> {
@@ -125,30 +182,41 @@ impl Store {
         })?)
     }
 
-    /// Looks a token up by its hash and stamps its last use. Revoked and expired tokens are returned too
-    /// (check [`ApiToken::is_usable`]) so the caller can say why a token was refused.
+    /// Looks a token up by its hash and stamps its last use (at most once a minute, so that busy readers
+    /// do not turn every request into a write). Revoked and expired tokens are returned too (check
+    /// [`ApiToken::is_usable`]) so the caller can say why a token was refused.
     pub async fn touch_api_token(&self, token_hash: &str) -> Result<Option<ApiToken>, StoreError> {
         let now = now_ms();
         let row: Option<TokenRow> = on_pool!(self, pool => {
             sqlx::query_as(
-                "UPDATE api_tokens SET last_used_at = $1 WHERE token_hash = $2 \
-                 RETURNING id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at",
+                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at FROM api_tokens WHERE token_hash = $1",
             )
-            .bind(now).bind(token_hash).fetch_optional(pool).await
+            .bind(token_hash).fetch_optional(pool).await
         })?;
-        row.map(|r| {
-            Ok(ApiToken {
-                id: r.0,
-                user_id: r.1,
-                name: r.2,
-                role: r.3.parse()?,
-                created_at: r.4,
-                expires_at: r.5,
-                revoked_at: r.6,
-                last_used_at: r.7,
-            })
-        })
-        .transpose()
+        let Some(mut token) = row.map(api_token).transpose()? else { return Ok(None) };
+        if token.is_usable(now) && token.last_used_at.is_none_or(|t| now - t >= TOUCH_EVERY_MS) {
+            on_pool!(self, pool => sqlx::query("UPDATE api_tokens SET last_used_at = $1 WHERE id = $2").bind(now).bind(token.id).execute(pool).await.map(|r| r.rows_affected()))?;
+            token.last_used_at = Some(now);
+        }
+        Ok(Some(token))
+    }
+
+    /// API tokens, newest first: one user's, or everyone's with `None`.
+    pub async fn list_api_tokens(&self, user_id: Option<i64>) -> Result<Vec<ApiToken>, StoreError> {
+        let rows: Vec<TokenRow> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at FROM api_tokens \
+                 WHERE $1 IS NULL OR user_id = $1 ORDER BY created_at DESC, id DESC",
+            )
+            .bind(user_id).fetch_all(pool).await
+        })?;
+        rows.into_iter().map(api_token).collect()
+    }
+
+    /// Sets (or clears) when a token expires.
+    pub async fn set_api_token_expiry(&self, id: i64, expires_at: Option<i64>) -> Result<(), StoreError> {
+        on_pool!(self, pool => sqlx::query("UPDATE api_tokens SET expires_at = $1 WHERE id = $2").bind(expires_at).bind(id).execute(pool).await.map(|r| r.rows_affected()))?;
+        Ok(())
     }
 
     pub async fn revoke_api_token(&self, id: i64) -> Result<(), StoreError> {
@@ -177,6 +245,14 @@ impl Store {
     pub async fn share_token_experiment(&self, token_hash: &str) -> Result<Option<i64>, StoreError> {
         Ok(on_pool!(self, pool => {
             sqlx::query_scalar("SELECT experiment_id FROM share_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
+                .bind(token_hash).fetch_optional(pool).await
+        })?)
+    }
+
+    /// One share token's id by its hash, whether or not it is revoked.
+    pub async fn share_token_by_hash(&self, token_hash: &str) -> Result<Option<(i64, i64, Option<i64>)>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as("SELECT id, experiment_id, revoked_at FROM share_tokens WHERE token_hash = $1")
                 .bind(token_hash).fetch_optional(pool).await
         })?)
     }

@@ -104,6 +104,13 @@ impl Store {
         rows.into_iter().map(Trial::try_from).collect()
     }
 
+    /// How many trials are in each state (states with none are left out): the metrics' queue depth.
+    pub async fn trial_state_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as("SELECT state, COUNT(*) FROM trials GROUP BY state ORDER BY state").fetch_all(pool).await
+        })?)
+    }
+
     /// Atomically takes the oldest queued trial for `worker`. Two workers never get the same trial:
     /// the UPDATE re-checks `state = 'queued'`, so a loser of the race gets nothing and asks again.
     pub async fn claim_next_trial(&self, worker: &str) -> Result<Option<Trial>, StoreError> {

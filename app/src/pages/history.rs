@@ -27,6 +27,24 @@ pub struct HistoryRow {
     pub created_at: i64,
 }
 
+#[cfg(feature = "ssr")]
+impl From<store::experiments::ExperimentSummary> for HistoryRow {
+    fn from(e: store::experiments::ExperimentSummary) -> Self {
+        HistoryRow {
+            id: e.id,
+            kind: e.kind,
+            title: e.title,
+            status: e.status,
+            verdict: e.verdict,
+            suite: e.suite,
+            base_ref: e.base_ref,
+            head_ref: e.head_ref,
+            launched_by: e.launched_by,
+            created_at: e.created_at,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryView {
     pub rows: Vec<HistoryRow>,
@@ -84,10 +102,11 @@ fn encode(v: &str) -> String {
 }
 
 // JSON input: a URL-encoded body cannot tell an all-empty filter from a missing one.
-#[server(input = Json)]
+#[server(prefix = "/fn", endpoint = "history", input = Json)]
 pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFnError> {
     use crate::error::bad_request;
     use store::experiments::{HistoryCursor, HistoryQuery};
+    crate::auth::require(crate::auth::Role::Viewer)?;
     fn parse<T: std::str::FromStr<Err = judge::ParseVocabError>>(v: &Option<String>) -> Result<Option<T>, ServerFnError> {
         v.as_deref().map(str::parse).transpose().map_err(bad_request)
     }
@@ -112,22 +131,7 @@ pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFn
         ServerFnError::new("the experiment history could not be read; the server log has the details")
     })?;
     Ok(HistoryView {
-        rows: page
-            .experiments
-            .into_iter()
-            .map(|e| HistoryRow {
-                id: e.id,
-                kind: e.kind,
-                title: e.title,
-                status: e.status,
-                verdict: e.verdict,
-                suite: e.suite,
-                base_ref: e.base_ref,
-                head_ref: e.head_ref,
-                launched_by: e.launched_by,
-                created_at: e.created_at,
-            })
-            .collect(),
+        rows: page.experiments.into_iter().map(HistoryRow::from).collect(),
         older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)),
     })
 }

@@ -1,6 +1,8 @@
 //! One module per route family.
 
+pub mod experiment;
 pub mod history;
 pub mod launch;
+pub mod login;
 pub mod not_found;
 pub mod trends;

@@ -12,7 +12,13 @@ pub struct RunningServer {
     pub child: Child,
     pub base: String,
     pub log: PathBuf,
+    pub data_dir: PathBuf,
+    pub database_url: Option<String>,
+    /// Keeps the session cookie once [`RunningServer::sign_in`] ran.
+    pub client: reqwest::Client,
 }
+
+pub const TEST_PASSWORD: &str = "a long test passphrase";
 
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -41,7 +47,15 @@ impl RunningServer {
             .stderr(Stdio::from(file))
             .spawn()
             .expect("spawn arbiter");
-        let server = RunningServer { child, base: format!("http://127.0.0.1:{port}"), log };
+        let client = reqwest::Client::builder().cookie_store(true).build().unwrap();
+        let server = RunningServer {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            log,
+            data_dir: data_dir.to_path_buf(),
+            database_url: database_url.map(str::to_string),
+            client,
+        };
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Ok(r) = reqwest::get(format!("{}/healthz", server.base)).await {
@@ -58,9 +72,36 @@ impl RunningServer {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// GET as this server's client (signed in after [`RunningServer::sign_in`]), following redirects.
     pub async fn get(&self, path: &str) -> (u16, String) {
-        let r = reqwest::get(format!("{}{path}", self.base)).await.unwrap();
+        let r = self.client.get(format!("{}{path}", self.base)).send().await.unwrap();
         (r.status().as_u16(), r.text().await.unwrap())
+    }
+
+    /// Creates the admin `tester` with the real CLI (unless it exists) and signs the client in.
+    pub async fn sign_in(&self) {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["user", "add", "tester", "--role", "admin", "--data-dir"]).arg(&self.data_dir);
+        cmd.env_remove("DATABASE_URL");
+        if let Some(url) = &self.database_url {
+            cmd.arg("--database-url").arg(url);
+        }
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        use std::io::Write;
+        writeln!(child.stdin.take().unwrap(), "{TEST_PASSWORD}").unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() || stderr.contains("already exists"), "user add failed: {stderr}");
+        let r = self
+            .client
+            .post(format!("{}/login", self.base))
+            .header("origin", &self.base)
+            .form(&[("username", "tester"), ("password", TEST_PASSWORD)])
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "sign-in failed: {} {}", r.status(), r.text().await.unwrap_or_default());
+        assert!(r.url().path() == "/experiments", "sign-in lands on the experiments: {}", r.url());
     }
 
     /// SIGTERM, then the exit status (graceful shutdown must finish within 20 s).
@@ -100,3 +141,4 @@ pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+pub mod test_app;

@@ -1,0 +1,57 @@
+//! Sign-in and first-run setup. Both are plain HTML forms posted to the server (they work before the
+//! page hydrates and without JavaScript); the server answers with a redirect, carrying any error back
+//! in the query string.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+/// Only same-site paths are followed after sign-in (never `//host` or `https://…`).
+pub fn safe_next(next: Option<String>) -> String {
+    next.filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\')).unwrap_or_else(|| "/experiments".to_string())
+}
+
+#[component]
+pub fn LoginPage() -> impl IntoView {
+    let query = use_query_map();
+    let error = move || query.read().get("error");
+    let next = move || safe_next(query.read().get("next"));
+    view! {
+        <Title text="Sign in" />
+        <section class="auth">
+            <h1>"Sign in"</h1>
+            {move || error().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <form method="post" action="/login" class="stack">
+                <input type="hidden" name="next" value=next />
+                <label>"User name" <input name="username" autocomplete="username" required autofocus /></label>
+                <label>"Password" <input name="password" type="password" autocomplete="current-password" required /></label>
+                <button type="submit">"Sign in"</button>
+            </form>
+            <p class="muted">"No account? An admin creates one with " <code>"arbiter user add NAME --role viewer"</code> "."</p>
+        </section>
+    }
+}
+
+#[component]
+pub fn SetupPage() -> impl IntoView {
+    let query = use_query_map();
+    let error = move || query.read().get("error");
+    let token = move || query.read().get("token").unwrap_or_default();
+    view! {
+        <Title text="First-run setup" />
+        <section class="auth">
+            <h1>"Create the first admin"</h1>
+            <p>"This link works once: the account you create here administers this Arbiter."</p>
+            {move || error().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <form method="post" action="/setup" class="stack">
+                <input type="hidden" name="token" value=token />
+                <label>"User name" <input name="username" autocomplete="username" required autofocus /></label>
+                <label>"Password (at least 12 characters)"
+                    <input name="password" type="password" autocomplete="new-password" required minlength="12" />
+                </label>
+                <label>"Password again" <input name="again" type="password" autocomplete="new-password" required /></label>
+                <button type="submit">"Create admin and sign in"</button>
+            </form>
+        </section>
+    }
+}

@@ -1,0 +1,16 @@
+//! The REST API under `/api/v1`: one module per resource, each with its own `router()`. Every route
+//! is listed in `auth::policy::RULES`; handlers get the caller as `Extension<Principal>`.
+
+pub mod audit;
+pub mod error;
+pub mod experiments;
+pub mod shares;
+pub mod tokens;
+pub mod users;
+
+use crate::state::AppState;
+use axum::Router;
+
+pub fn router() -> Router<AppState> {
+    Router::new().merge(experiments::router()).merge(shares::router()).merge(tokens::router()).merge(users::router()).merge(audit::router())
+}

@@ -1,0 +1,79 @@
+//! API tokens: `GET /api/v1/tokens` (your own; `?all=true` for an admin), `POST` (shown once),
+//! `DELETE /api/v1/tokens/{id}` (your own, or any for an admin). Secrets are never listed.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::users::issue_api_token;
+use crate::auth::Principal;
+use crate::state::AppState;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get};
+use axum::{Extension, Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use store::people::{ApiToken, Role};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/v1/tokens", get(list).post(create)).route("/api/v1/tokens/{id}", delete(revoke))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListParams {
+    #[serde(default)]
+    all: bool,
+}
+
+async fn list(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    params: Result<Query<ListParams>, QueryRejection>,
+) -> ApiResult<Json<Vec<ApiToken>>> {
+    let (me, role) = require(&principal, Role::Launcher)?;
+    let all = params?.0.all;
+    if all && role != Role::Admin {
+        return Err(ApiError::Forbidden("only an admin lists everyone's tokens".into()));
+    }
+    Ok(Json(state.store.list_api_tokens(if all { None } else { Some(me) }).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewToken {
+    name: String,
+    #[serde(default)]
+    role: Option<Role>,
+    #[serde(default)]
+    expires_in_days: Option<u32>,
+}
+
+async fn create(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    body: Result<Json<NewToken>, JsonRejection>,
+) -> ApiResult<Response> {
+    let (me, acting_role) = require(&principal, Role::Launcher)?;
+    let Json(new) = body?;
+    let user = state.store.user_by_id(me).await?.ok_or_else(|| ApiError::Unauthorized("your account is gone".into()))?;
+    let role = new.role.unwrap_or(Role::Launcher);
+    // A token made with a narrower token is no wider than it.
+    if role > acting_role {
+        return Err(ApiError::Forbidden(format!("you act as {}; a new token cannot be {}", acting_role.as_str(), role.as_str())));
+    }
+    let (id, secret) = issue_api_token(&state.store, Some(me), &user, &new.name, role, new.expires_in_days).await?;
+    Ok((StatusCode::CREATED, Json(json!({"id": id, "name": new.name.trim(), "role": role, "token": secret}))).into_response())
+}
+
+async fn revoke(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+    let (me, role) = require(&principal, Role::Launcher)?;
+    let owned = state.store.list_api_tokens(Some(me)).await?.iter().any(|t| t.id == id);
+    if !owned && role != Role::Admin {
+        return Err(ApiError::NotFound(format!("no API token {id} of yours")));
+    }
+    state.store.revoke_api_token(id).await?;
+    state.store.audit(Some(me), "token.revoke", &format!("api_token:{id}"), None, &json!({})).await?;
+    Ok(Json(json!({"id": id, "revoked": true})))
+}

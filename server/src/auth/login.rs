@@ -1,0 +1,80 @@
+//! `POST /login` and `POST /logout`. Sign-in checks the throttle, verifies the argon2 hash off the async
+//! threads, then rotates the session id (no session fixation) and records the user and the time.
+
+use super::{password, SessionUser, SESSION_USER};
+use crate::api::error::ApiError;
+use crate::auth::policy::encode;
+use crate::state::AppState;
+use axum::extract::{ConnectInfo, State};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Form;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::sync::OnceLock;
+use tower_sessions::Session;
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    pub username: String,
+    pub password: String,
+    #[serde(default)]
+    pub next: Option<String>,
+}
+
+/// A hash to verify against when the user does not exist, so that a wrong name costs as much time as
+/// a wrong password and response times do not reveal which names exist.
+fn decoy_hash() -> &'static str {
+    static DECOY: OnceLock<String> = OnceLock::new();
+    DECOY.get_or_init(|| password::hash(&super::token::generate()).unwrap_or_default())
+}
+
+fn back_to_login(error: &str, next: &str) -> Response {
+    Redirect::to(&format!("/login?error={}&next={}", encode(error), encode(next))).into_response()
+}
+
+pub async fn login(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    session: Session,
+    Form(form): Form<LoginForm>,
+) -> Result<Response, ApiError> {
+    let next = app::pages::login::safe_next(form.next.clone());
+    let name = form.username.trim().to_string();
+    if let Err(wait) = state.throttle.check(&name, peer.ip()) {
+        tracing::warn!(user = %name, addr = %peer.ip(), "sign-in throttled");
+        return Err(ApiError::TooMany {
+            message: format!("too many failed sign-ins; try again in {} s", wait.as_secs().max(1)),
+            retry_after_secs: wait.as_secs().max(1),
+        });
+    }
+    let user = state.store.user_by_name(&name).await?;
+    let stored = user.as_ref().map(|u| u.password_hash.clone()).unwrap_or_else(|| decoy_hash().to_string());
+    let typed = form.password;
+    let matches = tokio::task::spawn_blocking(move || password::verify(&typed, &stored))
+        .await
+        .map_err(|e| ApiError::Internal(format!("password check: {e}")))?;
+    let user = match user {
+        Some(u) if matches && u.disabled_at.is_none() => u,
+        _ => {
+            state.throttle.failed(&name, peer.ip());
+            tracing::info!(user = %name, addr = %peer.ip(), "sign-in failed");
+            return Ok(back_to_login("wrong user name or password", &next));
+        }
+    };
+    state.throttle.succeeded(&name);
+    start_session(&session, user.id).await?;
+    tracing::info!(user = %user.username, "signed in");
+    Ok(Redirect::to(&next).into_response())
+}
+
+/// Gives the browser a fresh session id, then binds the user to it.
+pub async fn start_session(session: &Session, user_id: i64) -> Result<(), ApiError> {
+    let err = |e: tower_sessions::session::Error| ApiError::Internal(format!("session store: {e}"));
+    session.cycle_id().await.map_err(err)?;
+    session.insert(SESSION_USER, SessionUser { user_id, login_at: store::now_ms() }).await.map_err(err)
+}
+
+pub async fn logout(session: Session) -> Result<Response, ApiError> {
+    session.flush().await.map_err(|e| ApiError::Internal(format!("session store: {e}")))?;
+    Ok(Redirect::to("/login").into_response())
+}

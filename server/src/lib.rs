@@ -1,0 +1,22 @@
+//! The `arbiter` binary's library: the web server, its API and auth, and the command-line actions.
+//! `main.rs` only parses the command line; the integration tests build the same router in-process.
+
+pub mod api;
+pub mod auth;
+pub mod cli;
+pub mod compare;
+pub mod config;
+pub mod downloads;
+pub mod gate;
+pub mod hardening;
+pub mod health;
+pub mod metrics;
+pub mod retention;
+pub mod serve;
+pub mod sessions;
+pub mod state;
+
+/// Reads an input file; the error names it.
+pub fn read_input(path: &std::path::Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}

@@ -1,0 +1,240 @@
+//! `TestApp`: the real router with its real middleware on a real SQLite store in a temp dir, served
+//! in-process on a loopback port; clients signed in as any role, API tokens, share links.
+//!
+//! ```ignore
+//! let app = TestApp::builder().start().await;
+//! let viewer = app.signed_in(Role::Viewer).await;
+//! assert_eq!(viewer.get("/api/v1/experiments").await.status, 200);
+//! ```
+
+use reqwest::redirect::Policy;
+use serde_json::Value;
+use server::auth::throttle::Limits;
+use server::cli::{RetentionArgs, ServeArgs, StoreArgs};
+use server::config::ServeConfig;
+use server::sessions::AnySessionStore;
+use server::state::AppState;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use store::people::Role;
+use store::Store;
+
+pub const PASSWORD: &str = "a long test passphrase";
+
+pub struct TestAppBuilder {
+    limits: Limits,
+    public_url: Option<String>,
+    session_max: Option<std::time::Duration>,
+    metrics_token: Option<String>,
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub state: AppState,
+    pub store: Store,
+    pub dir: tempfile::TempDir,
+    server: tokio::task::JoinHandle<()>,
+    next_user: AtomicU32,
+}
+
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+    pub fn location(&self) -> Option<&str> {
+        self.headers.get("location").and_then(|v| v.to_str().ok())
+    }
+}
+
+/// An HTTP client as one caller: its own cookie jar, optionally a bearer token, and (like a browser
+/// on our pages) our Origin on every request unless `origin` says otherwise.
+pub struct Client {
+    pub http: reqwest::Client,
+    pub jar: Arc<reqwest::cookie::Jar>,
+    pub base: String,
+    pub bearer: Option<String>,
+    pub origin: Option<String>,
+}
+
+impl Client {
+    fn new(base: &str) -> Client {
+        let jar = Arc::new(reqwest::cookie::Jar::default());
+        let http = reqwest::Client::builder().redirect(Policy::none()).cookie_provider(jar.clone()).build().unwrap();
+        Client { http, jar, base: base.to_string(), bearer: None, origin: Some(base.to_string()) }
+    }
+
+    /// The session cookie's value, if the server set one.
+    pub fn session_cookie(&self) -> Option<String> {
+        use reqwest::cookie::CookieStore;
+        let url = self.base.parse().unwrap();
+        let header = self.jar.cookies(&url)?;
+        header.to_str().ok()?.split("; ").find_map(|c| c.strip_prefix("arbiter_session=")).map(str::to_string)
+    }
+
+    pub async fn send(&self, method: reqwest::Method, path: &str, body: Option<Body>) -> Reply {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(origin) = &self.origin {
+            req = req.header("origin", origin);
+        }
+        if let Some(token) = &self.bearer {
+            req = req.bearer_auth(token);
+        }
+        req = match body {
+            Some(Body::Json(v)) => req.json(&v),
+            Some(Body::Form(pairs)) => req.form(&pairs),
+            Some(Body::Raw(content_type, bytes)) => req.header("content-type", content_type).body(bytes),
+            None => req,
+        };
+        let r = req.send().await.unwrap();
+        let status = r.status().as_u16();
+        let headers = r.headers().clone();
+        Reply { status, headers, text: r.text().await.unwrap_or_default() }
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+    pub async fn post_json(&self, path: &str, body: Value) -> Reply {
+        self.send(reqwest::Method::POST, path, Some(Body::Json(body))).await
+    }
+    pub async fn post_form(&self, path: &str, pairs: &[(&str, &str)]) -> Reply {
+        let pairs = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.send(reqwest::Method::POST, path, Some(Body::Form(pairs))).await
+    }
+}
+
+pub enum Body {
+    Json(Value),
+    Form(Vec<(String, String)>),
+    Raw(&'static str, Vec<u8>),
+}
+
+impl TestApp {
+    pub fn builder() -> TestAppBuilder {
+        TestAppBuilder {
+            limits: Limits { per_account: 1000, per_address: 1000, window: std::time::Duration::from_secs(60) },
+            public_url: None,
+            session_max: None,
+            metrics_token: None,
+        }
+    }
+
+    /// A client with no credentials.
+    pub fn anonymous(&self) -> Client {
+        Client::new(&self.base)
+    }
+
+    /// A new user of this role (name `<role>-<n>`); returns (id, name).
+    pub async fn user(&self, role: Role) -> (i64, String) {
+        let n = self.next_user.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{}-{n}", role.as_str());
+        let id = server::auth::users::create_user(&self.store, None, &name, role, PASSWORD, "test").await.unwrap();
+        (id, name)
+    }
+
+    /// Signs in through the real form post; panics unless it worked.
+    pub async fn sign_in(&self, name: &str) -> Client {
+        let client = self.anonymous();
+        let r = client.post_form("/login", &[("username", name), ("password", PASSWORD), ("next", "/experiments")]).await;
+        assert_eq!((r.status, r.location()), (303, Some("/experiments")), "sign-in of {name} failed: {}", r.text);
+        client
+    }
+
+    /// A browser session of a new user of this role.
+    pub async fn signed_in(&self, role: Role) -> Client {
+        let (_, name) = self.user(role).await;
+        self.sign_in(&name).await
+    }
+
+    /// A client with a fresh API token of `role` for a new user of the same role.
+    pub async fn with_token(&self, role: Role) -> (Client, i64) {
+        let (id, _) = self.user(role).await;
+        let user = self.store.user_by_id(id).await.unwrap().unwrap();
+        let (token_id, secret) = server::auth::users::issue_api_token(&self.store, Some(id), &user, "test", role, None).await.unwrap();
+        let mut c = self.anonymous();
+        c.bearer = Some(secret);
+        c.origin = None;
+        (c, token_id)
+    }
+
+    /// A share link's secret for an experiment (as `POST …/shares` makes it).
+    pub async fn share(&self, experiment_id: i64) -> String {
+        let secret = server::auth::token::generate();
+        self.store.insert_share_token(experiment_id, &server::auth::token::digest(&secret), None).await.unwrap();
+        secret
+    }
+
+    /// An experiment launched by `launched_by`.
+    pub async fn experiment(&self, title: &str, launched_by: Option<i64>) -> i64 {
+        let mut new = store::testing::sample_experiment(judge::ExperimentKind::Pipeline, title);
+        new.launched_by = launched_by;
+        self.store.insert_experiment(&new).await.unwrap()
+    }
+}
+
+impl TestAppBuilder {
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+    pub fn public_url(mut self, url: &str) -> Self {
+        self.public_url = Some(url.to_string());
+        self
+    }
+    pub fn metrics_token(mut self, secret: &str) -> Self {
+        self.metrics_token = Some(secret.to_string());
+        self
+    }
+    /// The absolute session limit (the command line takes hours; tests need less).
+    pub fn session_max(mut self, limit: std::time::Duration) -> Self {
+        self.session_max = Some(limit);
+        self
+    }
+
+    pub async fn start(self) -> TestApp {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ServeArgs {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            store: StoreArgs { database_url: None, data_dir: dir.path().join("data") },
+            site_root: dir.path().join("site"),
+            public_url: self.public_url,
+            session_idle_hours: 12,
+            session_max_hours: 168,
+            retention: RetentionArgs {
+                retain_logs_days: 30,
+                retain_artifacts_days: 90,
+                retain_worktrees_days: 2,
+                retain_binaries_days: 14,
+            },
+        };
+        let mut config = ServeConfig::from_args(args).unwrap();
+        config.metrics_token_digest = self.metrics_token.as_deref().map(server::auth::token::digest);
+        if let Some(limit) = self.session_max {
+            config.session_max = limit;
+        }
+        let store = Store::open(&config.database_url).await.unwrap();
+        let sessions = AnySessionStore::for_store(&store).await.unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let mut state = server::serve::app_state(&config, store.clone(), addr);
+        state.throttle = Arc::new(server::auth::throttle::LoginThrottle::new(self.limits));
+        let router = server::serve::router(state.clone(), sessions, &config);
+        let server = tokio::spawn(async move {
+            axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
+        });
+        TestApp { base: format!("http://{addr}"), state, store, dir, server, next_user: AtomicU32::new(1) }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
