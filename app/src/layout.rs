@@ -37,7 +37,8 @@ fn UserMenu() -> impl IntoView {
                 match me.await {
                     Ok(Some(user)) => view! {
                         <form class="user" method="post" action="/logout">
-                            <span title=format!("role: {}", user.role)>{user.name}</span>
+                            {(user.role == "admin").then(|| view! { <a href="/admin">"Admin"</a> })}
+                            <a href="/account" title=format!("role: {}", user.role)>{user.name.clone()}</a>
                             <button type="submit">"Sign out"</button>
                         </form>
                     }.into_any(),

@@ -19,6 +19,8 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, Link, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
+use pages::account::AccountPage;
+use pages::admin::AdminPage;
 use pages::experiment::ExperimentPage;
 use pages::login::{LoginPage, SetupPage};
 use pages::{history::HistoryPage, launch::LaunchPage, not_found::NotFound, trends::TrendsPage};
@@ -59,6 +61,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/experiments/:id") view=ExperimentPage ssr=SsrMode::Async />
                     <Route path=path!("/launch") view=LaunchPage />
                     <Route path=path!("/trends") view=TrendsPage />
+                    <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async />
+                    <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=LoginPage />
                     <Route path=path!("/setup") view=SetupPage />
                 </Routes>

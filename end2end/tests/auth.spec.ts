@@ -18,6 +18,10 @@ test("anonymous visitors are sent to sign in, and come back where they were goin
 
   const header = page.locator("header form.user");
   await expect(header).toContainText("e2e-viewer");
+  await header.getByRole("link", { name: "e2e-viewer" }).click();
+  await expect(page).toHaveURL(/\/account$/);
+  await expect(page.getByText("Signed in as e2e-viewer (viewer).")).toBeVisible();
+  await expect(page.getByText("You have no API tokens.")).toBeVisible();
   await header.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/login$/);
   await page.goto("/experiments");

@@ -31,4 +31,6 @@ export async function signIn(page: Page, user: string, next = "/experiments") {
   await page.getByLabel("Password").fill(PASSWORD);
   await page.getByRole("button", { name: "Sign in" }).click();
   await expect(page).toHaveURL(new RegExp(next.replace(/[/?]/g, "\\$&") + "$"));
+  // Let the bundle finish loading, so that a navigation right after does not abort it.
+  await page.waitForLoadState("networkidle");
 }

@@ -27,6 +27,16 @@ impl MakeRequestId for RequestIds {
     }
 }
 
+/// The path as it may appear in a log: a share link's secret is cut off (query strings, where `?share=`
+/// and the setup token travel, are never logged).
+pub fn loggable_path(path: &str) -> &str {
+    if path.starts_with("/share/") {
+        "/share/…"
+    } else {
+        path
+    }
+}
+
 pub fn apply<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
     let x_request_id = HeaderName::from_static("x-request-id");
     let prefix =
@@ -40,8 +50,17 @@ pub fn apply<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
         .layer(header(header::REFERRER_POLICY, "same-origin"))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", id, method = %req.method(), path = %req.uri().path())
+            tracing::info_span!("request", id, method = %req.method(), path = %loggable_path(req.uri().path()))
         }))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(SetRequestIdLayer::new(x_request_id, RequestIds { prefix, next: Arc::new(AtomicU64::new(1)) }))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn share_secrets_stay_out_of_logs() {
+        assert_eq!(super::loggable_path("/share/arb_secret"), "/share/…");
+        assert_eq!(super::loggable_path("/experiments/3"), "/experiments/3");
+    }
 }

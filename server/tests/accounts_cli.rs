@@ -98,3 +98,31 @@ mod sha2_digest {
         String::from_utf8_lossy(&o.stdout).split_whitespace().next().unwrap().to_string()
     }
 }
+
+#[tokio::test]
+async fn tokens_are_listed_without_secrets_and_revoked_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = arbiter(dir.path(), &["user", "add", "cici", "--role", "launcher"], "a long enough passphrase\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = arbiter(dir.path(), &["token", "create", "--user", "cici", "--name", "nightly"], "");
+    let secret = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(secret.starts_with("arb_"), "{secret}");
+
+    let listed = arbiter(dir.path(), &["token", "list"], "");
+    let text = String::from_utf8_lossy(&listed.stdout).to_string();
+    assert!(text.contains("nightly") && text.contains("cici") && text.contains("launcher"), "{text}");
+    assert!(!text.contains(&secret[4..]), "no secret in a listing");
+    let id = text.lines().nth(1).unwrap().split_whitespace().next().unwrap().to_string();
+
+    let out = arbiter(dir.path(), &["token", "revoke", &id], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(id, "1", "the first token");
+    let again = arbiter(dir.path(), &["token", "revoke", &id], "");
+    assert_eq!(again.status.code(), Some(2), "revoking twice says so");
+    assert!(stderr(&again).contains("active API token 1 does not exist"), "{}", stderr(&again));
+    let s = store(dir.path()).await;
+    let token = s.touch_api_token(&server::auth::token::digest(&secret)).await.unwrap().unwrap();
+    assert!(token.revoked_at.is_some());
+    assert!(s.audit_log(10).await.unwrap().iter().any(|e| e.action == "token.revoke"));
+    s.close().await;
+}

@@ -84,9 +84,13 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/experiments/{id}/files/{*path}", "/experiments/{A}/files/report.txt", None, EXPERIMENT_PAGE),
         case(M::GET, "/launch", "/launch", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/trends", "/trends", None, READER_PAGE),
+        case(M::GET, "/account", "/account", None, READER_PAGE),
+        case(M::GET, "/admin", "/admin", None, [303, 403, 403, 200, 303, 303, 403, 401, 401, 303]),
         case(M::POST, "/fn/whoami", "/fn/whoami", None, PUBLIC),
         case(M::POST, "/fn/history", "/fn/history", Some(history), READER_API),
         case(M::POST, "/fn/experiment", "/fn/experiment", Some(experiment_a), [401, 200, 200, 200, 200, 404, 200, 401, 401, 401]),
+        case(M::POST, "/fn/account", "/fn/account", None, READER_API),
+        case(M::POST, "/fn/admin", "/fn/admin", None, ADMIN_API),
         case(M::GET, "/api/v1/experiments", "/api/v1/experiments", None, READER_API),
         case(M::GET, "/api/v1/experiments/{id}", "/api/v1/experiments/{A}", None, [401, 200, 200, 200, 200, 401, 200, 401, 401, 401]),
         // The launcher owns C; the viewer may not share, the admin may share anything.

@@ -270,6 +270,13 @@ async fn tokens_through_the_api_are_shown_once_and_listed_without_secrets() {
     assert_eq!(tokens[0]["name"], "ci-nightly");
     assert!(tokens[0]["last_used_at"].as_i64().is_some(), "last use is recorded: {tokens}");
     assert!(tokens[0]["expires_at"].as_i64().is_some());
+
+    let page = launcher.get("/account").await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("ci-nightly") && !page.text.contains(&secret[4..]), "the account page lists tokens, never secrets");
+    let admin = app.signed_in(Role::Admin).await;
+    let page = admin.get("/admin").await;
+    assert!(page.text.contains("token.create") && page.text.contains("launcher-1"), "admins see the audit log and the users");
 }
 
 #[tokio::test]

@@ -1,5 +1,7 @@
 //! One module per route family.
 
+pub mod account;
+pub mod admin;
 pub mod experiment;
 pub mod history;
 pub mod launch;

@@ -60,10 +60,14 @@ pub const RULES: &[Rule] = &[
     rule(Method::GET, "/experiments/{id}/files/{*path}", Access::Experiment),
     rule(Method::GET, "/launch", LAUNCHER),
     rule(Method::GET, "/trends", VIEWER),
+    rule(Method::GET, "/account", VIEWER),
+    rule(Method::GET, "/admin", ADMIN),
     // Server functions.
     rule(Method::POST, "/fn/whoami", Access::Public),
     rule(Method::POST, "/fn/history", VIEWER),
     rule(Method::POST, "/fn/experiment", Access::SharedRead),
+    rule(Method::POST, "/fn/account", VIEWER),
+    rule(Method::POST, "/fn/admin", ADMIN),
     // REST API.
     rule(Method::GET, "/api/v1/experiments", VIEWER),
     rule(Method::GET, "/api/v1/experiments/{id}", Access::Experiment),
