@@ -260,6 +260,10 @@ pub struct ServeArgs {
     #[arg(long, env = "ARBITER_PUBLIC_URL")]
     pub public_url: Option<String>,
 
+    /// Suite definitions (`*.toml`), loaded into the store at start-up.
+    #[arg(long, env = "ARBITER_SUITES_DIR", default_value = "suites")]
+    pub suites_dir: PathBuf,
+
     /// Sign a browser session out after this many hours without a request.
     #[arg(long, env = "ARBITER_SESSION_IDLE_HOURS", default_value_t = 12)]
     pub session_idle_hours: u32,

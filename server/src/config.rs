@@ -23,6 +23,7 @@ pub struct ServeConfig {
     pub database_url: String,
     pub data_dir: PathBuf,
     pub site_root: PathBuf,
+    pub suites_dir: PathBuf,
     /// `scheme://host[:port]` users reach Arbiter at, when configured.
     pub public_origin: Option<String>,
     pub session_idle: std::time::Duration,
@@ -54,6 +55,7 @@ impl ServeConfig {
             database_url,
             data_dir,
             site_root: args.site_root,
+            suites_dir: args.suites_dir,
             public_origin,
             session_idle: hours(args.session_idle_hours, "ARBITER_SESSION_IDLE_HOURS")?,
             session_max: hours(args.session_max_hours, "ARBITER_SESSION_MAX_HOURS")?,
@@ -121,6 +123,7 @@ mod tests {
             addr: "127.0.0.1:0".parse().unwrap(),
             store: StoreArgs { database_url: database_url.map(String::from), data_dir },
             site_root: "target/site".into(),
+            suites_dir: "suites".into(),
             public_url: None,
             session_idle_hours: 12,
             session_max_hours: 168,

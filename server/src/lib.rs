@@ -15,6 +15,7 @@ pub mod retention;
 pub mod serve;
 pub mod sessions;
 pub mod state;
+pub mod suites;
 
 /// Reads an input file; the error names it.
 pub fn read_input(path: &std::path::Path) -> Result<String, String> {

@@ -36,13 +36,20 @@ pub enum ServeError {
          Create one first (`arbiter user add NAME --role admin`), or listen on 127.0.0.1 and use the one-time setup link"
     )]
     NoAdmin(SocketAddr),
+    #[error("{0}. Fix the file, or point ARBITER_SUITES_DIR (or --suites-dir) elsewhere")]
+    Suites(String),
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
 }
 
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServeConfig::from_args(args)?;
+    let suites = crate::suites::load_dir(&config.suites_dir).map_err(ServeError::Suites)?;
     let store = Store::open(&config.database_url).await?;
+    crate::suites::sync(&store, &suites).await.map_err(ServeError::Suites)?;
+    if !suites.is_empty() {
+        tracing::info!(count = suites.len(), dir = %config.suites_dir.display(), "suites loaded");
+    }
     if !config.addr.ip().is_loopback() && store.count_admins().await? == 0 {
         return Err(ServeError::NoAdmin(config.addr));
     }
@@ -137,6 +144,7 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
         .layer(from_fn_with_state(state.clone(), csrf::check_origin))
         .layer(from_fn_with_state(state.clone(), principal::authenticate))
         .layer(sessions.layer(config.session_idle, secure))
+        .layer(from_fn(crate::sessions::secure_behind_tls_proxy))
         .layer(from_fn_with_state(state.clone(), metrics::track));
     crate::hardening::apply(router).with_state(state)
 }

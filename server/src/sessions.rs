@@ -60,6 +60,30 @@ impl AnySessionStore {
     }
 }
 
+/// Behind a TLS-terminating proxy that says so (`X-Forwarded-Proto: https`), the session cookie is
+/// marked `Secure` even when ARBITER_PUBLIC_URL is not set. A client that sends the header itself only
+/// makes its own cookie stricter.
+pub async fn secure_behind_tls_proxy(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::http::{header, HeaderValue};
+    let behind_tls = req.headers().get("x-forwarded-proto").and_then(|v| v.to_str().ok()).is_some_and(|v| v.eq_ignore_ascii_case("https"));
+    let mut response = next.run(req).await;
+    if behind_tls {
+        let headers = response.headers_mut();
+        let cookies: Vec<HeaderValue> = headers.get_all(header::SET_COOKIE).iter().cloned().collect();
+        headers.remove(header::SET_COOKIE);
+        for cookie in cookies {
+            let text = cookie.to_str().unwrap_or("");
+            let secured = if text.starts_with("arbiter_session=") && !text.contains("; Secure") {
+                HeaderValue::from_str(&format!("{text}; Secure")).unwrap_or(cookie)
+            } else {
+                cookie
+            };
+            headers.append(header::SET_COOKIE, secured);
+        }
+    }
+    response
+}
+
 #[async_trait]
 impl SessionStore for AnySessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {

@@ -77,6 +77,23 @@ async fn session_cookie_flags_and_absolute_expiry() {
         assert!(cookie.contains(flag), "{flag} missing in {cookie}");
     }
 
+    // Without a public URL, a proxy's `X-Forwarded-Proto: https` makes the cookie Secure too.
+    let app = TestApp::builder().start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let plain = app.anonymous().post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert!(!plain.headers.get("set-cookie").unwrap().to_str().unwrap().contains("Secure"), "plain http: no Secure flag");
+    let client = app.anonymous();
+    let proxied = client
+        .http
+        .post(format!("{}/login", app.base))
+        .header("origin", &app.base)
+        .header("x-forwarded-proto", "https")
+        .form(&[("username", name.as_str()), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert!(proxied.headers().get("set-cookie").unwrap().to_str().unwrap().contains("; Secure"));
+
     let app = TestApp::builder().session_max(Duration::from_millis(1500)).start().await;
     let (_, name) = app.user(Role::Viewer).await;
     let client = app.sign_in(&name).await;

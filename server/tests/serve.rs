@@ -203,3 +203,15 @@ fn refuses_a_public_address_without_an_admin() {
     let out = serve_expecting_failure(&mut cmd);
     assert_refused(&out, &["refusing to serve on 0.0.0.0", "no admin", "arbiter user add NAME --role admin"]);
 }
+
+#[test]
+fn a_broken_suite_file_stops_the_start_with_the_file_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = tmp.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    std::fs::write(suites.join("broken.toml"), "name = \"x\"\nkind = \"pipeline\"\n").unwrap();
+    let mut cmd = serve_command(&tmp.path().join("data"), free_port(), None);
+    cmd.arg("--suites-dir").arg(&suites);
+    let out = serve_expecting_failure(&mut cmd);
+    assert_refused(&out, &["broken.toml", "ARBITER_SUITES_DIR"]);
+}

@@ -204,6 +204,7 @@ impl TestAppBuilder {
             addr: "127.0.0.1:0".parse().unwrap(),
             store: StoreArgs { database_url: None, data_dir: dir.path().join("data") },
             site_root: dir.path().join("site"),
+            suites_dir: dir.path().join("suites"),
             public_url: self.public_url,
             session_idle_hours: 12,
             session_max_hours: 168,

@@ -1,0 +1,362 @@
+//! A suite: a named, reusable benchmark definition, written as TOML (`suites/*.toml`). This module
+//! parses and checks one, validates a launch's fingerprint against it, finds a sample's data locality,
+//! and renders an arm's argv: each placeholder is substituted inside one argv element, never through a
+//! shell, and every substituted value is checked first.
+
+use judge::ExperimentKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Placeholders every arm command may use besides the fingerprint's own fields.
+pub const RUN_PLACEHOLDERS: &[&str] = &["worktree", "run_tag", "arm", "sha", "finelog_url", "region", "cluster", "data_dir"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteDefinition {
+    pub name: String,
+    pub kind: ExperimentKind,
+    #[serde(default)]
+    pub description: String,
+    /// A local path (relative to the suite file's folder, or absolute) or a clone URL.
+    pub repository: String,
+    /// The branch a head ref is compared against (control = merge-base of it and the head).
+    #[serde(default = "default_base_branch")]
+    pub base_branch: String,
+    #[serde(default)]
+    pub launcher: Launcher,
+    /// The arm's command as argv; `{placeholder}`s are filled per trial.
+    pub command: Vec<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout_minutes: u32,
+    #[serde(default)]
+    pub defaults: TrialDefaults,
+    pub resources: Resources,
+    #[serde(default)]
+    pub fingerprint: BTreeMap<String, FieldSpec>,
+    /// Sample prefix → where its compute must run. When present, a sample matching no row is refused.
+    #[serde(default)]
+    pub locality: Vec<Locality>,
+}
+
+fn default_base_branch() -> String {
+    "main".into()
+}
+fn default_timeout() -> u32 {
+    60
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    #[default]
+    Local,
+    Cluster,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialOrder {
+    /// C,T,C,T…
+    Interleaved,
+    /// C,T,T,C,C,T…
+    Abba,
+    /// All C, then all T.
+    Blocked,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialDefaults {
+    #[serde(default = "default_trials")]
+    pub trials: u32,
+    #[serde(default = "default_order")]
+    pub order: TrialOrder,
+}
+
+fn default_trials() -> u32 {
+    3
+}
+fn default_order() -> TrialOrder {
+    TrialOrder::Interleaved
+}
+
+impl Default for TrialDefaults {
+    fn default() -> Self {
+        TrialDefaults { trials: default_trials(), order: default_order() }
+    }
+}
+
+/// Worker resources as written (`"4GiB"`), checked to parse. RAM is the memory guardrail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    pub cpu: f64,
+    pub ram: String,
+    #[serde(default)]
+    pub disk: Option<String>,
+}
+
+impl Resources {
+    pub fn ram_bytes(&self) -> Result<u64, String> {
+        let bytes = judge::units::parse_size(&self.ram).map_err(|e| format!("resources.ram {:?}: {e}", self.ram))?;
+        if bytes < 1.0 {
+            return Err(format!("resources.ram {:?}: give a size above zero, e.g. \"4GiB\"", self.ram));
+        }
+        Ok(bytes as u64)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FieldSpec {
+    String {
+        #[serde(default)]
+        allowed: Vec<String>,
+        #[serde(default)]
+        default: Option<String>,
+    },
+    Integer {
+        #[serde(default)]
+        min: Option<i64>,
+        #[serde(default)]
+        max: Option<i64>,
+        #[serde(default)]
+        allowed: Vec<i64>,
+        #[serde(default)]
+        default: Option<i64>,
+    },
+    Bool {
+        #[serde(default)]
+        default: Option<bool>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Locality {
+    pub prefix: String,
+    #[serde(default)]
+    pub region: Option<String>,
+    #[serde(default)]
+    pub cluster: Option<String>,
+}
+
+/// A fingerprint value, after validation: what every arm of an experiment shares.
+pub type Fingerprint = BTreeMap<String, serde_json::Value>;
+
+/// Characters a substituted value may hold: enough for refs, paths, URLs and prefixes, nothing a
+/// shell or an option parser would read as syntax.
+pub fn is_safe_value(v: &str) -> bool {
+    !v.is_empty() && v.len() <= 1024 && !v.starts_with('-') && v.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@=+,-".contains(c))
+}
+
+fn is_name(v: &str) -> bool {
+    (1..=64).contains(&v.len()) && v.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
+}
+
+/// The `{name}` placeholders in one argv element, or why the element is malformed.
+pub fn placeholders(element: &str) -> Result<Vec<&str>, String> {
+    let mut out = Vec::new();
+    let mut rest = element;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let close = after.find('}').ok_or_else(|| format!("argv element {element:?} has an unclosed '{{'"))?;
+        let name = &after[..close];
+        if !is_name(name) {
+            return Err(format!("argv element {element:?} has a malformed placeholder {{{name}}}"));
+        }
+        out.push(name);
+        rest = &after[close + 1..];
+    }
+    if rest.contains('}') {
+        return Err(format!("argv element {element:?} has a '}}' without '{{'"));
+    }
+    Ok(out)
+}
+
+impl SuiteDefinition {
+    /// Parses and checks a suite file's text; the error names the file's problem.
+    pub fn from_toml(text: &str) -> Result<SuiteDefinition, String> {
+        let suite: SuiteDefinition = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let message = e.message().trim().replace('\n', " ");
+            match line {
+                Some(n) => format!("line {n}: {message}"),
+                None => message,
+            }
+        })?;
+        suite.check()?;
+        Ok(suite)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if !is_name(&self.name) {
+            return Err(format!("name {:?}: use 1–64 letters, digits, '-' or '_'", self.name));
+        }
+        if self.command.is_empty() {
+            return Err("command: give the arm's argv, e.g. [\"python\", \"{worktree}/bench.py\", \"--run-tag\", \"{run_tag}\"]".into());
+        }
+        if self.repository.trim().is_empty() {
+            return Err("repository: give a local path or a clone URL".into());
+        }
+        if !self.command.iter().any(|e| e.contains("{run_tag}")) {
+            return Err("command: pass {run_tag} to the arm, so that no trial cache-hits another".into());
+        }
+        for element in &self.command {
+            for p in placeholders(element)? {
+                if !RUN_PLACEHOLDERS.contains(&p) && !self.fingerprint.contains_key(p) {
+                    return Err(format!(
+                        "command: unknown placeholder {{{p}}}; use a fingerprint field ({}) or one of {}",
+                        self.fingerprint.keys().cloned().collect::<Vec<_>>().join(", "),
+                        RUN_PLACEHOLDERS.join(", ")
+                    ));
+                }
+            }
+        }
+        if self.defaults.trials == 0 || self.defaults.trials > 100 {
+            return Err(format!("defaults.trials {}: use 1–100", self.defaults.trials));
+        }
+        if self.resources.cpu.is_nan() || self.resources.cpu <= 0.0 {
+            return Err(format!("resources.cpu {}: must be above 0", self.resources.cpu));
+        }
+        self.resources.ram_bytes()?;
+        if let Some(disk) = &self.resources.disk {
+            judge::units::parse_size(disk).map_err(|e| format!("resources.disk {disk:?}: {e}"))?;
+        }
+        for (name, spec) in &self.fingerprint {
+            if !is_name(name) || RUN_PLACEHOLDERS.contains(&name.as_str()) {
+                return Err(format!(
+                    "fingerprint.{name}: use a name of letters, digits, '-' or '_' that is not one of {}",
+                    RUN_PLACEHOLDERS.join(", ")
+                ));
+            }
+            if let Some(default) = spec.default_value() {
+                check_field(name, spec, &default).map_err(|e| format!("fingerprint.{name}.default: {e}"))?;
+            }
+        }
+        if !self.locality.is_empty() && !self.fingerprint.contains_key("sample") {
+            return Err("locality: a locality table maps a `sample` fingerprint field, which this suite lacks".into());
+        }
+        for row in &self.locality {
+            if row.region.is_none() && row.cluster.is_none() {
+                return Err(format!("locality {:?}: give a region or a cluster", row.prefix));
+            }
+            for v in [&row.region, &row.cluster].into_iter().flatten() {
+                if !is_safe_value(v) {
+                    return Err(format!("locality {:?}: {v:?} is not a plain region or cluster name", row.prefix));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a launch's fingerprint: every field declared, values of the declared type and allowed,
+    /// defaults filled in. Unknown fields are refused by name.
+    pub fn validate_fingerprint(&self, given: &serde_json::Map<String, serde_json::Value>) -> Result<Fingerprint, String> {
+        if let Some(unknown) = given.keys().find(|k| !self.fingerprint.contains_key(*k)) {
+            let known: Vec<&str> = self.fingerprint.keys().map(String::as_str).collect();
+            return Err(format!("fingerprint field {unknown:?} is not one of suite {:?}'s: {}", self.name, known.join(", ")));
+        }
+        let mut out = Fingerprint::new();
+        for (name, spec) in &self.fingerprint {
+            let value = match given.get(name) {
+                Some(v) => v.clone(),
+                None => spec.default_value().ok_or_else(|| format!("fingerprint field {name:?} has no default; give a value"))?,
+            };
+            check_field(name, spec, &value).map_err(|e| format!("fingerprint field {name:?}: {e}"))?;
+            out.insert(name.clone(), value);
+        }
+        Ok(out)
+    }
+
+    /// The locality row for the fingerprint's sample; `Ok(None)` when the suite maps none.
+    pub fn locality_for(&self, fingerprint: &Fingerprint) -> Result<Option<&Locality>, String> {
+        if self.locality.is_empty() {
+            return Ok(None);
+        }
+        let sample = fingerprint.get("sample").and_then(|v| v.as_str()).unwrap_or("");
+        self.locality.iter().filter(|l| sample.starts_with(&l.prefix)).max_by_key(|l| l.prefix.len()).map(Some).ok_or_else(|| {
+            format!(
+                "no data locality is known for sample {sample:?}: suite {:?} maps only {}; add the mapping before launching",
+                self.name,
+                self.locality.iter().map(|l| l.prefix.as_str()).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
+    /// The argv of one trial: each placeholder replaced inside its own element.
+    pub fn render_argv(&self, fingerprint: &Fingerprint, run: &BTreeMap<&str, String>) -> Result<Vec<String>, String> {
+        let value_of = |name: &str| -> Result<String, String> {
+            if let Some(v) = run.get(name) {
+                return Ok(v.clone());
+            }
+            match fingerprint.get(name) {
+                Some(serde_json::Value::String(s)) => Ok(s.clone()),
+                Some(other) => Ok(other.to_string()),
+                None => Err(format!("no value for placeholder {{{name}}}")),
+            }
+        };
+        self.command
+            .iter()
+            .map(|element| {
+                let mut out = element.clone();
+                for name in placeholders(element)? {
+                    let v = value_of(name)?;
+                    // Paths Arbiter makes itself (worktree, data dir) are trusted; everything else is checked.
+                    if !matches!(name, "worktree" | "data_dir") && !is_safe_value(&v) {
+                        return Err(format!("the value of {{{name}}}, {v:?}, holds characters an argv value may not"));
+                    }
+                    out = out.replace(&format!("{{{name}}}"), &v);
+                }
+                Ok(out)
+            })
+            .collect()
+    }
+}
+
+impl FieldSpec {
+    fn default_value(&self) -> Option<serde_json::Value> {
+        match self {
+            FieldSpec::String { default, .. } => default.clone().map(serde_json::Value::from),
+            FieldSpec::Integer { default, .. } => default.map(serde_json::Value::from),
+            FieldSpec::Bool { default } => default.map(serde_json::Value::from),
+        }
+    }
+}
+
+fn check_field(_name: &str, spec: &FieldSpec, value: &serde_json::Value) -> Result<(), String> {
+    match (spec, value) {
+        (FieldSpec::String { allowed, .. }, serde_json::Value::String(s)) => {
+            if !is_safe_value(s) {
+                return Err(format!("{s:?} holds characters a fingerprint value may not (use letters, digits and ._/:@=+,-)"));
+            }
+            if !allowed.is_empty() && !allowed.contains(s) {
+                return Err(format!("{s:?} is not allowed; use one of {}", allowed.join(", ")));
+            }
+            Ok(())
+        }
+        (FieldSpec::Integer { min, max, allowed, .. }, serde_json::Value::Number(n)) => {
+            let v = n.as_i64().ok_or_else(|| format!("{n} is not an integer"))?;
+            if min.is_some_and(|m| v < m) || max.is_some_and(|m| v > m) {
+                return Err(format!(
+                    "{v} is outside {}..={}",
+                    min.map_or("".into(), |m| m.to_string()),
+                    max.map_or("".into(), |m| m.to_string())
+                ));
+            }
+            if !allowed.is_empty() && !allowed.contains(&v) {
+                return Err(format!("{v} is not allowed; use one of {allowed:?}"));
+            }
+            Ok(())
+        }
+        (FieldSpec::Bool { .. }, serde_json::Value::Bool(_)) => Ok(()),
+        (spec, value) => {
+            let wanted = match spec {
+                FieldSpec::String { .. } => "a string",
+                FieldSpec::Integer { .. } => "an integer",
+                FieldSpec::Bool { .. } => "a boolean",
+            };
+            Err(format!("{value} is not {wanted}"))
+        }
+    }
+}
