@@ -10,6 +10,7 @@ pub mod downloads;
 pub mod gate;
 pub mod hardening;
 pub mod health;
+pub mod launch;
 pub mod metrics;
 pub mod retention;
 pub mod serve;

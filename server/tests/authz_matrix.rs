@@ -56,6 +56,9 @@ fn empty_json() -> Body {
 fn invalid_token() -> Body {
     Body::Json(json!({"name": ""}))
 }
+fn no_such_suite() -> Body {
+    Body::Json(json!({"suite": "no-such-suite", "head": "main", "dry_run": true}))
+}
 fn demote() -> Body {
     Body::Json(json!({"role": "viewer"}))
 }
@@ -92,6 +95,14 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
         case(M::POST, "/fn/admin", "/fn/admin", None, ADMIN_API),
         case(M::GET, "/api/v1/experiments", "/api/v1/experiments", None, READER_API),
+        // Past the gate, an unknown suite is a 400.
+        case(
+            M::POST,
+            "/api/v1/experiments",
+            "/api/v1/experiments",
+            Some(no_such_suite),
+            [401, 403, 400, 400, 401, 401, 400, 401, 401, 401],
+        ),
         case(M::GET, "/api/v1/experiments/{id}", "/api/v1/experiments/{A}", None, [401, 200, 200, 200, 200, 401, 200, 401, 401, 401]),
         // The launcher owns C; the viewer may not share, the admin may share anything.
         case(

@@ -22,6 +22,8 @@ pub enum ApiError {
     Conflict(String),
     #[error("{message}")]
     TooMany { message: String, retry_after_secs: u64 },
+    #[error("{0}")]
+    NotImplemented(String),
     /// Logged in full; the client only learns that it happened.
     #[error("internal error: {0}")]
     Internal(String),
@@ -36,6 +38,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

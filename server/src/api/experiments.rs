@@ -1,16 +1,48 @@
 //! `GET /api/v1/experiments` (history, newest first, keyset pages) and `GET /api/v1/experiments/{id}`.
 
 use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::Principal;
+use crate::launch::request::{resolve, JsonLaunch, RunContext};
 use crate::state::AppState;
-use axum::extract::rejection::QueryRejection;
+use crate::suites::SuiteDefinition;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::Extension;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use store::experiments::{ExperimentSummary, HistoryCursor, HistoryPage, HistoryQuery};
+use store::people::Role;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/experiments", get(list)).route("/api/v1/experiments/{id}", get(one))
+    Router::new().route("/api/v1/experiments", get(list).post(launch)).route("/api/v1/experiments/{id}", get(one))
+}
+
+/// Checks and resolves a launch. `dry_run: true` answers with the whole plan (arms with SHAs, every
+/// trial's argv, the worst-case time); nothing is stored or run either way until the runner lands.
+async fn launch(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    body: Result<Json<JsonLaunch>, JsonRejection>,
+) -> ApiResult<Response> {
+    require(&principal, Role::Launcher)?;
+    let Json(req) = body?;
+    let suite = match state.store.suite_by_name(&req.suite).await {
+        Ok(s) => s,
+        Err(store::StoreError::NotFound { .. }) => return Err(ApiError::BadRequest(format!("suite: there is no suite {:?}", req.suite))),
+        Err(e) => return Err(e.into()),
+    };
+    let definition: SuiteDefinition =
+        serde_json::from_value(suite.definition).map_err(|e| ApiError::Internal(format!("stored suite {:?}: {e}", req.suite)))?;
+    let ctx = RunContext { data_dir: &state.data_dir, label: "dry".into(), finelog_url: "http://finelog.pending".into() };
+    let plan = resolve(&req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
+    if req.dry_run {
+        return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
+    }
+    Err(ApiError::NotImplemented("launching arrives with the local runner; until then, ask for the plan with \"dry_run\": true".into()))
 }
 
 #[derive(Debug, Deserialize)]

@@ -70,6 +70,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/fn/admin", ADMIN),
     // REST API.
     rule(Method::GET, "/api/v1/experiments", VIEWER),
+    rule(Method::POST, "/api/v1/experiments", LAUNCHER),
     rule(Method::GET, "/api/v1/experiments/{id}", Access::Experiment),
     rule(Method::POST, "/api/v1/experiments/{id}/shares", LAUNCHER),
     rule(Method::DELETE, "/api/v1/experiments/{id}/shares", LAUNCHER),

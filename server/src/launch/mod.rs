@@ -1,0 +1,6 @@
+//! Launching experiments: resolving a request into a plan (refs to SHAs, fingerprint, locality,
+//! trial order, argv). The runners that execute a plan build on this.
+
+pub mod git;
+pub mod plan;
+pub mod request;

@@ -1,0 +1,241 @@
+//! `POST /api/v1/experiments`: a launch request, checked and resolved into a plan before anything is
+//! stored or run. Every ref becomes a full SHA, the fingerprint is checked against the suite, the data
+//! locality is found from the sample, and the argv of every trial is rendered.
+
+use super::git::{is_safe_ref, Repo};
+use super::plan::plan;
+use crate::suites::definition::{is_safe_value, Fingerprint, SuiteDefinition, TrialOrder};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonLaunch {
+    pub suite: String,
+    /// The treatment: a branch, tag or SHA.
+    pub head: String,
+    /// The control; default: the merge-base of the suite's base branch and `head`.
+    #[serde(default)]
+    pub base: Option<String>,
+    /// Extra arms, only those named here.
+    #[serde(default)]
+    pub arms: Vec<JsonExtraArm>,
+    #[serde(default)]
+    pub fingerprint: serde_json::Map<String, serde_json::Value>,
+    #[serde(default)]
+    pub trials: Option<u32>,
+    #[serde(default)]
+    pub order: Option<TrialOrder>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub exemption: Option<JsonExemption>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonExtraArm {
+    pub name: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    #[serde(default)]
+    pub config: Option<JsonConfigDiff>,
+}
+
+/// How a configuration-only arm differs from its ref.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum JsonConfigDiff {
+    /// A commit applied to the arm's worktree.
+    Commit(String),
+    /// A patch (unified diff) applied to the arm's worktree.
+    Patch(String),
+    /// Settings outside the fingerprint, passed to the arm's environment.
+    Overrides(BTreeMap<String, String>),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonExemption {
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedArm {
+    pub name: String,
+    pub role: &'static str,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    pub sha: String,
+    pub config: Option<JsonConfigDiff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedRun {
+    pub seq: usize,
+    pub arm: String,
+    pub repeat: usize,
+    pub run_tag: String,
+    pub argv: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LaunchPlan {
+    pub suite: String,
+    pub title: String,
+    pub fingerprint: Fingerprint,
+    pub region: Option<String>,
+    pub cluster: Option<String>,
+    pub arms: Vec<PlannedArm>,
+    pub order: TrialOrder,
+    pub trials_per_arm: u32,
+    pub trials: Vec<PlannedRun>,
+    /// Upper bound: every trial running to its timeout, one at a time.
+    pub max_minutes: u64,
+    pub exemption: Option<String>,
+}
+
+/// Where the plan's argv points for things only a launch knows.
+pub struct RunContext<'a> {
+    pub data_dir: &'a Path,
+    /// Names the experiment in run tags and worktrees (`dry` for a dry run).
+    pub label: String,
+    pub finelog_url: String,
+}
+
+fn is_arm_name(n: &str) -> bool {
+    (1..=40).contains(&n.len()) && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
+    if text.trim().is_empty() || text.chars().count() > max || text.chars().any(char::is_control) {
+        return Err(format!("{field}: give 1–{max} characters of plain text"));
+    }
+    Ok(())
+}
+
+/// Checks the request and resolves it against the suite and its repository.
+pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext<'_>) -> Result<LaunchPlan, String> {
+    for (field, r) in [("head", Some(&req.head)), ("base", req.base.as_ref())] {
+        if let Some(r) = r {
+            if !is_safe_ref(r) {
+                return Err(format!("{field}: {r:?} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')"));
+            }
+        }
+    }
+    if let Some(t) = &req.title {
+        check_text("title", t, 200)?;
+    }
+    let exemption = match &req.exemption {
+        Some(e) => {
+            check_text("exemption.reason", &e.reason, 2000)?;
+            Some(e.reason.trim().to_string())
+        }
+        None => None,
+    };
+    let trials = req.trials.unwrap_or(suite.defaults.trials);
+    if !(1..=100).contains(&trials) {
+        return Err(format!("trials: {trials} is outside 1..=100"));
+    }
+    let mut names = vec!["control".to_string(), "treatment".to_string()];
+    for arm in &req.arms {
+        if !is_arm_name(&arm.name) {
+            return Err(format!("arm name {:?}: use 1–40 lower-case letters, digits, '-' or '_'", arm.name));
+        }
+        if names.contains(&arm.name) {
+            return Err(format!("arm name {:?} is used twice", arm.name));
+        }
+        names.push(arm.name.clone());
+        check_config(&arm.name, arm.config.as_ref(), suite)?;
+    }
+    let fingerprint = suite.validate_fingerprint(&req.fingerprint)?;
+    let locality = suite.locality_for(&fingerprint)?;
+
+    let repo = Repo::open(&suite.repository, ctx.data_dir).await?;
+    let head_sha = repo.resolve(&req.head).await?;
+    let (base_ref, base_sha) = match &req.base {
+        Some(b) => (b.clone(), repo.resolve(b).await?),
+        None => {
+            let branch = repo.resolve(&suite.base_branch).await.map_err(|e| format!("{e} (the suite's base branch)"))?;
+            let mb = repo.merge_base(&branch, &head_sha).await?;
+            (format!("merge-base({}, {})", suite.base_branch, req.head), mb)
+        }
+    };
+    let mut arms = vec![
+        PlannedArm { name: "control".into(), role: "control", git_ref: base_ref, sha: base_sha, config: None },
+        PlannedArm { name: "treatment".into(), role: "treatment", git_ref: req.head.clone(), sha: head_sha, config: None },
+    ];
+    for extra in &req.arms {
+        let sha = repo.resolve(&extra.git_ref).await?;
+        let mut config = extra.config.clone();
+        if let Some(JsonConfigDiff::Commit(c)) = &config {
+            config = Some(JsonConfigDiff::Commit(repo.resolve(c).await?));
+        }
+        arms.push(PlannedArm { name: extra.name.clone(), role: "treatment", git_ref: extra.git_ref.clone(), sha, config });
+    }
+
+    let order = req.order.unwrap_or(suite.defaults.order);
+    let mut runs = Vec::new();
+    for t in plan(arms.len(), trials as usize, order) {
+        let arm = &arms[t.arm];
+        let run_tag = format!("arb-{}-{}", ctx.label, t.seq);
+        let mut vars: BTreeMap<&str, String> = BTreeMap::new();
+        vars.insert("worktree", ctx.data_dir.join("worktrees").join(format!("{}-{}", ctx.label, arm.name)).to_string_lossy().into_owned());
+        vars.insert("data_dir", ctx.data_dir.to_string_lossy().into_owned());
+        vars.insert("run_tag", run_tag.clone());
+        vars.insert("arm", arm.name.clone());
+        vars.insert("sha", arm.sha.clone());
+        vars.insert("finelog_url", ctx.finelog_url.clone());
+        if let Some(l) = locality {
+            vars.extend(l.region.clone().map(|r| ("region", r)));
+            vars.extend(l.cluster.clone().map(|c| ("cluster", c)));
+        }
+        let argv = suite.render_argv(&fingerprint, &vars)?;
+        runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv });
+    }
+    let title = req.title.clone().unwrap_or_else(|| format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head));
+    Ok(LaunchPlan {
+        suite: suite.name.clone(),
+        title,
+        fingerprint,
+        region: locality.and_then(|l| l.region.clone()),
+        cluster: locality.and_then(|l| l.cluster.clone()),
+        max_minutes: runs.len() as u64 * u64::from(suite.timeout_minutes),
+        arms,
+        order,
+        trials_per_arm: trials,
+        trials: runs,
+        exemption,
+    })
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(10)]
+}
+
+fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinition) -> Result<(), String> {
+    match config {
+        None => Ok(()),
+        Some(JsonConfigDiff::Commit(c)) if is_safe_ref(c) => Ok(()),
+        Some(JsonConfigDiff::Commit(c)) => Err(format!("arm {arm:?}: config commit {c:?} is not a plain git ref")),
+        Some(JsonConfigDiff::Patch(p)) if !p.trim().is_empty() && p.len() <= 256 * 1024 && !p.contains('\0') => Ok(()),
+        Some(JsonConfigDiff::Patch(_)) => Err(format!("arm {arm:?}: a config patch is a non-empty unified diff of at most 256 KiB")),
+        Some(JsonConfigDiff::Overrides(map)) => {
+            for (k, v) in map {
+                if suite.fingerprint.contains_key(k) {
+                    return Err(format!("arm {arm:?}: {k:?} is part of the fingerprint, which every arm shares; it cannot be overridden"));
+                }
+                if !(1..=64).contains(&k.len()) || !k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+                    return Err(format!("arm {arm:?}: override {k:?} must be an UPPER_CASE setting name"));
+                }
+                if !is_safe_value(v) {
+                    return Err(format!("arm {arm:?}: override {k}={v:?} holds characters a setting value may not"));
+                }
+            }
+            Ok(())
+        }
+    }
+}

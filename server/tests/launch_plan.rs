@@ -1,0 +1,201 @@
+//! `POST /api/v1/experiments` with `dry_run`: refs resolved in a real git repository, the fingerprint
+//! and data locality checked, the trial order and every argv planned; bad requests refused with nothing
+//! stored.
+
+mod common;
+
+use common::test_app::{Client, TestApp};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+use store::people::Role;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// main: base → later; feature (from base): faster. Returns (base, later, faster) SHAs.
+fn repository(dir: &Path) -> (String, String, String) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("bench.py"), "print('v1')\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["checkout", "-q", "-b", "feature/faster"]);
+    std::fs::write(dir.join("bench.py"), "print('v2')\n").unwrap();
+    git(dir, &["commit", "-q", "-am", "faster"]);
+    let faster = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["checkout", "-q", "main"]);
+    std::fs::write(dir.join("README"), "later\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "later"]);
+    let later = git(dir, &["rev-parse", "HEAD"]);
+    (base, later, faster)
+}
+
+fn suite_toml(repository: &str) -> String {
+    format!(
+        r#"
+name = "dedup"
+kind = "pipeline"
+repository = "{repository}"
+command = ["python3", "{{worktree}}/bench.py", "--sample", "{{sample}}", "--run-tag", "{{run_tag}}", "--workers", "{{workers}}", "--region", "{{region}}"]
+[resources]
+cpu = 1
+ram = "2GiB"
+[defaults]
+trials = 3
+[fingerprint.sample]
+type = "string"
+default = "gs://eu-bucket/sample"
+[fingerprint.workers]
+type = "integer"
+allowed = [1, 2, 4]
+default = 2
+[[locality]]
+prefix = "gs://eu-bucket/"
+region = "europe-west4"
+"#
+    )
+}
+
+async fn app_with_suite(repository: &str) -> (TestApp, Client) {
+    let app = TestApp::builder().start().await;
+    let dir = app.dir.path().join("suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("dedup.toml"), suite_toml(repository)).unwrap();
+    server::suites::sync(&app.store, &server::suites::load_dir(&dir).unwrap()).await.unwrap();
+    let launcher = app.signed_in(Role::Launcher).await;
+    (app, launcher)
+}
+
+#[tokio::test]
+async fn a_dry_run_resolves_refs_and_plans_every_trial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let (base, _later, faster) = repository(&repo);
+    let (app, launcher) = app_with_suite(&repo.to_string_lossy()).await;
+
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let plan = &r.json()["plan"];
+    assert_eq!(plan["arms"][0]["sha"], base.as_str(), "control = merge-base of main and the head, not main's tip");
+    assert_eq!(plan["arms"][0]["ref"], "merge-base(main, feature/faster)");
+    assert_eq!(plan["arms"][1]["sha"], faster.as_str());
+    assert_eq!(plan["region"], "europe-west4");
+    let trials = plan["trials"].as_array().unwrap();
+    let arms: Vec<&str> = trials.iter().map(|t| t["arm"].as_str().unwrap()).collect();
+    assert_eq!(arms, ["control", "treatment", "control", "treatment", "control", "treatment"]);
+    let tags: std::collections::HashSet<&str> = trials.iter().map(|t| t["run_tag"].as_str().unwrap()).collect();
+    assert_eq!(tags.len(), 6, "a fresh run tag per trial");
+    let argv: Vec<&str> = trials[1]["argv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(argv[0], "python3");
+    assert!(argv[1].ends_with("worktrees/dry-treatment/bench.py"), "{argv:?}");
+    assert_eq!(&argv[2..], ["--sample", "gs://eu-bucket/sample", "--run-tag", "arb-dry-1", "--workers", "2", "--region", "europe-west4"]);
+    assert_eq!(plan["max_minutes"], 6 * 60);
+
+    // An explicit base, an extra configuration-only arm, ABBA order.
+    let r = launcher
+        .post_json(
+            "/api/v1/experiments",
+            json!({"suite": "dedup", "head": "feature/faster", "base": "main", "order": "abba", "trials": 2,
+                   "arms": [{"name": "big-pool", "ref": "feature/faster", "config": {"overrides": {"POOL_SIZE": "64"}}}],
+                   "fingerprint": {"workers": 4}, "dry_run": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let plan = &r.json()["plan"];
+    assert_eq!(plan["arms"].as_array().unwrap().len(), 3);
+    let arms: Vec<&str> = plan["trials"].as_array().unwrap().iter().map(|t| t["arm"].as_str().unwrap()).collect();
+    assert_eq!(arms, ["control", "treatment", "big-pool", "big-pool", "treatment", "control"]);
+    assert_eq!(plan["fingerprint"]["workers"], 4);
+
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster"})).await;
+    assert_eq!(r.status, 501, "{}", r.text);
+    assert!(
+        app.store
+            .list_experiments(&store::experiments::HistoryQuery { limit: 50, ..Default::default() })
+            .await
+            .unwrap()
+            .experiments
+            .is_empty(),
+        "nothing stored"
+    );
+}
+
+#[tokio::test]
+async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    repository(&repo);
+    let (app, launcher) = app_with_suite(&repo.to_string_lossy()).await;
+    let cases: Vec<(Value, &str)> = vec![
+        (json!({"suite": "nope", "head": "main"}), "there is no suite \"nope\""),
+        (json!({"suite": "dedup", "head": "no-such-branch"}), "ref \"no-such-branch\" does not name a commit"),
+        (json!({"suite": "dedup", "head": "main; rm -rf /"}), "is not a plain git ref"),
+        (json!({"suite": "dedup", "head": "--upload-pack=touch /tmp/x"}), "is not a plain git ref"),
+        (json!({"suite": "dedup", "head": "main", "fingerprint": {"workers": 3}}), "3 is not allowed"),
+        (json!({"suite": "dedup", "head": "main", "fingerprint": {"sample": "gs://us-bucket/sample"}}), "no data locality is known"),
+        (json!({"suite": "dedup", "head": "main", "fingerprint": {"sample": "gs://eu-bucket/$(id)"}}), "characters"),
+        (json!({"suite": "dedup", "head": "main", "arms": [{"name": "x y", "ref": "main"}]}), "arm name"),
+        (json!({"suite": "dedup", "head": "main", "arms": [{"name": "control", "ref": "main"}]}), "used twice"),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"workers": "9"}}}]}),
+            "part of the fingerprint",
+        ),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"pool": "9"}}}]}),
+            "UPPER_CASE",
+        ),
+        (json!({"suite": "dedup", "head": "main", "title": "a\u{7}b"}), "title"),
+        (json!({"suite": "dedup", "head": "main", "trials": 0}), "trials"),
+        (json!({"suite": "dedup", "head": "main", "exemption": {"reason": "  "}}), "exemption.reason"),
+        (json!({"suite": "dedup", "head": "main", "colour": "red"}), "colour"),
+    ];
+    for (body, needle) in cases {
+        let mut body = body;
+        body["dry_run"] = json!(true);
+        let r = launcher.post_json("/api/v1/experiments", body.clone()).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.text);
+        let message = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(message.contains(needle), "{needle:?} not in {message:?} (for {body})");
+    }
+    assert!(!Path::new("/tmp/x").exists() || std::fs::metadata("/tmp/x").map(|m| m.len()).unwrap_or(0) == 0);
+    assert!(app
+        .store
+        .list_experiments(&store::experiments::HistoryQuery { limit: 50, ..Default::default() })
+        .await
+        .unwrap()
+        .experiments
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_clone_url_is_mirrored_into_the_data_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("upstream");
+    let (_, later, _) = repository(&repo);
+    let (app, launcher) = app_with_suite(&format!("file://{}", repo.display())).await;
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "main", "base": "main", "dry_run": true})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(r.json()["plan"]["arms"][1]["sha"], later.as_str());
+    assert!(app.state.data_dir.join("repos").read_dir().unwrap().count() == 1, "one mirror");
+    // A new commit upstream is seen on the next launch (the mirror is fetched).
+    std::fs::write(repo.join("README"), "newer\n").unwrap();
+    git(&repo, &["commit", "-q", "-am", "newer"]);
+    let newer = git(&repo, &["rev-parse", "HEAD"]);
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "main", "base": "main", "dry_run": true})).await;
+    assert_eq!(r.json()["plan"]["arms"][1]["sha"], newer.as_str());
+}
