@@ -3,7 +3,8 @@
 # Used by scripts/run.sh and scripts/test.sh; safe to run again (a warm run takes a few seconds).
 #
 #   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages
-#   scripts/setup.sh --test     also Debian chromium and PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
+#   scripts/setup.sh --test     also Debian chromium, PostgreSQL's initdb (for tests without TEST_POSTGRES_URL), and
+#                               .venv: Python 3.11 with finelog (a real finelog server for the launch tests)
 #   scripts/setup.sh --dev      also cargo-leptos 0.3.10 for `cargo leptos watch` (a 14-minute build, so opt-in)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,30 @@ if [ "$want_test" = 1 ]; then
   if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     say "installing postgresql (tests start a private cluster when TEST_POSTGRES_URL is unset)"
     apt_install postgresql
+  fi
+fi
+
+# A Python 3.11 venv with finelog pinned (PyPI): the finelog server the launch tests talk to.
+FINELOG_PINS="marin-finelog==0.2.10 marin-finelog-server==0.2.10"
+if [ "$want_test" = 1 ]; then
+  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys, finelog, finelog_server; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
+     || [ "$(.venv/bin/pip freeze 2>/dev/null | grep -cE '^marin-finelog(-server)?==0\.2\.10$')" != 2 ]; then
+    py=""
+    for candidate in python3.11 python3; do
+      if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then
+        py=$(command -v "$candidate"); break
+      fi
+    done
+    if [ -z "$py" ]; then
+      say "installing Debian python3.11"
+      apt_install python3.11 python3.11-venv
+      py=/usr/bin/python3.11
+    fi
+    "$py" -c 'import venv, ensurepip' 2>/dev/null || apt_install python3.11-venv
+    say "creating .venv with $FINELOG_PINS (Python $("$py" -c 'import platform; print(platform.python_version())'))"
+    rm -rf .venv
+    "$py" -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check $FINELOG_PINS
   fi
 fi
 

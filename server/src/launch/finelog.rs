@@ -1,0 +1,202 @@
+//! The finelog client: `zephyr.stage` rows for a trial's execution ids, through finelog's StatsService
+//! Query (Connect JSON: `{"sql": …}` in, `{"arrowIpc": base64 Arrow IPC stream, "rowCount": n}` out),
+//! decoded with the Arrow IPC reader into the judge's `StageRow`s.
+
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_ipc::reader::StreamReader;
+use arrow_schema::DataType;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use judge::pipeline::rows::{execution_key, StageRow};
+use serde::Deserialize;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error)]
+pub enum FinelogError {
+    #[error("finelog at {url} cannot be reached: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("finelog refused the query: {0}")]
+    Refused(String),
+    #[error("finelog's answer cannot be read: {0}")]
+    Malformed(String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Finelog {
+    url: String,
+    http: reqwest::Client,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct QueryResponse {
+    #[serde(default)]
+    arrow_ipc: String,
+    #[serde(default)]
+    row_count: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct ConnectError {
+    #[serde(default)]
+    code: String,
+    #[serde(default)]
+    message: String,
+}
+
+/// The columns Arbiter reads from `zephyr.stage`.
+const COLUMNS: &str = "execution_id, stage_name, status, elapsed, items, bytes_processed, item_rate, byte_rate, total_shards, \
+                       cpu_pct_avg, cpu_time_total, mem_bytes_avg, mem_peak_bytes_max, seq";
+
+impl Finelog {
+    /// A client for `url` (`http://host:port`).
+    pub fn new(url: &str) -> Result<Finelog, FinelogError> {
+        let url = url.trim_end_matches('/').to_string();
+        if !url.starts_with("http://") {
+            return Err(FinelogError::Invalid(format!("finelog URL {url:?}: use http://HOST:PORT (TLS to finelog is not supported yet)")));
+        }
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| FinelogError::Invalid(format!("cannot build an HTTP client: {e}")))?;
+        Ok(Finelog { url, http })
+    }
+
+    /// Every `zephyr.stage` row of these executions (ids as the trial's log printed them, with or
+    /// without a name slug), oldest first.
+    pub async fn stage_rows(&self, execution_ids: &[String]) -> Result<Vec<StageRow>, FinelogError> {
+        if execution_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Only well-formed ids reach the SQL text, so quoting cannot be broken out of.
+        for id in execution_ids {
+            let slug_ok = id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            if execution_key(id).is_none() || !slug_ok || id.len() > 100 {
+                return Err(FinelogError::Invalid(format!("{id:?} is not a Zephyr execution id")));
+            }
+        }
+        let list = execution_ids.iter().map(|id| format!("'{id}'")).collect::<Vec<_>>().join(", ");
+        let sql = format!("SELECT {COLUMNS} FROM \"zephyr.stage\" WHERE execution_id IN ({list}) ORDER BY seq");
+        let table = self.query(&sql).await?;
+        let mut rows = Vec::new();
+        for batch in &table {
+            rows.extend(rows_of(batch)?);
+        }
+        Ok(rows)
+    }
+
+    /// Runs one SQL query; the batches of its answer.
+    pub async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>, FinelogError> {
+        let endpoint = format!("{}/finelog.stats.StatsService/Query", self.url);
+        let unreachable = |e: reqwest::Error| FinelogError::Unreachable { url: self.url.clone(), reason: e.to_string() };
+        let response = self
+            .http
+            .post(&endpoint)
+            .header("connect-protocol-version", "1")
+            .json(&serde_json::json!({ "sql": sql }))
+            .send()
+            .await
+            .map_err(unreachable)?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(unreachable)?;
+        if !status.is_success() {
+            let e: ConnectError =
+                serde_json::from_slice(&body).unwrap_or(ConnectError { code: status.to_string(), message: String::new() });
+            // A table nobody wrote to yet is no rows, not an error.
+            if e.message.contains("not found") && e.message.contains("zephyr.stage") {
+                return Ok(Vec::new());
+            }
+            return Err(FinelogError::Refused(format!("{}: {}", e.code, e.message)));
+        }
+        let answer: QueryResponse = serde_json::from_slice(&body).map_err(|e| FinelogError::Malformed(e.to_string()))?;
+        let batches = decode_ipc(&answer.arrow_ipc)?;
+        // proto3 JSON writes int64 as a string; either way it must agree with the rows decoded.
+        let said = answer.row_count.as_ref().and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
+        let decoded: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        if let Some(n) = said.filter(|n| *n as usize != decoded) {
+            return Err(FinelogError::Malformed(format!("rowCount says {n} rows, the Arrow stream holds {decoded}")));
+        }
+        Ok(batches)
+    }
+}
+
+/// Base64 Arrow IPC stream → record batches.
+pub fn decode_ipc(b64: &str) -> Result<Vec<RecordBatch>, FinelogError> {
+    if b64.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bytes = STANDARD.decode(b64).map_err(|e| FinelogError::Malformed(format!("arrowIpc is not base64: {e}")))?;
+    let reader = StreamReader::try_new(std::io::Cursor::new(bytes), None).map_err(|e| FinelogError::Malformed(e.to_string()))?;
+    reader.collect::<Result<Vec<_>, _>>().map_err(|e| FinelogError::Malformed(e.to_string()))
+}
+
+fn text_at(col: &ArrayRef, i: usize) -> Option<String> {
+    if col.is_null(i) {
+        return None;
+    }
+    use arrow_array::cast::AsArray;
+    match col.data_type() {
+        DataType::Utf8 => Some(col.as_string::<i32>().value(i).to_string()),
+        DataType::LargeUtf8 => Some(col.as_string::<i64>().value(i).to_string()),
+        DataType::Utf8View => Some(col.as_string_view().value(i).to_string()),
+        _ => None,
+    }
+}
+
+fn number_at(col: &ArrayRef, i: usize) -> Option<f64> {
+    if col.is_null(i) {
+        return None;
+    }
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt64Type};
+    match col.data_type() {
+        DataType::Float64 => Some(col.as_primitive::<Float64Type>().value(i)),
+        DataType::Float32 => Some(f64::from(col.as_primitive::<Float32Type>().value(i))),
+        DataType::Int64 => Some(col.as_primitive::<Int64Type>().value(i) as f64),
+        DataType::Int32 => Some(f64::from(col.as_primitive::<Int32Type>().value(i))),
+        DataType::UInt64 => Some(col.as_primitive::<UInt64Type>().value(i) as f64),
+        _ => None,
+    }
+}
+
+/// One batch's rows; a row without an id, stage, status or one of the judged numbers is refused.
+fn rows_of(batch: &RecordBatch) -> Result<Vec<StageRow>, FinelogError> {
+    let col = |name: &str| batch.column_by_name(name).ok_or_else(|| FinelogError::Malformed(format!("the answer has no column {name}")));
+    let (id, stage, status) = (col("execution_id")?, col("stage_name")?, col("status")?);
+    let (cpu, elapsed, items, bytes, mem) =
+        (col("cpu_time_total")?, col("elapsed")?, col("items")?, col("bytes_processed")?, col("mem_peak_bytes_max")?);
+    let optional = |name: &str| batch.column_by_name(name).cloned();
+    let (shards, cpu_pct, mem_avg, item_rate, byte_rate, seq) = (
+        optional("total_shards"),
+        optional("cpu_pct_avg"),
+        optional("mem_bytes_avg"),
+        optional("item_rate"),
+        optional("byte_rate"),
+        optional("seq"),
+    );
+    let opt = |c: &Option<ArrayRef>, i: usize| c.as_ref().and_then(|c| number_at(c, i));
+    (0..batch.num_rows())
+        .map(|i| {
+            let missing = |what: &str| FinelogError::Malformed(format!("row {i} has no {what}"));
+            let mut row = StageRow::new(
+                &text_at(id, i).ok_or_else(|| missing("execution_id"))?,
+                &text_at(stage, i).ok_or_else(|| missing("stage_name"))?,
+                &text_at(status, i).ok_or_else(|| missing("status"))?,
+                number_at(cpu, i).ok_or_else(|| missing("cpu_time_total"))?,
+                number_at(elapsed, i).ok_or_else(|| missing("elapsed"))?,
+                number_at(items, i).ok_or_else(|| missing("items"))?,
+                number_at(bytes, i).ok_or_else(|| missing("bytes_processed"))?,
+                number_at(mem, i).ok_or_else(|| missing("mem_peak_bytes_max"))?,
+            );
+            row.total_shards = opt(&shards, i);
+            row.cpu_pct_avg = opt(&cpu_pct, i);
+            row.mem_bytes_avg = opt(&mem_avg, i);
+            row.item_rate = opt(&item_rate, i);
+            row.byte_rate = opt(&byte_rate, i);
+            row.seq = opt(&seq, i).map(|s| s as i64);
+            Ok(row)
+        })
+        .collect()
+}
