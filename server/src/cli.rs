@@ -34,6 +34,9 @@ pub enum Command {
     /// Delete logs, artifacts, worktrees and cached binaries past their retention (what a stored
     /// experiment links to is kept). `serve` runs this every hour.
     Prune(PruneArgs),
+    /// Run one trial's command under supervision (used by `serve`; not for people).
+    #[command(hide = true)]
+    Supervise(crate::launch::supervise::SuperviseArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -259,6 +262,10 @@ pub struct ServeArgs {
     /// (for a TLS-terminating proxy in front of Arbiter).
     #[arg(long, env = "ARBITER_PUBLIC_URL")]
     pub public_url: Option<String>,
+
+    /// The finelog server trials report `zephyr.stage` rows to (http://HOST:PORT).
+    #[arg(long, env = "ARBITER_FINELOG_URL")]
+    pub finelog_url: Option<String>,
 
     /// Suite definitions (`*.toml`), loaded into the store at start-up.
     #[arg(long, env = "ARBITER_SUITES_DIR", default_value = "suites")]

@@ -24,6 +24,7 @@ pub struct ServeConfig {
     pub data_dir: PathBuf,
     pub site_root: PathBuf,
     pub suites_dir: PathBuf,
+    pub finelog_url: Option<String>,
     /// `scheme://host[:port]` users reach Arbiter at, when configured.
     pub public_origin: Option<String>,
     pub session_idle: std::time::Duration,
@@ -56,6 +57,7 @@ impl ServeConfig {
             data_dir,
             site_root: args.site_root,
             suites_dir: args.suites_dir,
+            finelog_url: args.finelog_url.filter(|u| !u.trim().is_empty()),
             public_origin,
             session_idle: hours(args.session_idle_hours, "ARBITER_SESSION_IDLE_HOURS")?,
             session_max: hours(args.session_max_hours, "ARBITER_SESSION_MAX_HOURS")?,
@@ -124,6 +126,7 @@ mod tests {
             store: StoreArgs { database_url: database_url.map(String::from), data_dir },
             site_root: "target/site".into(),
             suites_dir: "suites".into(),
+            finelog_url: None,
             public_url: None,
             session_idle_hours: 12,
             session_max_hours: 168,

@@ -70,6 +70,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         );
     }
     let background = [
+        crate::launch::scheduler::spawn(state.clone()),
         sessions.spawn_expiry(Duration::from_secs(3600)),
         retention::spawn(config.data_dir.clone(), store.clone(), config.retention, Duration::from_secs(3600)),
     ];
@@ -97,6 +98,7 @@ pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr) -> AppSta
         throttle: Arc::new(throttle::LoginThrottle::new(throttle::Limits::default())),
         setup: Arc::new(setup::SetupLink::default()),
         metrics: Arc::new(metrics::Metrics::default()),
+        launcher: Arc::new(crate::launch::scheduler::Launcher::new(config.finelog_url.clone())),
     }
 }
 

@@ -20,6 +20,7 @@ pub struct AppState {
     pub throttle: Arc<LoginThrottle>,
     pub setup: Arc<SetupLink>,
     pub metrics: Arc<Metrics>,
+    pub launcher: Arc<crate::launch::scheduler::Launcher>,
 }
 
 /// The access settings of a running server.

@@ -104,6 +104,14 @@ fn cases() -> Vec<Case> {
             [401, 403, 400, 400, 401, 401, 400, 401, 401, 401],
         ),
         case(M::GET, "/api/v1/experiments/{id}", "/api/v1/experiments/{A}", None, [401, 200, 200, 200, 200, 401, 200, 401, 401, 401]),
+        // C is not running: past the gate, cancelling it is a conflict.
+        case(
+            M::POST,
+            "/api/v1/experiments/{id}/cancel",
+            "/api/v1/experiments/{C}/cancel",
+            None,
+            [401, 403, 200, 409, 401, 401, 409, 401, 401, 401],
+        ),
         // The launcher owns C; the viewer may not share, the admin may share anything.
         case(
             M::POST,

@@ -122,8 +122,6 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert_eq!(arms, ["control", "treatment", "big-pool", "big-pool", "treatment", "control"]);
     assert_eq!(plan["fingerprint"]["workers"], 4);
 
-    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster"})).await;
-    assert_eq!(r.status, 501, "{}", r.text);
     assert!(
         app.store
             .list_experiments(&store::experiments::HistoryQuery { limit: 50, ..Default::default() })
@@ -131,8 +129,19 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
             .unwrap()
             .experiments
             .is_empty(),
-        "nothing stored"
+        "a dry run stores nothing"
     );
+    // Without dry_run the experiment and its planned trials are stored (this app runs no scheduler).
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster"})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    assert_eq!(r.json()["url"], format!("{}/experiments/{id}", app.base));
+    let trials = app.store.trials(id).await.unwrap();
+    assert_eq!(trials.len(), 6);
+    assert!(trials.iter().all(|t| t.state == judge::TrialState::Queued));
+    let arms = app.store.arms(id).await.unwrap();
+    assert_eq!((arms[0].3.as_deref(), arms[1].3.as_deref()), (Some(base.as_str()), Some(faster.as_str())));
+    assert!(app.store.audit_log(5).await.unwrap().iter().any(|e| e.action == "experiment.launch"));
 }
 
 #[tokio::test]

@@ -211,6 +211,22 @@ impl Store {
         row.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?.try_into()
     }
 
+    /// Replaces the experiment's plan (the launcher writes the final one once the id is known).
+    pub async fn set_experiment_plan(&self, id: i64, plan: &serde_json::Value) -> Result<(), StoreError> {
+        let plan = serde_json::to_string(plan)?;
+        on_pool!(self, pool => sqlx::query("UPDATE experiments SET plan = $1 WHERE id = $2").bind(&plan).bind(id).execute(pool).await.map(|r| r.rows_affected()))?;
+        Ok(())
+    }
+
+    /// The experiment's stored plan and fingerprint.
+    pub async fn experiment_plan(&self, id: i64) -> Result<(serde_json::Value, serde_json::Value), StoreError> {
+        let row: Option<(String, String)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT plan, fingerprint FROM experiments WHERE id = $1").bind(id).fetch_optional(pool).await
+        })?;
+        let (plan, fingerprint) = row.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?;
+        Ok((serde_json::from_str(&plan)?, serde_json::from_str(&fingerprint)?))
+    }
+
     /// Who launched the experiment (`None` when unknown), or NotFound.
     pub async fn experiment_owner(&self, id: i64) -> Result<Option<i64>, StoreError> {
         let row: Option<(Option<i64>,)> = on_pool!(self, pool => {

@@ -32,6 +32,16 @@ pub struct Trial {
     pub finished_at: Option<i64>,
 }
 
+/// What a trial's run left in the store beyond its state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRun {
+    pub run_tag: Option<String>,
+    pub job_id: Option<String>,
+    pub log_path: Option<String>,
+    pub execution_ids: Vec<String>,
+    pub exit_code: Option<i64>,
+}
+
 #[derive(sqlx::FromRow)]
 struct TrialRow {
     id: i64,
@@ -102,6 +112,68 @@ impl Store {
         let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE experiment_id = $1 ORDER BY seq, attempt");
         let rows: Vec<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;
         rows.into_iter().map(Trial::try_from).collect()
+    }
+
+    /// Records how a running trial was started: its run tag, the supervisor's process id, host and log.
+    pub async fn set_trial_job(&self, trial_id: i64, run_tag: &str, job_id: &str, host: &str, log_path: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE trials SET run_tag = $1, job_id = $2, host = $3, log_path = $4, heartbeat_at = $5 WHERE id = $6")
+                .bind(run_tag).bind(job_id).bind(host).bind(log_path).bind(now).bind(trial_id)
+                .execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// Records what a trial's process left behind: its exit code and the execution ids in its log.
+    pub async fn set_trial_result(&self, trial_id: i64, exit_code: Option<i64>, execution_ids: &[String]) -> Result<(), StoreError> {
+        let ids = serde_json::to_string(execution_ids)?;
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE trials SET exit_code = $1, execution_ids = $2 WHERE id = $3")
+                .bind(exit_code).bind(&ids).bind(trial_id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// A trial's run record: (run tag, job id, log path, execution ids, exit code).
+    pub async fn trial_run(&self, trial_id: i64) -> Result<TrialRun, StoreError> {
+        type RunRow = (Option<String>, Option<String>, Option<String>, String, Option<i64>);
+        let row: Option<RunRow> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT run_tag, job_id, log_path, execution_ids, exit_code FROM trials WHERE id = $1")
+                .bind(trial_id).fetch_optional(pool).await
+        })?;
+        let r = row.ok_or(StoreError::NotFound { what: "trial", key: trial_id.to_string() })?;
+        Ok(TrialRun { run_tag: r.0, job_id: r.1, log_path: r.2, execution_ids: serde_json::from_str(&r.3)?, exit_code: r.4 })
+    }
+
+    /// Queues a trial again as its next attempt (after an infrastructure failure); returns the new id.
+    pub async fn requeue_trial(&self, trial: &Trial) -> Result<i64, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, attempt, state, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7) RETURNING id",
+            )
+            .bind(trial.experiment_id).bind(trial.arm_id).bind(trial.seq).bind(&trial.cell).bind(trial.repeat_index)
+            .bind(trial.attempt + 1).bind(now)
+            .fetch_one(pool).await
+        })?)
+    }
+
+    /// Trials in state `running` claimed by `worker` (after a restart: to re-attach or settle).
+    pub async fn running_trials(&self, worker: &str) -> Result<Vec<Trial>, StoreError> {
+        let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE state = 'running' AND claimed_by = $1 ORDER BY id");
+        let rows: Vec<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(worker).fetch_all(pool).await)?;
+        rows.into_iter().map(Trial::try_from).collect()
+    }
+
+    /// Cancels an experiment's queued trials; returns how many.
+    pub async fn cancel_queued_trials(&self, experiment_id: i64) -> Result<u64, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query("UPDATE trials SET state = 'cancelled', finished_at = $1 WHERE experiment_id = $2 AND state = 'queued'")
+                .bind(now).bind(experiment_id).execute(pool).await.map(|r| r.rows_affected())
+        })?)
     }
 
     /// How many trials are in each state (states with none are left out): the metrics' queue depth.

@@ -18,17 +18,21 @@ use store::experiments::{ExperimentSummary, HistoryCursor, HistoryPage, HistoryQ
 use store::people::Role;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/experiments", get(list).post(launch)).route("/api/v1/experiments/{id}", get(one))
+    Router::new()
+        .route("/api/v1/experiments", get(list).post(launch))
+        .route("/api/v1/experiments/{id}", get(one))
+        .route("/api/v1/experiments/{id}/cancel", axum::routing::post(cancel))
 }
 
 /// Checks and resolves a launch. `dry_run: true` answers with the whole plan (arms with SHAs, every
-/// trial's argv, the worst-case time); nothing is stored or run either way until the runner lands.
+/// trial's argv, the worst-case time) and stores nothing; otherwise the experiment and its queued
+/// trials are stored and the scheduler is woken: 201 with the id and the page's URL.
 async fn launch(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     body: Result<Json<JsonLaunch>, JsonRejection>,
 ) -> ApiResult<Response> {
-    require(&principal, Role::Launcher)?;
+    let (me, _) = require(&principal, Role::Launcher)?;
     let Json(req) = body?;
     let suite = match state.store.suite_by_name(&req.suite).await {
         Ok(s) => s,
@@ -42,7 +46,50 @@ async fn launch(
     if req.dry_run {
         return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
     }
-    Err(ApiError::NotImplemented("launching arrives with the local runner; until then, ask for the plan with \"dry_run\": true".into()))
+    if definition.kind != judge::ExperimentKind::Pipeline || definition.launcher != crate::suites::definition::Launcher::Local {
+        return Err(ApiError::NotImplemented(format!(
+            "suite {:?} is a {} suite on the {:?} launcher; this server runs local pipeline suites so far",
+            definition.name,
+            definition.kind.as_str(),
+            definition.launcher
+        )));
+    }
+    let id = crate::launch::submit::store_launch(&state.store, suite.id, &definition, &plan, me).await?;
+    let detail =
+        json!({"suite": definition.name, "arms": plan.arms.iter().map(|a| json!({"name": a.name, "sha": a.sha})).collect::<Vec<_>>()});
+    state.store.audit(Some(me), "experiment.launch", &format!("experiment:{id}"), None, &detail).await?;
+    if let Some(reason) = &plan.exemption {
+        state.store.audit(Some(me), "exemption.request", &format!("experiment:{id}"), Some(reason), &json!({})).await?;
+    }
+    state.launcher.notify.notify_one();
+    let url = format!("{}/experiments/{id}", state.auth.base_url);
+    Ok((axum::http::StatusCode::CREATED, Json(json!({"id": id, "url": url, "trials": plan.trials.len()}))).into_response())
+}
+
+/// Stops an experiment: queued trials are cancelled, running ones stopped (their process groups),
+/// and no verdict is given. Its launcher or an admin.
+async fn cancel(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let (me, role) = require(&principal, Role::Launcher)?;
+    let owner = state.store.experiment_owner(id).await?;
+    if role != Role::Admin && owner != Some(me) {
+        return Err(ApiError::Forbidden(format!("only experiment {id}'s launcher or an admin may cancel it")));
+    }
+    let summary = state.store.experiment_summary(id).await?;
+    if matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled) {
+        return Err(ApiError::Conflict(format!("experiment {id} has already ended ({})", summary.status.as_str())));
+    }
+    state.store.set_experiment_status(id, judge::ExperimentStatus::Cancelled).await?;
+    let queued = state.store.cancel_queued_trials(id).await?;
+    let running = state.launcher.cancel_running(id);
+    state
+        .store
+        .audit(Some(me), "experiment.cancel", &format!("experiment:{id}"), None, &json!({"queued": queued, "running": running}))
+        .await?;
+    Ok(Json(json!({"id": id, "cancelled_queued": queued, "stopping_running": running})))
 }
 
 #[derive(Debug, Deserialize)]
@@ -98,10 +145,14 @@ pub struct JsonExperiment {
     #[serde(flatten)]
     pub summary: ExperimentSummary,
     pub arms: Vec<JsonArm>,
+    pub trials: Vec<store::trials::Trial>,
+    pub reasons: Vec<String>,
 }
 
 async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<JsonExperiment>> {
     let summary = state.store.experiment_summary(id).await?;
     let arms = state.store.arms(id).await?.into_iter().map(|(_, name, role, sha)| JsonArm { name, role, sha }).collect();
-    Ok(Json(JsonExperiment { summary, arms }))
+    let trials = state.store.trials(id).await?;
+    let reasons = state.store.latest_verdict(id).await?.map(|(_, reasons, _)| reasons).unwrap_or_default();
+    Ok(Json(JsonExperiment { summary, arms, trials, reasons }))
 }

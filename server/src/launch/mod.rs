@@ -5,3 +5,7 @@ pub mod finelog;
 pub mod git;
 pub mod plan;
 pub mod request;
+pub mod runner;
+pub mod scheduler;
+pub mod submit;
+pub mod supervise;

@@ -63,10 +63,10 @@ pub struct JsonExemption {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedArm {
     pub name: String,
-    pub role: &'static str,
+    pub role: String,
     #[serde(rename = "ref")]
     pub git_ref: String,
     pub sha: String,
@@ -85,6 +85,8 @@ pub struct PlannedRun {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LaunchPlan {
     pub suite: String,
+    /// Where the refs were resolved (the local repository or the mirror of a clone URL).
+    pub repo_dir: String,
     pub title: String,
     pub fingerprint: Fingerprint,
     pub region: Option<String>,
@@ -165,8 +167,8 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         }
     };
     let mut arms = vec![
-        PlannedArm { name: "control".into(), role: "control", git_ref: base_ref, sha: base_sha, config: None },
-        PlannedArm { name: "treatment".into(), role: "treatment", git_ref: req.head.clone(), sha: head_sha, config: None },
+        PlannedArm { name: "control".into(), role: "control".into(), git_ref: base_ref, sha: base_sha, config: None },
+        PlannedArm { name: "treatment".into(), role: "treatment".into(), git_ref: req.head.clone(), sha: head_sha, config: None },
     ];
     for extra in &req.arms {
         let sha = repo.resolve(&extra.git_ref).await?;
@@ -174,7 +176,7 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         if let Some(JsonConfigDiff::Commit(c)) = &config {
             config = Some(JsonConfigDiff::Commit(repo.resolve(c).await?));
         }
-        arms.push(PlannedArm { name: extra.name.clone(), role: "treatment", git_ref: extra.git_ref.clone(), sha, config });
+        arms.push(PlannedArm { name: extra.name.clone(), role: "treatment".into(), git_ref: extra.git_ref.clone(), sha, config });
     }
 
     let order = req.order.unwrap_or(suite.defaults.order);
@@ -182,23 +184,16 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
     for t in plan(arms.len(), trials as usize, order) {
         let arm = &arms[t.arm];
         let run_tag = format!("arb-{}-{}", ctx.label, t.seq);
-        let mut vars: BTreeMap<&str, String> = BTreeMap::new();
-        vars.insert("worktree", ctx.data_dir.join("worktrees").join(format!("{}-{}", ctx.label, arm.name)).to_string_lossy().into_owned());
-        vars.insert("data_dir", ctx.data_dir.to_string_lossy().into_owned());
-        vars.insert("run_tag", run_tag.clone());
-        vars.insert("arm", arm.name.clone());
-        vars.insert("sha", arm.sha.clone());
-        vars.insert("finelog_url", ctx.finelog_url.clone());
-        if let Some(l) = locality {
-            vars.extend(l.region.clone().map(|r| ("region", r)));
-            vars.extend(l.cluster.clone().map(|c| ("cluster", c)));
-        }
+        let worktree = worktree_dir(ctx.data_dir, &ctx.label, &arm.name);
+        let vars =
+            run_vars(ctx, &worktree, &run_tag, arm, locality.and_then(|l| l.region.clone()), locality.and_then(|l| l.cluster.clone()));
         let argv = suite.render_argv(&fingerprint, &vars)?;
         runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv });
     }
     let title = req.title.clone().unwrap_or_else(|| format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head));
     Ok(LaunchPlan {
         suite: suite.name.clone(),
+        repo_dir: repo.dir.to_string_lossy().into_owned(),
         title,
         fingerprint,
         region: locality.and_then(|l| l.region.clone()),
@@ -210,6 +205,32 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         trials: runs,
         exemption,
     })
+}
+
+/// `data-dir/worktrees/{experiment}-{arm}`: one worktree per arm, reused by its trials.
+pub fn worktree_dir(data_dir: &Path, label: &str, arm: &str) -> std::path::PathBuf {
+    data_dir.join("worktrees").join(format!("{label}-{arm}"))
+}
+
+/// The values of the run placeholders of one trial.
+pub fn run_vars(
+    ctx: &RunContext<'_>,
+    worktree: &Path,
+    run_tag: &str,
+    arm: &PlannedArm,
+    region: Option<String>,
+    cluster: Option<String>,
+) -> BTreeMap<&'static str, String> {
+    let mut vars: BTreeMap<&str, String> = BTreeMap::new();
+    vars.insert("worktree", worktree.to_string_lossy().into_owned());
+    vars.insert("data_dir", ctx.data_dir.to_string_lossy().into_owned());
+    vars.insert("run_tag", run_tag.to_string());
+    vars.insert("arm", arm.name.clone());
+    vars.insert("sha", arm.sha.clone());
+    vars.insert("finelog_url", ctx.finelog_url.clone());
+    vars.extend(region.map(|r| ("region", r)));
+    vars.extend(cluster.map(|c| ("cluster", c)));
+    vars
 }
 
 fn short(sha: &str) -> &str {

@@ -39,10 +39,16 @@ pub fn serve_command(data_dir: &Path, port: u16, database_url: Option<&str>) -> 
 impl RunningServer {
     /// Starts the server and waits until `/healthz` answers.
     pub async fn start(data_dir: &Path, database_url: Option<&str>) -> RunningServer {
+        Self::start_with(data_dir, database_url, &[]).await
+    }
+
+    /// Like [`RunningServer::start`], with more `serve` flags.
+    pub async fn start_with(data_dir: &Path, database_url: Option<&str>, extra: &[&str]) -> RunningServer {
         let port = free_port();
         let log = data_dir.with_extension(format!("{port}.log"));
         let file = std::fs::File::create(&log).unwrap();
         let child = serve_command(data_dir, port, database_url)
+            .args(extra)
             .stdout(Stdio::from(file.try_clone().unwrap()))
             .stderr(Stdio::from(file))
             .spawn()
@@ -121,6 +127,25 @@ impl RunningServer {
     }
 }
 
+impl RunningServer {
+    /// Kills the server with SIGKILL (a crash), leaving whatever it started running.
+    pub fn crash(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// POSTs JSON as this server's (signed-in) client, from our own origin.
+    pub async fn post_json(&self, path: &str, body: &serde_json::Value) -> (u16, serde_json::Value) {
+        let r = self.client.post(format!("{}{path}", self.base)).header("origin", &self.base).json(body).send().await.unwrap();
+        let status = r.status().as_u16();
+        (status, r.json().await.unwrap_or(serde_json::Value::Null))
+    }
+
+    pub async fn get_json(&self, path: &str) -> serde_json::Value {
+        self.client.get(format!("{}{path}", self.base)).send().await.unwrap().json().await.unwrap()
+    }
+}
+
 impl Drop for RunningServer {
     fn drop(&mut self) {
         self.child.kill().ok();
@@ -141,4 +166,5 @@ pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+pub mod finelog;
 pub mod test_app;

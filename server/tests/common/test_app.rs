@@ -26,6 +26,8 @@ pub struct TestAppBuilder {
     public_url: Option<String>,
     session_max: Option<std::time::Duration>,
     metrics_token: Option<String>,
+    finelog_url: Option<String>,
+    scheduler: bool,
 }
 
 pub struct TestApp {
@@ -34,6 +36,7 @@ pub struct TestApp {
     pub store: Store,
     pub dir: tempfile::TempDir,
     server: tokio::task::JoinHandle<()>,
+    scheduler: Option<tokio::task::JoinHandle<()>>,
     next_user: AtomicU32,
 }
 
@@ -123,6 +126,8 @@ impl TestApp {
             public_url: None,
             session_max: None,
             metrics_token: None,
+            finelog_url: None,
+            scheduler: false,
         }
     }
 
@@ -188,6 +193,12 @@ impl TestAppBuilder {
         self.public_url = Some(url.to_string());
         self
     }
+    /// Runs the scheduler (trials really run) with trials reporting to this finelog.
+    pub fn scheduler(mut self, finelog_url: Option<&str>) -> Self {
+        self.scheduler = true;
+        self.finelog_url = finelog_url.map(str::to_string);
+        self
+    }
     pub fn metrics_token(mut self, secret: &str) -> Self {
         self.metrics_token = Some(secret.to_string());
         self
@@ -205,6 +216,7 @@ impl TestAppBuilder {
             store: StoreArgs { database_url: None, data_dir: dir.path().join("data") },
             site_root: dir.path().join("site"),
             suites_dir: dir.path().join("suites"),
+            finelog_url: self.finelog_url.clone(),
             public_url: self.public_url,
             session_idle_hours: 12,
             session_max_hours: 168,
@@ -226,16 +238,23 @@ impl TestAppBuilder {
         let addr = listener.local_addr().unwrap();
         let mut state = server::serve::app_state(&config, store.clone(), addr);
         state.throttle = Arc::new(server::auth::throttle::LoginThrottle::new(self.limits));
+        let mut launcher = server::launch::scheduler::Launcher::new(config.finelog_url.clone());
+        launcher.supervisor = env!("CARGO_BIN_EXE_arbiter").into();
+        state.launcher = Arc::new(launcher);
         let router = server::serve::router(state.clone(), sessions, &config);
+        let scheduler = self.scheduler.then(|| server::launch::scheduler::spawn(state.clone()));
         let server = tokio::spawn(async move {
             axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
         });
-        TestApp { base: format!("http://{addr}"), state, store, dir, server, next_user: AtomicU32::new(1) }
+        TestApp { base: format!("http://{addr}"), state, store, dir, server, scheduler, next_user: AtomicU32::new(1) }
     }
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.server.abort();
+        if let Some(s) = &self.scheduler {
+            s.abort();
+        }
     }
 }

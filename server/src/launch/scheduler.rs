@@ -1,0 +1,260 @@
+//! The scheduler inside `arbiter serve`: claims queued trials from the store one at a time (the
+//! claim is atomic, so replicas sharing a Postgres never run a trial twice), runs each through the
+//! local launcher, writes its outcome, re-queues an infrastructure failure once, and judges an
+//! experiment when its last trial ends. On start it settles the trials a previous process left running.
+
+use super::runner::{self, Launch, Outcome};
+use super::submit::StoredPlan;
+use crate::state::AppState;
+use judge::pipeline::aggregate::TrialSpec;
+use judge::pipeline::{ArmSpec, PipelineConfig};
+use judge::{ExperimentStatus, TrialState, Verdict};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+use store::trials::Trial;
+use tokio::sync::Notify;
+
+/// The scheduler's handle, shared with the API (to wake it and to cancel).
+#[derive(Debug)]
+pub struct Launcher {
+    pub notify: Notify,
+    pub finelog_url: Option<String>,
+    /// This host's name in `trials.claimed_by`.
+    pub worker: String,
+    /// The program that supervises a trial: this binary (`arbiter supervise`).
+    pub supervisor: std::path::PathBuf,
+    /// Running trials: trial id → (experiment id, supervisor pid).
+    running: Mutex<HashMap<i64, (i64, u32)>>,
+}
+
+impl Launcher {
+    pub fn new(finelog_url: Option<String>) -> Launcher {
+        let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty());
+        let supervisor = std::env::current_exe().unwrap_or_else(|_| "arbiter".into());
+        Launcher {
+            notify: Notify::new(),
+            finelog_url,
+            worker: host.unwrap_or_else(|| "local".into()),
+            supervisor,
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Stops the running trials of an experiment (their supervisors stop the whole process group).
+    pub fn cancel_running(&self, experiment_id: i64) -> usize {
+        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        let pids: Vec<u32> = running.values().filter(|(e, _)| *e == experiment_id).map(|(_, pid)| *pid).collect();
+        for pid in &pids {
+            // SAFETY: kill(2) on the supervisor's pid; it forwards the stop to its command's group.
+            unsafe {
+                libc::kill(*pid as i32, libc::SIGTERM);
+            }
+        }
+        pids.len()
+    }
+}
+
+pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        recover(&state).await;
+        loop {
+            match state.store.claim_next_trial(&state.launcher.worker).await {
+                Ok(Some(trial)) => run_one(&state, trial).await,
+                Ok(None) => {
+                    tokio::select! {
+                        _ = state.launcher.notify.notified() => {}
+                        _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot claim a trial");
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            }
+        }
+    })
+}
+
+fn launch<'a>(state: &'a AppState) -> Launch<'a> {
+    Launch { data_dir: &state.data_dir, finelog_url: state.launcher.finelog_url.as_deref(), supervisor: &state.launcher.supervisor }
+}
+
+async fn plan_of(state: &AppState, experiment_id: i64) -> Result<StoredPlan, String> {
+    let (plan, _) = state.store.experiment_plan(experiment_id).await.map_err(|e| e.to_string())?;
+    serde_json::from_value(plan).map_err(|e| format!("the stored plan cannot be read: {e}"))
+}
+
+async fn run_one(state: &AppState, trial: Trial) {
+    let plan = match plan_of(state, trial.experiment_id).await {
+        Ok(p) => p,
+        Err(e) => {
+            apply(state, &trial, Outcome::launcher_error(e)).await;
+            return finish_if_done(state, trial.experiment_id).await;
+        }
+    };
+    let arm_name =
+        state.store.arms(trial.experiment_id).await.ok().and_then(|arms| arms.into_iter().find(|a| a.0 == trial.arm_id).map(|a| a.1));
+    let Some(arm) = arm_name.and_then(|n| plan.arms.iter().find(|a| a.name == n)) else {
+        apply(state, &trial, Outcome::launcher_error("the trial's arm is not in the plan".into())).await;
+        return finish_if_done(state, trial.experiment_id).await;
+    };
+    let _ = state.store.set_experiment_status(trial.experiment_id, ExperimentStatus::Running).await;
+    let l = launch(state);
+    match runner::start(&l, &trial, &plan, arm).await {
+        Ok(mut child) => {
+            let pid = child.id().unwrap_or(0);
+            let (log, _) = runner::trial_files(&state.data_dir, &trial);
+            let run_tag = format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt);
+            if let Err(e) =
+                state.store.set_trial_job(trial.id, &run_tag, &pid.to_string(), &state.launcher.worker, &log.to_string_lossy()).await
+            {
+                tracing::warn!(error = %e, "cannot record the trial's job");
+            }
+            state.launcher.running.lock().unwrap_or_else(|e| e.into_inner()).insert(trial.id, (trial.experiment_id, pid));
+            let _ = child.wait().await;
+            state.launcher.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&trial.id);
+            let ram = plan.suite.resources.ram_bytes().ok().map(|b| b as f64);
+            let outcome = runner::settle(&l, &trial, ram).await;
+            apply(state, &trial, outcome).await;
+        }
+        Err(outcome) => apply(state, &trial, outcome).await,
+    }
+    finish_if_done(state, trial.experiment_id).await;
+}
+
+/// Writes a trial's outcome (rows first, then the state), and re-queues a first infrastructure failure.
+async fn apply(state: &AppState, trial: &Trial, outcome: Outcome) {
+    let store = &state.store;
+    let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
+    if result.is_ok() && !outcome.rows.is_empty() {
+        result = store.insert_stage_rows(trial.id, &outcome.rows).await;
+    }
+    if result.is_ok() {
+        result = store.finish_trial(trial.id, outcome.state, outcome.infra_reason, Some(&outcome.detail)).await;
+    }
+    if let Err(e) = result {
+        tracing::error!(error = %e, trial = trial.id, "cannot record the trial's outcome");
+        return;
+    }
+    tracing::info!(experiment = trial.experiment_id, seq = trial.seq, attempt = trial.attempt, state = %outcome.state.as_str(), detail = %outcome.detail, "trial ended");
+    let cancelled = store.experiment_summary(trial.experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled);
+    if outcome.state == TrialState::InfraFailed && trial.attempt == 1 && !cancelled {
+        match store.requeue_trial(trial).await {
+            Ok(_) => state.launcher.notify.notify_one(),
+            Err(e) => tracing::error!(error = %e, "cannot re-queue the trial"),
+        }
+    }
+}
+
+/// Judges the experiment once none of its trials is queued or running.
+async fn finish_if_done(state: &AppState, experiment_id: i64) {
+    let store = &state.store;
+    let Ok(trials) = store.trials(experiment_id).await else { return };
+    if trials.iter().any(|t| !t.state.is_terminal()) {
+        return;
+    }
+    let Ok(plan) = plan_of(state, experiment_id).await else {
+        let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        return;
+    };
+    runner::remove_worktrees(Path::new(&plan.repo_dir), &state.data_dir, experiment_id, &plan.arms).await;
+    if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
+        return;
+    }
+    match verdict(state, &plan, &trials).await {
+        Ok((verdict, reasons, report)) => {
+            if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, None).await {
+                tracing::error!(error = %e, experiment_id, "cannot record the verdict");
+            } else {
+                tracing::info!(experiment_id, verdict = verdict.as_str(), "experiment judged");
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, experiment_id, "cannot judge the experiment");
+            let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
+}
+
+/// The verdict of an ended experiment: the judge on the trials that measured something, a new
+/// failure (a treatment trial failed where no control trial did) as a regression, and every lost
+/// trial named with its reason.
+async fn verdict(state: &AppState, plan: &StoredPlan, trials: &[Trial]) -> Result<(Verdict, Vec<String>, serde_json::Value), String> {
+    let store = &state.store;
+    let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
+    let arm_name = |id: i64| arms.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
+    // The last attempt of each planned position counts.
+    let mut latest: BTreeMap<i64, &Trial> = BTreeMap::new();
+    for t in trials {
+        if latest.get(&t.seq).is_none_or(|prev| prev.attempt < t.attempt) {
+            latest.insert(t.seq, t);
+        }
+    }
+    let control = plan.arms[0].name.clone();
+    let mut rows = Vec::new();
+    let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
+    let mut lost = Vec::new();
+    let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for t in latest.values() {
+        let arm = arm_name(t.arm_id);
+        let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
+        let detail = t.detail.clone().unwrap_or_default();
+        match t.state {
+            TrialState::Succeeded | TrialState::Failed
+                if !run.execution_ids.is_empty() && !store.stage_rows(t.id).await.map_err(|e| e.to_string())?.is_empty() =>
+            {
+                rows.extend(store.stage_rows(t.id).await.map_err(|e| e.to_string())?);
+                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone() });
+                if t.state == TrialState::Failed {
+                    failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
+                }
+            }
+            TrialState::Failed => failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1)),
+            _ => lost.push(format!(
+                "trial #{} of {arm} was lost: {} ({detail})",
+                t.seq + 1,
+                t.infra_reason.map_or(t.state.as_str(), |r| r.as_str())
+            )),
+        }
+    }
+    let treatments: Vec<ArmSpec> =
+        plan.arms[1..].iter().map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() }).collect();
+    let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), ..PipelineConfig::default() };
+    let control_specs = specs.get(&control).cloned().unwrap_or_default();
+    let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
+        Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
+        Err(e) => (Verdict::Inconclusive, vec![format!("cannot compare: {e}")], serde_json::json!({})),
+    };
+    let control_failed = failed.contains_key(&control);
+    for (arm, list) in &failed {
+        if *arm != control && !control_failed {
+            verdict = Verdict::Regression;
+            reasons.insert(0, format!("new failure: {arm} failed where the control did not: {}", list.join(", ")));
+        } else if *arm == control {
+            reasons.push(format!("the control failed too: {}", list.join(", ")));
+        }
+    }
+    reasons.extend(lost);
+    Ok((verdict, reasons, report))
+}
+
+/// After a restart: every trial this host left `running` is settled from its supervisor's status
+/// file, waited for while its supervisor still runs, or marked interrupted (and re-queued once).
+async fn recover(state: &AppState) {
+    let Ok(trials) = state.store.running_trials(&state.launcher.worker).await else { return };
+    for trial in trials {
+        let run = state.store.trial_run(trial.id).await.ok();
+        let pid = run.and_then(|r| r.job_id).and_then(|j| j.parse::<u32>().ok());
+        while pid.is_some_and(super::supervise::is_alive) {
+            tracing::info!(trial = trial.id, "re-attached to a trial still running");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let plan = plan_of(state, trial.experiment_id).await.ok();
+        let ram = plan.as_ref().and_then(|p| p.suite.resources.ram_bytes().ok()).map(|b| b as f64);
+        let outcome = runner::settle(&launch(state), &trial, ram).await;
+        apply(state, &trial, outcome).await;
+        finish_if_done(state, trial.experiment_id).await;
+    }
+}

@@ -1,0 +1,131 @@
+//! `arbiter supervise`: the small process that runs one trial's command. It starts the command in a
+//! process group of its own with stdout and stderr going to the trial's log, enforces the timeout,
+//! turns SIGTERM (a cancel) into stopping the whole group, and writes how the command ended to a status
+//! file (atomically). The server starts it in its own session, so it outlives a server crash and a
+//! restarted server still learns how the trial ended.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    /// The command could not be started at all.
+    pub spawn_error: Option<String>,
+    pub finished_at: i64,
+}
+
+impl ExitStatus {
+    pub fn read(path: &Path) -> Option<ExitStatus> {
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+    }
+
+    fn write(&self, path: &Path) -> Result<(), String> {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, serde_json::to_vec(self).map_err(|e| e.to_string())?).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SuperviseArgs {
+    /// Where to write the exit status (JSON).
+    #[arg(long)]
+    pub status: PathBuf,
+    /// The trial's log: the command's stdout and stderr.
+    #[arg(long)]
+    pub log: PathBuf,
+    /// Working directory of the command.
+    #[arg(long)]
+    pub cwd: PathBuf,
+    /// Stop the command after this many seconds.
+    #[arg(long)]
+    pub timeout_secs: u64,
+    /// The command and its arguments.
+    #[arg(last = true, required = true)]
+    pub argv: Vec<String>,
+}
+
+/// Signals the whole process group `pgid`.
+pub fn signal_group(pgid: u32, signal: i32) {
+    if let Ok(pid) = i32::try_from(pgid) {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+        unsafe {
+            libc::kill(-pid, signal);
+        }
+    }
+}
+
+/// True while a process with this id exists.
+pub fn is_alive(pid: u32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    i32::try_from(pid).is_ok_and(|p| unsafe { libc::kill(p, 0) } == 0)
+}
+
+/// Stops a group politely, then for good after a grace period.
+async fn stop_group(pgid: u32, child: &mut tokio::process::Child) -> Option<std::process::ExitStatus> {
+    signal_group(pgid, libc::SIGTERM);
+    match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
+        Ok(status) => {
+            signal_group(pgid, libc::SIGKILL);
+            status.ok()
+        }
+        Err(_) => {
+            signal_group(pgid, libc::SIGKILL);
+            child.wait().await.ok()
+        }
+    }
+}
+
+pub fn run(args: SuperviseArgs) -> Result<i32, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(supervise(args))
+}
+
+async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
+    use std::os::unix::process::ExitStatusExt;
+    let now = store::now_ms;
+    let log = std::fs::File::create(&args.log).map_err(|e| format!("{}: {e}", args.log.display()))?;
+    let log_err = log.try_clone().map_err(|e| e.to_string())?;
+    let mut cmd = tokio::process::Command::new(&args.argv[0]);
+    cmd.args(&args.argv[1..]).current_dir(&args.cwd).stdin(std::process::Stdio::null()).stdout(log).stderr(log_err).process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let status = ExitStatus {
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                cancelled: false,
+                spawn_error: Some(format!("cannot start {:?}: {e}", args.argv[0])),
+                finished_at: now(),
+            };
+            status.write(&args.status)?;
+            return Ok(1);
+        }
+    };
+    let pgid = child.id().unwrap_or(0);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let (mut timed_out, mut cancelled) = (false, false);
+    let status = tokio::select! {
+        s = child.wait() => s.ok(),
+        _ = tokio::time::sleep(Duration::from_secs(args.timeout_secs)) => { timed_out = true; stop_group(pgid, &mut child).await }
+        _ = term.recv() => { cancelled = true; stop_group(pgid, &mut child).await }
+    };
+    // Whatever the command left running in its group goes with it.
+    signal_group(pgid, libc::SIGKILL);
+    let record = ExitStatus {
+        exit_code: status.and_then(|s| s.code()),
+        signal: status.and_then(|s| s.signal()),
+        timed_out,
+        cancelled,
+        spawn_error: None,
+        finished_at: now(),
+    };
+    record.write(&args.status)?;
+    Ok(0)
+}

@@ -1,0 +1,184 @@
+//! Launching for real through the API: a git repository whose branches change a benchmark's CPU cost,
+//! memory or success, a suite that runs it in worktrees, a real finelog server receiving its
+//! `zephyr.stage` rows, the scheduler running the trials, and the judge's verdict at the end.
+
+mod common;
+
+use common::finelog::{python, FinelogServer};
+use common::test_app::{Client, TestApp};
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use store::people::Role;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+const BENCH: &str = include_str!("data/stage_bench.py");
+
+/// main: the benchmark; branches heavier (×3 CPU), leaky (3 GiB peak), broken (a stage fails), slow.
+fn repository(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("bench.py"), BENCH).unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "benchmark"]);
+    for (branch, from, to) in [
+        ("heavier", "WORK = 400_000", "WORK = 1_200_000"),
+        ("leaky", "MEM_PEAK = 100 * 2**20", "MEM_PEAK = 3 * 2**30"),
+        ("broken", "FAIL_STAGE = None", "FAIL_STAGE = \"stage1-Reduce\""),
+        ("slow", "SLEEP = 0.0", "SLEEP = 60.0"),
+    ] {
+        git(dir, &["checkout", "-q", "-b", branch, "main"]);
+        std::fs::write(dir.join("bench.py"), BENCH.replace(from, to)).unwrap();
+        git(dir, &["commit", "-q", "-am", branch]);
+    }
+    git(dir, &["checkout", "-q", "main"]);
+}
+
+async fn app(tmp: &Path, finelog: &FinelogServer) -> (TestApp, Client) {
+    let repo = tmp.join("repo");
+    repository(&repo);
+    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    let suites = app.dir.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    let toml = format!(
+        r#"
+name = "stage-bench"
+kind = "pipeline"
+repository = "{}"
+command = ["{}", "{{worktree}}/bench.py", "--run-tag", "{{run_tag}}", "--finelog", "{{finelog_url}}"]
+timeout_minutes = 1
+[resources]
+cpu = 1
+ram = "2GiB"
+[defaults]
+trials = 3
+"#,
+        repo.display(),
+        python().display()
+    );
+    std::fs::write(suites.join("bench.toml"), toml).unwrap();
+    server::suites::sync(&app.store, &server::suites::load_dir(&suites).unwrap()).await.unwrap();
+    let launcher = app.signed_in(Role::Launcher).await;
+    (app, launcher)
+}
+
+async fn launch(client: &Client, head: &str) -> i64 {
+    let r = client.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": head, "base": "main", "trials": 3})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    r.json()["id"].as_i64().unwrap()
+}
+
+async fn wait_until_ended(client: &Client, id: i64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let e = client.get(&format!("/api/v1/experiments/{id}")).await.json();
+        if ["judged", "errored", "cancelled"].contains(&e["status"].as_str().unwrap_or("")) {
+            return e;
+        }
+        assert!(Instant::now() < deadline, "experiment {id} did not end: {e}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+fn states(e: &Value) -> Vec<String> {
+    e["trials"].as_array().unwrap().iter().map(|t| t["state"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_b_experiments_run_in_worktrees_and_are_judged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+
+    // A/B: three times the CPU in both stages.
+    let started = Instant::now();
+    let heavier = launch(&launcher, "heavier").await;
+    let e = wait_until_ended(&launcher, heavier).await;
+    let ab_secs = started.elapsed().as_secs_f64();
+    assert_eq!(e["status"], "judged", "{e}");
+    assert_eq!(states(&e), ["succeeded"; 6], "{e}");
+    assert_eq!(e["verdict"], "regression", "{e}");
+    let reasons = e["reasons"].to_string();
+    assert!(reasons.contains("stage0") || reasons.contains("CPU"), "the reasons name the cost: {reasons}");
+    let trial = &e["trials"][0];
+    let rows = app.store.stage_rows(trial["id"].as_i64().unwrap()).await.unwrap();
+    assert_eq!(rows.len(), 2, "the trial's rows came from finelog");
+    let log = server::downloads::experiment_dir(&app.state.data_dir, heavier).join("logs/trial-0-1.log");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("execution_id="), "the log is kept");
+    assert!(!app.state.data_dir.join(format!("worktrees/{heavier}-control")).exists(), "worktrees go when the experiment ends");
+
+    // A/A: the same code on both sides is never a regression.
+    let started = Instant::now();
+    let same = launch(&launcher, "main").await;
+    let e = wait_until_ended(&launcher, same).await;
+    let aa_secs = started.elapsed().as_secs_f64();
+    assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "{e}");
+    eprintln!("timing: A/B with 6 trials {ab_secs:.1} s, A/A with 6 trials {aa_secs:.1} s");
+
+    // A stage that fails only in the treatment: a new failure.
+    let broken = launch(&launcher, "broken").await;
+    let e = wait_until_ended(&launcher, broken).await;
+    assert_eq!(e["verdict"], "regression", "{e}");
+    assert!(e["reasons"][0].as_str().unwrap().starts_with("new failure: treatment failed"), "{e}");
+    assert!(states(&e).iter().filter(|s| *s == "failed").count() == 3, "{e}");
+
+    // Memory above the worker's RAM (2 GiB): failed with oom, a regression.
+    let leaky = launch(&launcher, "leaky").await;
+    let e = wait_until_ended(&launcher, leaky).await;
+    assert_eq!(e["verdict"], "regression", "{e}");
+    let details: Vec<&str> = e["trials"].as_array().unwrap().iter().filter_map(|t| t["detail"].as_str()).collect();
+    assert!(details.iter().any(|d| d.starts_with("oom:")), "{details:?}");
+}
+
+#[tokio::test]
+async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let id = launch(&launcher, "slow").await;
+    // Wait for the first trial to run.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let pid = loop {
+        let trials = app.store.trials(id).await.unwrap();
+        if let Some(t) = trials.iter().find(|t| t.state == judge::TrialState::Running) {
+            if let Some(job) = app.store.trial_run(t.id).await.unwrap().job_id {
+                break job.parse::<u32>().unwrap();
+            }
+        }
+        assert!(Instant::now() < deadline, "no trial started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(server::launch::supervise::is_alive(pid));
+    let r = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let e = wait_until_ended(&launcher, id).await;
+    assert_eq!(e["status"], "cancelled");
+    assert!(e["verdict"].is_null(), "no verdict for a cancelled experiment: {e}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while app.store.trials(id).await.unwrap().iter().any(|t| !t.state.is_terminal()) {
+        assert!(Instant::now() < deadline, "trials did not settle");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(states(&launcher.get(&format!("/api/v1/experiments/{id}")).await.json()).iter().all(|s| s == "cancelled"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server::launch::supervise::is_alive(pid) {
+        assert!(Instant::now() < deadline, "the supervisor {pid} is still running");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let again = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
+    assert_eq!(again.status, 409);
+}
