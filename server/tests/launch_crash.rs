@@ -4,28 +4,15 @@
 
 mod common;
 
+use common::git::git;
+
 use common::finelog::{python, FinelogServer};
 use common::RunningServer;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BENCH: &str = include_str!("data/stage_bench.py");
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 /// A repository whose benchmark waits `secs` per stage, and a suite running it.
 fn setup(tmp: &Path, secs: f64) -> std::path::PathBuf {

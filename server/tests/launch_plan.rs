@@ -4,26 +4,12 @@
 
 mod common;
 
+use common::git::git;
+
 use common::test_app::{Client, TestApp};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::process::Command;
 use store::people::Role;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// main: base → later; feature (from base): faster. Returns (base, later, faster) SHAs.
 fn repository(dir: &Path) -> (String, String, String) {

@@ -167,4 +167,5 @@ pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
     child.wait_with_output().unwrap()
 }
 pub mod finelog;
+pub mod git;
 pub mod test_app;
