@@ -4,6 +4,7 @@ test("anonymous visitors are sent to sign in, and come back where they were goin
   await page.goto("/experiments?kind=warp");
   await expect(page).toHaveURL(/\/login\?next=/);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Sign in");
+  await page.waitForLoadState("networkidle");
 
   await page.getByLabel("User name").fill("e2e-viewer");
   await page.getByLabel("Password").fill("not the password at all");

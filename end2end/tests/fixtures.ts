@@ -12,7 +12,11 @@ export const test = base.extend<{ problems: string[] }>({
       page.on("response", (res) => {
         if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.request().method()} ${res.url()}`);
       });
-      page.on("requestfailed", (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+      // ERR_ABORTED is a request the page itself gave up, e.g. the bundle still loading when a form post
+      // navigates away; a request the server failed shows up above as an HTTP status.
+      page.on("requestfailed", (req) => {
+        if (req.failure()?.errorText !== "net::ERR_ABORTED") problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`);
+      });
       await use(problems);
       expect(problems, "no console errors, page errors or failed requests").toEqual([]);
     },
