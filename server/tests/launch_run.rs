@@ -107,6 +107,10 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
     let log = server::downloads::experiment_dir(&app.state.data_dir, heavier).join("logs/trial-0-1.log");
     assert!(std::fs::read_to_string(&log).unwrap().contains("execution_id="), "the log is kept");
     assert!(!app.state.data_dir.join(format!("worktrees/{heavier}-control")).exists(), "worktrees go when the experiment ends");
+    let page = launcher.get(&format!("/experiments/{heavier}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("<h2>Trials</h2>") && page.text.matches("succeeded").count() >= 6, "the page lists the trials");
+    assert!(page.text.contains("<h2>Why</h2>"), "the page gives the verdict's reasons");
 
     // A/A: the same code on both sides is never a regression.
     let started = Instant::now();

@@ -16,10 +16,24 @@ pub struct ArmView {
     pub sha: Option<String>,
 }
 
+/// One trial as the page lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialView {
+    pub seq: i64,
+    pub arm: String,
+    pub attempt: i64,
+    pub state: String,
+    /// The infrastructure reason or the failure's detail.
+    pub note: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentView {
     pub summary: HistoryRow,
     pub arms: Vec<ArmView>,
+    pub trials: Vec<TrialView>,
+    /// The verdict's reasons, most important first.
+    pub reasons: Vec<String>,
 }
 
 #[server(prefix = "/fn", endpoint = "experiment")]
@@ -41,11 +55,35 @@ pub async fn load_experiment(id: i64) -> Result<ExperimentView, ServerFnError> {
             return Err(ServerFnError::new("the experiment could not be read; the server log has the details"));
         }
     };
-    let arms = store.arms(id).await.map_err(|e| {
-        tracing::error!(error = %e, id, "arms query failed");
+    let failed = |e: store::StoreError| {
+        tracing::error!(error = %e, id, "experiment query failed");
         ServerFnError::new("the experiment could not be read; the server log has the details")
-    })?;
-    Ok(ExperimentView { summary: summary.into(), arms: arms.into_iter().map(|(_, name, role, sha)| ArmView { name, role, sha }).collect() })
+    };
+    let arms = store.arms(id).await.map_err(failed)?;
+    let trials = store.trials(id).await.map_err(failed)?;
+    let reasons = store.latest_verdict(id).await.map_err(failed)?.map(|(_, reasons, _)| reasons).unwrap_or_default();
+    let arm_name = |arm_id: i64| arms.iter().find(|a| a.0 == arm_id).map(|a| a.1.clone()).unwrap_or_default();
+    let trials = trials
+        .into_iter()
+        .map(|t| TrialView {
+            seq: t.seq,
+            arm: arm_name(t.arm_id),
+            attempt: t.attempt,
+            state: t.state.as_str().to_string(),
+            note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(": "),
+        })
+        .collect();
+    Ok(ExperimentView {
+        summary: summary.into(),
+        arms: arms.into_iter().map(|(_, name, role, sha)| ArmView { name, role, sha }).collect(),
+        trials,
+        reasons,
+    })
 }
 
 #[component]
@@ -86,11 +124,30 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.map(|w| format!(" by {w}"))}</dd>
         </dl>
+        {(!view.reasons.is_empty()).then(|| view! {
+            <h2>"Why"</h2>
+            <ul class="reasons">{view.reasons.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}</ul>
+        })}
         <h2>"Arms"</h2>
         <ul class="arms">
             {view.arms.into_iter().map(|a| view! {
                 <li><strong>{a.name}</strong> " (" {a.role} ") " <code>{a.sha.unwrap_or_else(|| "sha not recorded".into())}</code></li>
             }).collect_view()}
         </ul>
+        <h2>"Trials"</h2>
+        {if view.trials.is_empty() {
+            view! { <p class="muted">"No trials were planned."</p> }.into_any()
+        } else {
+            view! {
+                <table class="history">
+                    <thead><tr><th scope="col">"#"</th><th scope="col">"Arm"</th><th scope="col">"Attempt"</th><th scope="col">"State"</th><th scope="col">"Note"</th></tr></thead>
+                    <tbody>
+                        {view.trials.into_iter().map(|t| view! {
+                            <tr><td class="num">{t.seq + 1}</td><td>{t.arm}</td><td class="num">{t.attempt}</td><td>{t.state}</td><td>{t.note}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
     }
 }
