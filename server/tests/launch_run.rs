@@ -116,6 +116,7 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
     let started = Instant::now();
     let same = launch(&launcher, "main").await;
     let e = wait_until_ended(&launcher, same).await;
+    assert!(e["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().starts_with("uncalibrated")), "{e}");
     let aa_secs = started.elapsed().as_secs_f64();
     assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "{e}");
     eprintln!("timing: A/B with 6 trials {ab_secs:.1} s, A/A with 6 trials {aa_secs:.1} s");
@@ -172,4 +173,32 @@ async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
     }
     let again = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
     assert_eq!(again.status, 409);
+}
+
+#[tokio::test]
+async fn a_calibration_sets_the_thresholds_of_later_experiments() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let r = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "calibration": true, "base": "main"}))
+        .await;
+    assert_eq!(r.status, 400, "a calibration runs one SHA: {}", r.text);
+    let r =
+        launcher.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "calibration": true, "trials": 4})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let calibration = r.json()["id"].as_i64().unwrap();
+    let e = wait_until_ended(&launcher, calibration).await;
+    assert_eq!((e["status"].as_str(), e["verdict"].as_str()), (Some("judged"), None), "{e}");
+    assert_eq!(states(&e), ["succeeded"; 4]);
+    let suite = app.store.suite_by_name("stage-bench").await.unwrap();
+    let plan: server::launch::submit::StoredPlan = serde_json::from_value(app.store.experiment_plan(calibration).await.unwrap().0).unwrap();
+    let profile = app.store.noise_profile(suite.id, &plan.fingerprint_hash()).await.unwrap().expect("a stored profile");
+    assert_eq!(profile.trials, 4);
+
+    let later = launch(&launcher, "heavier").await;
+    let e = wait_until_ended(&launcher, later).await;
+    assert_eq!(e["verdict"], "regression", "{e}");
+    let reasons = e["reasons"].as_array().unwrap();
+    assert!(reasons.iter().any(|r| r.as_str().unwrap().starts_with(&format!("judged with noise profile #{}", profile.id))), "{e}");
 }

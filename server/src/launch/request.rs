@@ -31,6 +31,10 @@ pub struct JsonLaunch {
     pub title: Option<String>,
     #[serde(default)]
     pub exemption: Option<JsonExemption>,
+    /// A calibration: `trials` same-code runs of `head` (one arm), whose spread becomes the suite's noise
+    /// profile for this fingerprint.
+    #[serde(default)]
+    pub calibration: bool,
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -98,6 +102,7 @@ pub struct LaunchPlan {
     /// Upper bound: every trial running to its timeout, one at a time.
     pub max_minutes: u64,
     pub exemption: Option<String>,
+    pub calibration: bool,
 }
 
 /// Where the plan's argv points for things only a launch knows.
@@ -142,6 +147,9 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
     if !(1..=100).contains(&trials) {
         return Err(format!("trials: {trials} is outside 1..=100"));
     }
+    if req.calibration && (req.base.is_some() || !req.arms.is_empty() || trials < 2) {
+        return Err("calibration: give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)".into());
+    }
     let mut names = vec!["control".to_string(), "treatment".to_string()];
     for arm in &req.arms {
         if !is_arm_name(&arm.name) {
@@ -166,10 +174,20 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
             (format!("merge-base({}, {})", suite.base_branch, req.head), mb)
         }
     };
-    let mut arms = vec![
-        PlannedArm { name: "control".into(), role: "control".into(), git_ref: base_ref, sha: base_sha, config: None },
-        PlannedArm { name: "treatment".into(), role: "treatment".into(), git_ref: req.head.clone(), sha: head_sha, config: None },
-    ];
+    let mut arms = if req.calibration {
+        vec![PlannedArm {
+            name: "calibration".into(),
+            role: "control".into(),
+            git_ref: req.head.clone(),
+            sha: head_sha.clone(),
+            config: None,
+        }]
+    } else {
+        vec![
+            PlannedArm { name: "control".into(), role: "control".into(), git_ref: base_ref, sha: base_sha, config: None },
+            PlannedArm { name: "treatment".into(), role: "treatment".into(), git_ref: req.head.clone(), sha: head_sha, config: None },
+        ]
+    };
     for extra in &req.arms {
         let sha = repo.resolve(&extra.git_ref).await?;
         let mut config = extra.config.clone();
@@ -190,7 +208,10 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         let argv = suite.render_argv(&fingerprint, &vars)?;
         runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv });
     }
-    let title = req.title.clone().unwrap_or_else(|| format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head));
+    let title = req.title.clone().unwrap_or_else(|| match req.calibration {
+        true => format!("{}: calibration of {}", suite.name, req.head),
+        false => format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head),
+    });
     Ok(LaunchPlan {
         suite: suite.name.clone(),
         repo_dir: repo.dir.to_string_lossy().into_owned(),
@@ -204,6 +225,7 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         trials_per_arm: trials,
         trials: runs,
         exemption,
+        calibration: req.calibration,
     })
 }
 

@@ -163,9 +163,12 @@ async fn finish_if_done(state: &AppState, experiment_id: i64) {
     if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
         return;
     }
+    if plan.calibration {
+        return calibrate(state, experiment_id, &plan, &trials).await;
+    }
     match verdict(state, &plan, &trials).await {
-        Ok((verdict, reasons, report)) => {
-            if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, None).await {
+        Ok((verdict, reasons, report, profile_id)) => {
+            if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
                 tracing::error!(error = %e, experiment_id, "cannot record the verdict");
             } else {
                 tracing::info!(experiment_id, verdict = verdict.as_str(), "experiment judged");
@@ -181,8 +184,14 @@ async fn finish_if_done(state: &AppState, experiment_id: i64) {
 /// The verdict of an ended experiment: the judge on the trials that measured something, a new
 /// failure (a treatment trial failed where no control trial did) as a regression, and every lost
 /// trial named with its reason.
-async fn verdict(state: &AppState, plan: &StoredPlan, trials: &[Trial]) -> Result<(Verdict, Vec<String>, serde_json::Value), String> {
+async fn verdict(
+    state: &AppState,
+    plan: &StoredPlan,
+    trials: &[Trial],
+) -> Result<(Verdict, Vec<String>, serde_json::Value, Option<i64>), String> {
     let store = &state.store;
+    let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+    let profile = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())?;
     let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
     let arm_name = |id: i64| arms.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
     // The last attempt of each planned position counts.
@@ -221,7 +230,8 @@ async fn verdict(state: &AppState, plan: &StoredPlan, trials: &[Trial]) -> Resul
     }
     let treatments: Vec<ArmSpec> =
         plan.arms[1..].iter().map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() }).collect();
-    let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), ..PipelineConfig::default() };
+    let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
+    let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), noise, ..PipelineConfig::default() };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
     let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
         Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
@@ -237,7 +247,49 @@ async fn verdict(state: &AppState, plan: &StoredPlan, trials: &[Trial]) -> Resul
         }
     }
     reasons.extend(lost);
-    Ok((verdict, reasons, report))
+    reasons.push(match &profile {
+        Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
+        None => "uncalibrated: default thresholds (launch a calibration of this suite and fingerprint to set them)".to_string(),
+    });
+    Ok((verdict, reasons, report, profile.map(|p| p.id)))
+}
+
+/// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
+/// fingerprint (replacing an older one). It has no verdict.
+async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let store = &state.store;
+    let mut rows = Vec::new();
+    let mut specs = Vec::new();
+    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
+        let (Ok(run), Ok(r)) = (store.trial_run(t.id).await, store.stage_rows(t.id).await) else { continue };
+        rows.extend(r);
+        specs.push(TrialSpec { execution_ids: run.execution_ids });
+    }
+    let fingerprint = serde_json::to_value(&plan.fingerprint).unwrap_or_default();
+    let result = async {
+        if specs.len() < 2 {
+            return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
+        }
+        let profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
+        let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+        let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
+        store
+            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, specs.len() as i64)
+            .await
+            .map_err(|e| e.to_string())
+    }
+    .await;
+    let status = match result {
+        Ok(id) => {
+            tracing::info!(experiment_id, profile = id, trials = specs.len(), "noise profile calibrated");
+            ExperimentStatus::Judged
+        }
+        Err(e) => {
+            tracing::error!(experiment_id, error = %e, "calibration failed");
+            ExperimentStatus::Errored
+        }
+    };
+    let _ = store.set_experiment_status(experiment_id, status).await;
 }
 
 /// After a restart: every trial this host left `running` is settled from its supervisor's status

@@ -22,6 +22,18 @@ pub struct StoredPlan {
     pub order: TrialOrder,
     pub trials_per_arm: u32,
     pub exemption: Option<String>,
+    #[serde(default)]
+    pub calibration: bool,
+}
+
+impl StoredPlan {
+    /// The key of the noise profile for this suite and fingerprint: SHA-256 of the fingerprint's JSON
+    /// (its fields are sorted, so equal fingerprints hash alike).
+    pub fn fingerprint_hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let text = serde_json::to_string(&self.fingerprint).unwrap_or_default();
+        Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// Stores the launch and its queued trials; returns the experiment id.
@@ -36,13 +48,14 @@ pub async fn store_launch(store: &Store, suite_id: i64, suite: &SuiteDefinition,
         order: launch.order,
         trials_per_arm: launch.trials_per_arm,
         exemption: launch.exemption.clone(),
+        calibration: launch.calibration,
     };
     let new = InsertExperiment {
         suite_id: Some(suite_id),
         kind: suite.kind,
         title: launch.title.clone(),
         base_ref: Some(launch.arms[0].git_ref.clone()),
-        head_ref: Some(launch.arms[1].git_ref.clone()),
+        head_ref: Some(launch.arms.last().map(|a| a.git_ref.clone()).unwrap_or_default()),
         fingerprint: serde_json::to_value(&launch.fingerprint)?,
         plan: serde_json::to_value(&stored)?,
         launched_by: Some(by),
