@@ -274,6 +274,14 @@ fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinit
                 if !(1..=64).contains(&k.len()) || !k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
                     return Err(format!("arm {arm:?}: override {k:?} must be an UPPER_CASE setting name"));
                 }
+                // Variables that change how programs are found or loaded, or that Arbiter sets itself.
+                let reserved = ["PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "TMPDIR", "LANG", "TZ"];
+                let reserved_prefix = ["LD_", "DYLD_", "PYTHON", "ARBITER_", "GIT_"];
+                if reserved.contains(&k.as_str()) || reserved_prefix.iter().any(|p| k.starts_with(p)) {
+                    return Err(format!(
+                        "arm {arm:?}: override {k:?} is reserved (it changes how programs are found or loaded, or Arbiter sets it)"
+                    ));
+                }
                 if !is_safe_value(v) {
                     return Err(format!("arm {arm:?}: override {k}={v:?} holds characters a setting value may not"));
                 }
