@@ -51,6 +51,21 @@ impl From<ServerFnError> for AppError {
     }
 }
 
+/// The store, in a server function (the server provides it in context).
+#[cfg(feature = "ssr")]
+pub fn store() -> Result<store::Store, ServerFnError> {
+    use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))
+}
+
+/// Maps a store error to what the page shows, logging the cause: "`what` could not be read".
+#[cfg(feature = "ssr")]
+pub fn read_failed(what: &'static str) -> impl Fn(store::StoreError) -> ServerFnError + Copy {
+    move |e| {
+        tracing::error!(error = %e, "reading {what} failed");
+        ServerFnError::new(format!("{what} could not be read; the server log has the details"))
+    }
+}
+
 /// A bad-request error for server functions; [`AppError`] shows it as "That request is not valid".
 pub fn bad_request(message: impl std::fmt::Display) -> ServerFnError {
     ServerFnError::new(format!("bad request: {message}"))

@@ -39,13 +39,13 @@ pub async fn download(State(state): State<AppState>, Path((id, path)): Path<(i64
     let not_found = || ApiError::NotFound(format!("experiment {id} has no file {path:?}"));
     let relative = checked_relative(&path).map_err(ApiError::BadRequest)?;
     let root = experiment_dir(&state.data_dir, id);
-    let Ok(root) = root.canonicalize() else { return Err(not_found()) };
-    let Ok(file) = root.join(&relative).canonicalize() else { return Err(not_found()) };
+    let Ok(root) = tokio::fs::canonicalize(&root).await else { return Err(not_found()) };
+    let Ok(file) = tokio::fs::canonicalize(root.join(&relative)).await else { return Err(not_found()) };
     if !file.starts_with(&root) {
         tracing::warn!(id, path, "download resolved outside the experiment's directory; refused");
         return Err(not_found());
     }
-    if !file.is_file() {
+    if !tokio::fs::metadata(&file).await.is_ok_and(|m| m.is_file()) {
         return Err(not_found());
     }
     let mut response = ServeFile::new(&file).oneshot(req).await.map_err(|e| ApiError::Internal(e.to_string()))?.into_response();

@@ -71,6 +71,21 @@ pub async fn prune(data_dir: &Path, store: &Store, retention: &Retention, now: S
     let linked: HashSet<String> = store.linked_artifact_paths().await.map_err(|e| e.to_string())?.into_iter().collect();
     let unfinished: HashSet<String> =
         store.unfinished_experiment_ids().await.map_err(|e| e.to_string())?.into_iter().map(|id| id.to_string()).collect();
+    // Walking and deleting files blocks: off the async threads.
+    let (data_dir, retention) = (data_dir.to_path_buf(), *retention);
+    tokio::task::spawn_blocking(move || prune_files(&data_dir, &linked, &unfinished, &retention, now, dry_run))
+        .await
+        .map_err(|e| format!("pruning stopped: {e}"))
+}
+
+fn prune_files(
+    data_dir: &Path,
+    linked: &HashSet<String>,
+    unfinished: &HashSet<String>,
+    retention: &Retention,
+    now: SystemTime,
+    dry_run: bool,
+) -> PruneReport {
     let mut report = PruneReport::default();
     let remove_file = |path: &Path, meta: &std::fs::Metadata, report: &mut PruneReport| {
         let rel = relative(data_dir, path);
@@ -120,7 +135,7 @@ pub async fn prune(data_dir: &Path, store: &Store, retention: &Retention, now: S
         }
     }
     report.deleted.sort();
-    Ok(report)
+    report
 }
 
 /// Prunes every `period` until the task is aborted.

@@ -26,24 +26,13 @@ pub struct AccountView {
     pub tokens: Vec<TokenLine>,
 }
 
-#[cfg(feature = "ssr")]
-fn store() -> Result<store::Store, ServerFnError> {
-    use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))
-}
-
-#[cfg(feature = "ssr")]
-fn read_failed(e: store::StoreError) -> ServerFnError {
-    tracing::error!(error = %e, "account query failed");
-    ServerFnError::new("this could not be read; the server log has the details")
-}
-
 #[server(prefix = "/fn", endpoint = "account")]
 pub async fn load_account() -> Result<AccountView, ServerFnError> {
     let me = crate::auth::require(crate::auth::Role::Viewer)?;
     let crate::auth::Principal::User { id, name, role, .. } = me else {
         return Err(ServerFnError::new("unauthorized: sign in first"));
     };
-    let tokens = store()?.list_api_tokens(Some(id)).await.map_err(read_failed)?;
+    let tokens = crate::error::store()?.list_api_tokens(Some(id)).await.map_err(crate::error::read_failed("your tokens"))?;
     Ok(AccountView {
         name,
         role: role.as_str().to_string(),

@@ -35,11 +35,8 @@ pub struct AdminView {
 #[server(prefix = "/fn", endpoint = "admin")]
 pub async fn load_admin() -> Result<AdminView, ServerFnError> {
     crate::auth::require(crate::auth::Role::Admin)?;
-    let store = use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))?;
-    let failed = |e: store::StoreError| {
-        tracing::error!(error = %e, "admin query failed");
-        ServerFnError::new("this could not be read; the server log has the details")
-    };
+    let store = crate::error::store()?;
+    let failed = crate::error::read_failed("the users and the audit log");
     let users = store.list_users().await.map_err(failed)?;
     let audit = store.audit_log(200).await.map_err(failed)?;
     Ok(AdminView {

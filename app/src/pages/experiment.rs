@@ -46,18 +46,12 @@ pub async fn load_experiment(id: i64) -> Result<ExperimentView, ServerFnError> {
     if !crate::auth::principal().can_read_experiment(id) {
         return Err(not_found());
     }
-    let store = use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))?;
+    let store = crate::error::store()?;
+    let failed = crate::error::read_failed("the experiment");
     let summary = match store.experiment_summary(id).await {
         Ok(s) => s,
         Err(store::StoreError::NotFound { .. }) => return Err(not_found()),
-        Err(e) => {
-            tracing::error!(error = %e, id, "experiment query failed");
-            return Err(ServerFnError::new("the experiment could not be read; the server log has the details"));
-        }
-    };
-    let failed = |e: store::StoreError| {
-        tracing::error!(error = %e, id, "experiment query failed");
-        ServerFnError::new("the experiment could not be read; the server log has the details")
+        Err(e) => return Err(failed(e)),
     };
     let arms = store.arms(id).await.map_err(failed)?;
     let trials = store.trials(id).await.map_err(failed)?;

@@ -125,11 +125,7 @@ pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFn
         before,
         limit: PAGE_SIZE,
     };
-    let store = use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))?;
-    let page = store.list_experiments(&query).await.map_err(|e| {
-        tracing::error!(error = %e, "history query failed");
-        ServerFnError::new("the experiment history could not be read; the server log has the details")
-    })?;
+    let page = crate::error::store()?.list_experiments(&query).await.map_err(crate::error::read_failed("the experiment history"))?;
     Ok(HistoryView {
         rows: page.experiments.into_iter().map(HistoryRow::from).collect(),
         older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)),

@@ -48,9 +48,9 @@ pub async fn login(
         });
     }
     let user = state.store.user_by_name(&name).await?;
-    let stored = user.as_ref().map(|u| u.password_hash.clone()).unwrap_or_else(|| decoy_hash().to_string());
+    let stored = user.as_ref().map(|u| u.password_hash.clone());
     let typed = form.password;
-    let matches = tokio::task::spawn_blocking(move || password::verify(&typed, &stored))
+    let matches = tokio::task::spawn_blocking(move || password::verify(&typed, stored.as_deref().unwrap_or_else(|| decoy_hash())))
         .await
         .map_err(|e| ApiError::Internal(format!("password check: {e}")))?;
     let user = match user {

@@ -17,7 +17,12 @@ pub fn generate() -> String {
 
 /// What the store keeps: the SHA-256 of the token, hex-encoded.
 pub fn digest(token: &str) -> String {
-    Sha256::digest(token.trim().as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(token.trim().as_bytes())
+}
+
+/// SHA-256, hex-encoded: token digests, fingerprint keys, mirror folder names.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! Git, run as a program with argv (never a shell): resolving refs to full SHAs and merge-bases in a
 //! suite's repository. A clone URL is mirrored once into the data dir and fetched before each use.
 
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
 
@@ -45,8 +44,8 @@ impl Repo {
             git(&dir, &["rev-parse", "--git-dir"]).await.map_err(|e| format!("repository {repository} is not a git repository: {e}"))?;
             return Ok(Repo { dir });
         }
-        let digest: String = Sha256::digest(repository.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect();
-        let dir = data_dir.join("repos").join(digest);
+        let digest = crate::auth::token::sha256_hex(repository.as_bytes());
+        let dir = data_dir.join("repos").join(&digest[..16]);
         if dir.join("HEAD").exists() {
             git(&dir, &["fetch", "--prune", "--quiet", "origin"]).await.map_err(|e| format!("cannot fetch {repository}: {e}"))?;
         } else {

@@ -77,7 +77,7 @@ pub struct PlannedArm {
     pub config: Option<JsonConfigDiff>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlannedRun {
     pub seq: usize,
     pub arm: String,
@@ -86,7 +86,7 @@ pub struct PlannedRun {
     pub argv: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaunchPlan {
     pub suite: String,
     /// Where the refs were resolved (the local repository or the mirror of a clone URL).

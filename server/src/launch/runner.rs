@@ -113,11 +113,11 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
     let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
     let label = trial.experiment_id.to_string();
     let worktree = worktree_dir(l.data_dir, &label, &arm.name);
-    ensure_worktree(Path::new(&plan.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
+    ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
     let run_tag = format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt);
     let ctx = RunContext { data_dir: l.data_dir, label, finelog_url: l.finelog_url.unwrap_or("http://finelog.unset").to_string() };
-    let vars = run_vars(&ctx, &worktree, &run_tag, arm, plan.region.clone(), plan.cluster.clone());
-    let argv = plan.suite.render_argv(&plan.fingerprint, &vars).map_err(launcher_error)?;
+    let vars = run_vars(&ctx, &worktree, &run_tag, arm, plan.launch.region.clone(), plan.launch.cluster.clone());
+    let argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
     let (log, status) = trial_files(l.data_dir, trial);
     std::fs::create_dir_all(log.parent().unwrap_or(l.data_dir)).map_err(|e| launcher_error(e.to_string()))?;
     let mut cmd = Command::new(l.supervisor);

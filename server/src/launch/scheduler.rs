@@ -96,7 +96,7 @@ async fn run_one(state: &AppState, trial: Trial) {
     };
     let arm_name =
         state.store.arms(trial.experiment_id).await.ok().and_then(|arms| arms.into_iter().find(|a| a.0 == trial.arm_id).map(|a| a.1));
-    let Some(arm) = arm_name.and_then(|n| plan.arms.iter().find(|a| a.name == n)) else {
+    let Some(arm) = arm_name.and_then(|n| plan.launch.arms.iter().find(|a| a.name == n)) else {
         apply(state, &trial, Outcome::launcher_error("the trial's arm is not in the plan".into())).await;
         return finish_if_done(state, trial.experiment_id).await;
     };
@@ -159,11 +159,11 @@ async fn finish_if_done(state: &AppState, experiment_id: i64) {
         let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         return;
     };
-    runner::remove_worktrees(Path::new(&plan.repo_dir), &state.data_dir, experiment_id, &plan.arms).await;
+    runner::remove_worktrees(Path::new(&plan.launch.repo_dir), &state.data_dir, experiment_id, &plan.launch.arms).await;
     if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
         return;
     }
-    if plan.calibration {
+    if plan.launch.calibration {
         return calibrate(state, experiment_id, &plan, &trials).await;
     }
     match verdict(state, &plan, &trials).await {
@@ -201,7 +201,7 @@ async fn verdict(
             latest.insert(t.seq, t);
         }
     }
-    let control = plan.arms[0].name.clone();
+    let control = plan.launch.arms[0].name.clone();
     let mut rows = Vec::new();
     let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
     let mut lost = Vec::new();
@@ -210,11 +210,10 @@ async fn verdict(
         let arm = arm_name(t.arm_id);
         let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
         let detail = t.detail.clone().unwrap_or_default();
+        let measured = if run.execution_ids.is_empty() { Vec::new() } else { store.stage_rows(t.id).await.map_err(|e| e.to_string())? };
         match t.state {
-            TrialState::Succeeded | TrialState::Failed
-                if !run.execution_ids.is_empty() && !store.stage_rows(t.id).await.map_err(|e| e.to_string())?.is_empty() =>
-            {
-                rows.extend(store.stage_rows(t.id).await.map_err(|e| e.to_string())?);
+            TrialState::Succeeded | TrialState::Failed if !measured.is_empty() => {
+                rows.extend(measured);
                 specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone() });
                 if t.state == TrialState::Failed {
                     failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
@@ -228,8 +227,10 @@ async fn verdict(
             )),
         }
     }
-    let treatments: Vec<ArmSpec> =
-        plan.arms[1..].iter().map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() }).collect();
+    let treatments: Vec<ArmSpec> = plan.launch.arms[1..]
+        .iter()
+        .map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() })
+        .collect();
     let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
     let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), noise, ..PipelineConfig::default() };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
@@ -265,7 +266,7 @@ async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, tria
         rows.extend(r);
         specs.push(TrialSpec { execution_ids: run.execution_ids });
     }
-    let fingerprint = serde_json::to_value(&plan.fingerprint).unwrap_or_default();
+    let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
     let result = async {
         if specs.len() < 2 {
             return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
@@ -299,8 +300,10 @@ async fn recover(state: &AppState) {
     for trial in trials {
         let run = state.store.trial_run(trial.id).await.ok();
         let pid = run.and_then(|r| r.job_id).and_then(|j| j.parse::<u32>().ok());
-        while pid.is_some_and(super::supervise::is_alive) {
+        if pid.is_some_and(super::supervise::is_alive) {
             tracing::info!(trial = trial.id, "re-attached to a trial still running");
+        }
+        while pid.is_some_and(super::supervise::is_alive) {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         let plan = plan_of(state, trial.experiment_id).await.ok();

@@ -2,54 +2,33 @@
 //! store before anything runs; the scheduler takes it from there.
 
 use super::plan::plan;
-use super::request::{LaunchPlan, PlannedArm};
-use crate::suites::definition::{Fingerprint, SuiteDefinition, TrialOrder};
+use super::request::LaunchPlan;
+use crate::suites::definition::SuiteDefinition;
 use serde::{Deserialize, Serialize};
 use store::experiments::{ArmRole, InsertArm, InsertExperiment};
 use store::trials::InsertTrial;
 use store::{Store, StoreError};
 
-/// What an experiment's `plan` column holds: everything its trials need to run, fixed at launch
-/// (a later edit of the suite file does not change a running experiment).
+/// What an experiment's `plan` column holds: the suite as it was at launch (a later edit of the suite
+/// file does not change a running experiment) and the resolved launch. Trials render their argv when
+/// they run (each attempt gets a fresh run tag), so the dry-run argv is not kept.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredPlan {
     pub suite: SuiteDefinition,
-    pub repo_dir: String,
-    pub fingerprint: Fingerprint,
-    pub region: Option<String>,
-    pub cluster: Option<String>,
-    pub arms: Vec<PlannedArm>,
-    pub order: TrialOrder,
-    pub trials_per_arm: u32,
-    pub exemption: Option<String>,
-    #[serde(default)]
-    pub calibration: bool,
+    pub launch: LaunchPlan,
 }
 
 impl StoredPlan {
     /// The key of the noise profile for this suite and fingerprint: SHA-256 of the fingerprint's JSON
     /// (its fields are sorted, so equal fingerprints hash alike).
     pub fn fingerprint_hash(&self) -> String {
-        use sha2::{Digest, Sha256};
-        let text = serde_json::to_string(&self.fingerprint).unwrap_or_default();
-        Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+        crate::auth::token::sha256_hex(serde_json::to_string(&self.launch.fingerprint).unwrap_or_default().as_bytes())
     }
 }
 
 /// Stores the launch and its queued trials; returns the experiment id.
 pub async fn store_launch(store: &Store, suite_id: i64, suite: &SuiteDefinition, launch: &LaunchPlan, by: i64) -> Result<i64, StoreError> {
-    let stored = StoredPlan {
-        suite: suite.clone(),
-        repo_dir: launch.repo_dir.clone(),
-        fingerprint: launch.fingerprint.clone(),
-        region: launch.region.clone(),
-        cluster: launch.cluster.clone(),
-        arms: launch.arms.clone(),
-        order: launch.order,
-        trials_per_arm: launch.trials_per_arm,
-        exemption: launch.exemption.clone(),
-        calibration: launch.calibration,
-    };
+    let stored = StoredPlan { suite: suite.clone(), launch: LaunchPlan { trials: Vec::new(), ..launch.clone() } };
     let new = InsertExperiment {
         suite_id: Some(suite_id),
         kind: suite.kind,
