@@ -2,9 +2,9 @@
 # Installs what Arbiter needs that is missing, and checks the versions of what is already there.
 # Used by scripts/run.sh and scripts/test.sh; safe to run again (a warm run takes a few seconds).
 #
-#   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages
-#   scripts/setup.sh --test     also Debian chromium, PostgreSQL's initdb (for tests without TEST_POSTGRES_URL), and
-#                               .venv: Python 3.11 with finelog (a real finelog server for the launch tests)
+#   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages,
+#                               .venv (Python 3.11 with Zephyr and finelog) and the example suite's repository
+#   scripts/setup.sh --test     also Debian chromium and PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
 #   scripts/setup.sh --dev      also cargo-leptos 0.3.10 for `cargo leptos watch` (a 14-minute build, so opt-in)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -70,29 +70,43 @@ if [ "$want_test" = 1 ]; then
   fi
 fi
 
-# A Python 3.11 venv with finelog pinned (PyPI): the finelog server the launch tests talk to.
-FINELOG_PINS="marin-finelog==0.2.10 marin-finelog-server==0.2.10"
-if [ "$want_test" = 1 ]; then
-  if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys, finelog, finelog_server; assert sys.version_info[:2] == (3, 11)' 2>/dev/null \
-     || [ "$(.venv/bin/pip freeze 2>/dev/null | grep -cE '^marin-finelog(-server)?==0\.2\.10$')" != 2 ]; then
-    py=""
-    for candidate in python3.11 python3; do
-      if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then
-        py=$(command -v "$candidate"); break
-      fi
-    done
-    if [ -z "$py" ]; then
-      say "installing Debian python3.11"
-      apt_install python3.11 python3.11-venv
-      py=/usr/bin/python3.11
+# .venv: Python 3.11 with Zephyr and finelog pinned (PyPI). Arbiter runs its own finelog server with it
+# and the example suite's pipeline (examples/zephyr-pipeline) runs on it; the launch tests use both.
+PY_PINS="marin-zephyr==0.2.20.dev202606180959 marin-finelog==0.2.10 marin-finelog-server==0.2.10"
+venv_ok() {
+  [ -x .venv/bin/python ] && .venv/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null
+}
+pins_ok() {
+  .venv/bin/python - $PY_PINS <<'PY' 2>/dev/null
+import sys
+from importlib.metadata import version
+assert all(version(name) == wanted for name, wanted in (pin.split("==") for pin in sys.argv[1:]))
+PY
+}
+if ! venv_ok; then
+  py=""
+  for candidate in python3.11 python3; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then
+      py=$(command -v "$candidate"); break
     fi
-    "$py" -c 'import venv, ensurepip' 2>/dev/null || apt_install python3.11-venv
-    say "creating .venv with $FINELOG_PINS (Python $("$py" -c 'import platform; print(platform.python_version())'))"
-    rm -rf .venv
-    "$py" -m venv .venv
-    .venv/bin/pip install --quiet --disable-pip-version-check $FINELOG_PINS
+  done
+  if [ -z "$py" ]; then
+    say "installing Debian python3.11"
+    apt_install python3.11 python3.11-venv
+    py=/usr/bin/python3.11
   fi
+  "$py" -c 'import venv, ensurepip' 2>/dev/null || apt_install python3.11-venv
+  say "creating .venv (Python $("$py" -c 'import platform; print(platform.python_version())'))"
+  rm -rf .venv
+  "$py" -m venv .venv
 fi
+if ! pins_ok; then
+  say "installing $PY_PINS into .venv (about 2 minutes the first time)"
+  .venv/bin/pip install --quiet --disable-pip-version-check $PY_PINS
+fi
+
+# The example suite's repository (its branches are the demo's treatments).
+examples/zephyr-pipeline/make-repo.sh >/dev/null
 
 if [ "$want_dev" = 1 ]; then
   have=$(cargo leptos --version 2>/dev/null | awk '{print $2}' || true)

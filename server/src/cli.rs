@@ -263,9 +263,16 @@ pub struct ServeArgs {
     #[arg(long, env = "ARBITER_PUBLIC_URL")]
     pub public_url: Option<String>,
 
-    /// The finelog server trials report `zephyr.stage` rows to (http://HOST:PORT).
+    /// The finelog server trials report `zephyr.stage` rows to (http://HOST:PORT). Unset: Arbiter starts
+    /// and owns a local one with the Python below.
     #[arg(long, env = "ARBITER_FINELOG_URL")]
     pub finelog_url: Option<String>,
+
+    /// The Python (3.11, with marin-zephyr and marin-finelog-server) local pipeline suites run with
+    /// (`{python}` in a suite's command) and Arbiter's own finelog runs on. Default: .venv/bin/python
+    /// when it exists (scripts/setup.sh makes it).
+    #[arg(long, env = "ARBITER_PYTHON")]
+    pub python: Option<PathBuf>,
 
     /// Suite definitions (`*.toml`), loaded into the store at start-up.
     #[arg(long, env = "ARBITER_SUITES_DIR", default_value = "suites")]

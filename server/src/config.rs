@@ -15,6 +15,8 @@ pub enum ConfigError {
     Zero(&'static str),
     #[error("ARBITER_METRICS_TOKEN is set but shorter than 24 characters; use a long random value")]
     MetricsToken,
+    #[error("ARBITER_PYTHON (or --python) {0} is not a file; point it at a Python 3.11 (scripts/setup.sh makes .venv/bin/python)")]
+    Python(String),
 }
 
 #[derive(Debug, Clone)]
@@ -25,6 +27,8 @@ pub struct ServeConfig {
     pub site_root: PathBuf,
     pub suites_dir: PathBuf,
     pub finelog_url: Option<String>,
+    /// The Python for `{python}` in suite commands and for an owned finelog server.
+    pub python: Option<PathBuf>,
     /// `scheme://host[:port]` users reach Arbiter at, when configured.
     pub public_origin: Option<String>,
     pub session_idle: std::time::Duration,
@@ -58,6 +62,7 @@ impl ServeConfig {
             site_root: args.site_root,
             suites_dir: args.suites_dir,
             finelog_url: args.finelog_url.filter(|u| !u.trim().is_empty()),
+            python: resolve_python(args.python)?,
             public_origin,
             session_idle: hours(args.session_idle_hours, "ARBITER_SESSION_IDLE_HOURS")?,
             session_max: hours(args.session_max_hours, "ARBITER_SESSION_MAX_HOURS")?,
@@ -69,6 +74,17 @@ impl ServeConfig {
     /// The base of links Arbiter prints: the public URL, or the address it listens on.
     pub fn base_url(&self, bound: SocketAddr) -> String {
         self.public_origin.clone().unwrap_or_else(|| format!("http://{bound}"))
+    }
+}
+
+/// The configured Python (which must exist), else `.venv/bin/python` when present; absolute, but not
+/// canonical: a venv's python is a symlink whose target would lose the venv.
+fn resolve_python(given: Option<PathBuf>) -> Result<Option<PathBuf>, ConfigError> {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    match given.filter(|p| !p.as_os_str().is_empty()) {
+        Some(p) if p.is_file() => Ok(Some(absolute(&p))),
+        Some(p) => Err(ConfigError::Python(p.display().to_string())),
+        None => Ok(Some(PathBuf::from(".venv/bin/python")).filter(|p| p.is_file()).map(|p| absolute(&p))),
     }
 }
 
@@ -127,6 +143,7 @@ mod tests {
             site_root: "target/site".into(),
             suites_dir: "suites".into(),
             finelog_url: None,
+            python: None,
             public_url: None,
             session_idle_hours: 12,
             session_max_hours: 168,

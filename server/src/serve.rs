@@ -4,6 +4,8 @@
 use crate::auth::{csrf, login, policy, principal, setup, throttle, Principal};
 use crate::cli::ServeArgs;
 use crate::config::{ConfigError, ServeConfig};
+use crate::launch::owned_finelog::OwnedFinelog;
+use crate::launch::scheduler::Launcher;
 use crate::sessions::AnySessionStore;
 use crate::state::{AppState, AuthSettings};
 use crate::{api, downloads, health, metrics, retention};
@@ -60,7 +62,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if !config.site_root.join("pkg/arbiter.wasm").exists() {
         tracing::warn!(site_root = %config.site_root.display(), "no built site here: pages render but do not hydrate; run scripts/build-site.sh");
     }
-    let state = app_state(&config, store.clone(), addr);
+    let (launcher, finelog) = launcher(&config).await;
+    let state = app_state(&config, store.clone(), addr, launcher);
     if store.count_users().await? == 0 {
         let secret = state.setup.issue();
         // On the console only (not through the log): it is a one-time credential.
@@ -74,16 +77,49 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         sessions.spawn_expiry(Duration::from_secs(3600)),
         retention::spawn(config.data_dir.clone(), store.clone(), config.retention, Duration::from_secs(3600)),
     ];
+    let worker = state.launcher.worker.clone();
     let router = router(state, sessions, &config);
     tracing::info!(%addr, store = store.backend(), data_dir = %config.data_dir.display(), "Arbiter is serving on http://{addr}");
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
     background.iter().for_each(|t| t.abort());
+    if let Some(finelog) = finelog {
+        match store.running_trials(&worker).await {
+            Ok(running) if running.is_empty() => finelog.stop(),
+            _ => {
+                tracing::info!(pid = finelog.pid, "left the finelog server running for the trials still running; the next start adopts it")
+            }
+        }
+    }
     store.close().await;
     tracing::info!("stopped");
     Ok(())
 }
 
-pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr) -> AppState {
+/// The scheduler's handle, with the finelog server trials report to: the configured URL, else one this
+/// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
+pub async fn launcher(config: &ServeConfig) -> (Launcher, Option<OwnedFinelog>) {
+    if let Some(url) = &config.finelog_url {
+        return (Launcher::new(Some(url.clone()), config.python.clone()), None);
+    }
+    let Some(python) = &config.python else {
+        let mut launcher = Launcher::new(None, None);
+        launcher.finelog_missing =
+            Some("no ARBITER_FINELOG_URL is set, and no Python to run one (ARBITER_PYTHON, or .venv/bin/python)".into());
+        tracing::warn!("no finelog server and no Python to start one: pipeline launches are refused (see ARBITER_FINELOG_URL)");
+        return (launcher, None);
+    };
+    match OwnedFinelog::start_or_adopt(python, &config.data_dir.join("finelog")).await {
+        Ok(owned) => (Launcher::new(Some(owned.url.clone()), Some(python.clone())), Some(owned)),
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start a finelog server: pipeline launches are refused until one runs");
+            let mut launcher = Launcher::new(None, Some(python.clone()));
+            launcher.finelog_missing = Some(format!("the finelog server Arbiter starts did not start: {e}"));
+            (launcher, None)
+        }
+    }
+}
+
+pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr, launcher: Launcher) -> AppState {
     let leptos_options = LeptosOptions::builder()
         .output_name("arbiter")
         .site_root(config.site_root.to_string_lossy().as_ref())
@@ -98,7 +134,7 @@ pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr) -> AppSta
         throttle: Arc::new(throttle::LoginThrottle::new(throttle::Limits::default())),
         setup: Arc::new(setup::SetupLink::default()),
         metrics: Arc::new(metrics::Metrics::default()),
-        launcher: Arc::new(crate::launch::scheduler::Launcher::new(config.finelog_url.clone())),
+        launcher: Arc::new(launcher),
     }
 }
 

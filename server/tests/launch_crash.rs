@@ -121,3 +121,49 @@ async fn a_trial_that_died_with_the_server_is_requeued_once() {
     assert_eq!(trials.len(), 5);
     assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "an A/A: {e}");
 }
+
+/// The process runs our finelog script (a zombie waiting for a reaper has no command line).
+fn finelog_runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains("finelog_serve.py"))
+}
+
+/// The finelog server `arbiter serve` starts itself (no `--finelog-url`) runs detached: a trial that
+/// outlives a crash keeps reporting to it, the next start adopts it (same process and port), and a
+/// clean stop with nothing running stops it.
+#[tokio::test]
+async fn the_finelog_arbiter_starts_outlives_a_crash_and_is_adopted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 2.0);
+    let data = tmp.path().join("data");
+    let py = python();
+    let args = ["--suites-dir", suites.to_str().unwrap(), "--python", py.to_str().unwrap()];
+    let state_file = data.join("finelog/server.json");
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let owned: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    let finelog_pid = owned["pid"].as_u64().unwrap() as u32;
+    let (status, body) = server.post_json("/api/v1/experiments", &json!({"suite": "crash", "head": "main", "base": "main"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    running_trial(&server, id).await;
+    server.crash();
+    assert!(finelog_runs(finelog_pid), "the finelog server outlives the crash");
+
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let adopted: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    assert_eq!(adopted, owned, "the same server, on the same port");
+    assert!(server.log_text().contains("adopted the finelog server"), "{}", server.log_text());
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "every trial's rows reached it: {e}");
+
+    let log = server.log.clone();
+    assert!(server.stop().success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while finelog_runs(finelog_pid) {
+        assert!(Instant::now() < deadline, "a clean stop stops the finelog server: {}", std::fs::read_to_string(&log).unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!state_file.exists(), "and forgets it");
+}

@@ -69,18 +69,6 @@ async fn launch(client: &Client, head: &str) -> i64 {
     r.json()["id"].as_i64().unwrap()
 }
 
-async fn wait_until_ended(client: &Client, id: i64) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(240);
-    loop {
-        let e = client.get(&format!("/api/v1/experiments/{id}")).await.json();
-        if ["judged", "errored", "cancelled"].contains(&e["status"].as_str().unwrap_or("")) {
-            return e;
-        }
-        assert!(Instant::now() < deadline, "experiment {id} did not end: {e}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
 fn states(e: &Value) -> Vec<String> {
     e["trials"].as_array().unwrap().iter().map(|t| t["state"].as_str().unwrap().to_string()).collect()
 }
@@ -94,7 +82,7 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
     // A/B: three times the CPU in both stages.
     let started = Instant::now();
     let heavier = launch(&launcher, "heavier").await;
-    let e = wait_until_ended(&launcher, heavier).await;
+    let e = launcher.wait_until_ended(heavier, 240).await;
     let ab_secs = started.elapsed().as_secs_f64();
     assert_eq!(e["status"], "judged", "{e}");
     assert_eq!(states(&e), ["succeeded"; 6], "{e}");
@@ -115,7 +103,7 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
     // A/A: the same code on both sides is never a regression.
     let started = Instant::now();
     let same = launch(&launcher, "main").await;
-    let e = wait_until_ended(&launcher, same).await;
+    let e = launcher.wait_until_ended(same, 240).await;
     assert!(e["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().starts_with("uncalibrated")), "{e}");
     let aa_secs = started.elapsed().as_secs_f64();
     assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "{e}");
@@ -123,14 +111,14 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
 
     // A stage that fails only in the treatment: a new failure.
     let broken = launch(&launcher, "broken").await;
-    let e = wait_until_ended(&launcher, broken).await;
+    let e = launcher.wait_until_ended(broken, 240).await;
     assert_eq!(e["verdict"], "regression", "{e}");
     assert!(e["reasons"][0].as_str().unwrap().starts_with("new failure: treatment failed"), "{e}");
     assert!(states(&e).iter().filter(|s| *s == "failed").count() == 3, "{e}");
 
     // Memory above the worker's RAM (2 GiB): failed with oom, a regression.
     let leaky = launch(&launcher, "leaky").await;
-    let e = wait_until_ended(&launcher, leaky).await;
+    let e = launcher.wait_until_ended(leaky, 240).await;
     assert_eq!(e["verdict"], "regression", "{e}");
     let details: Vec<&str> = e["trials"].as_array().unwrap().iter().filter_map(|t| t["detail"].as_str()).collect();
     assert!(details.iter().any(|d| d.starts_with("oom:")), "{details:?}");
@@ -157,7 +145,7 @@ async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
     assert!(server::launch::supervise::is_alive(pid));
     let r = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
-    let e = wait_until_ended(&launcher, id).await;
+    let e = launcher.wait_until_ended(id, 240).await;
     assert_eq!(e["status"], "cancelled");
     assert!(e["verdict"].is_null(), "no verdict for a cancelled experiment: {e}");
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -188,7 +176,7 @@ async fn a_calibration_sets_the_thresholds_of_later_experiments() {
         launcher.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "calibration": true, "trials": 4})).await;
     assert_eq!(r.status, 201, "{}", r.text);
     let calibration = r.json()["id"].as_i64().unwrap();
-    let e = wait_until_ended(&launcher, calibration).await;
+    let e = launcher.wait_until_ended(calibration, 240).await;
     assert_eq!((e["status"].as_str(), e["verdict"].as_str()), (Some("judged"), None), "{e}");
     assert_eq!(states(&e), ["succeeded"; 4]);
     let suite = app.store.suite_by_name("stage-bench").await.unwrap();
@@ -197,7 +185,7 @@ async fn a_calibration_sets_the_thresholds_of_later_experiments() {
     assert_eq!(profile.trials, 4);
 
     let later = launch(&launcher, "heavier").await;
-    let e = wait_until_ended(&launcher, later).await;
+    let e = launcher.wait_until_ended(later, 240).await;
     assert_eq!(e["verdict"], "regression", "{e}");
     let reasons = e["reasons"].as_array().unwrap();
     assert!(reasons.iter().any(|r| r.as_str().unwrap().starts_with(&format!("judged with noise profile #{}", profile.id))), "{e}");

@@ -24,6 +24,9 @@ pub enum ApiError {
     TooMany { message: String, retry_after_secs: u64 },
     #[error("{0}")]
     NotImplemented(String),
+    /// Something the request needs is not running here (e.g. no finelog server).
+    #[error("{0}")]
+    Unavailable(String),
     /// Logged in full; the client only learns that it happened.
     #[error("internal error: {0}")]
     Internal(String),
@@ -39,6 +42,7 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -41,7 +41,12 @@ async fn launch(
     };
     let definition: SuiteDefinition =
         serde_json::from_value(suite.definition).map_err(|e| ApiError::Internal(format!("stored suite {:?}: {e}", req.suite)))?;
-    let ctx = RunContext { data_dir: &state.data_dir, label: "dry".into(), finelog_url: "http://finelog.pending".into() };
+    let ctx = RunContext {
+        data_dir: &state.data_dir,
+        label: "dry".into(),
+        finelog_url: state.launcher.finelog_url.clone().unwrap_or_else(|| "http://finelog.pending".into()),
+        python: state.launcher.python.as_ref().map(|p| p.to_string_lossy().into_owned()),
+    };
     let plan = resolve(&req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
     if req.dry_run {
         return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
@@ -52,6 +57,12 @@ async fn launch(
             definition.name,
             definition.kind.as_str(),
             definition.launcher
+        )));
+    }
+    if let Some(why) = state.launcher.finelog_missing.as_deref().filter(|_| state.launcher.finelog_url.is_none()) {
+        return Err(ApiError::Unavailable(format!(
+            "this server has no finelog server to collect stage rows from ({why}); set ARBITER_FINELOG_URL, \
+             or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"
         )));
     }
     let id = crate::launch::submit::store_launch(&state.store, suite.id, &definition, &plan, me).await?;
@@ -135,6 +146,8 @@ async fn list(State(state): State<AppState>, params: Result<Query<ListParams>, Q
 
 #[derive(Debug, Serialize)]
 pub struct JsonArm {
+    /// What a trial's `arm_id` refers to.
+    pub id: i64,
     pub name: String,
     pub role: String,
     pub sha: Option<String>,
@@ -147,12 +160,17 @@ pub struct JsonExperiment {
     pub arms: Vec<JsonArm>,
     pub trials: Vec<store::trials::Trial>,
     pub reasons: Vec<String>,
+    /// The judge's full report (per arm and stage), once judged.
+    pub report: Option<serde_json::Value>,
 }
 
 async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<JsonExperiment>> {
     let summary = state.store.experiment_summary(id).await?;
-    let arms = state.store.arms(id).await?.into_iter().map(|(_, name, role, sha)| JsonArm { name, role, sha }).collect();
+    let arms = state.store.arms(id).await?.into_iter().map(|(id, name, role, sha)| JsonArm { id, name, role, sha }).collect();
     let trials = state.store.trials(id).await?;
-    let reasons = state.store.latest_verdict(id).await?.map(|(_, reasons, _)| reasons).unwrap_or_default();
-    Ok(Json(JsonExperiment { summary, arms, trials, reasons }))
+    let (reasons, report) = match state.store.latest_verdict(id).await? {
+        Some((_, reasons, report)) => (reasons, Some(report)),
+        None => (Vec::new(), None),
+    };
+    Ok(Json(JsonExperiment { summary, arms, trials, reasons, report }))
 }

@@ -3,6 +3,7 @@
 
 pub mod finelog;
 pub mod git;
+pub mod owned_finelog;
 pub mod plan;
 pub mod request;
 pub mod runner;

@@ -111,6 +111,8 @@ pub struct RunContext<'a> {
     /// Names the experiment in run tags and worktrees (`dry` for a dry run).
     pub label: String,
     pub finelog_url: String,
+    /// `{python}`: the Python Arbiter is configured with, if any.
+    pub python: Option<String>,
 }
 
 fn is_arm_name(n: &str) -> bool {
@@ -250,6 +252,7 @@ pub fn run_vars(
     vars.insert("arm", arm.name.clone());
     vars.insert("sha", arm.sha.clone());
     vars.insert("finelog_url", ctx.finelog_url.clone());
+    vars.extend(ctx.python.clone().map(|p| ("python", p)));
     vars.extend(region.map(|r| ("region", r)));
     vars.extend(cluster.map(|c| ("cluster", c)));
     vars

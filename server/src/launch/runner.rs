@@ -104,6 +104,7 @@ pub fn execution_ids_in(log: &str) -> Vec<String> {
 pub struct Launch<'a> {
     pub data_dir: &'a Path,
     pub finelog_url: Option<&'a str>,
+    pub python: Option<&'a Path>,
     /// The `arbiter` binary that runs `supervise`.
     pub supervisor: &'a Path,
 }
@@ -115,7 +116,12 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
     let worktree = worktree_dir(l.data_dir, &label, &arm.name);
     ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
     let run_tag = format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt);
-    let ctx = RunContext { data_dir: l.data_dir, label, finelog_url: l.finelog_url.unwrap_or("http://finelog.unset").to_string() };
+    let ctx = RunContext {
+        data_dir: l.data_dir,
+        label,
+        finelog_url: l.finelog_url.unwrap_or("http://finelog.unset").to_string(),
+        python: l.python.map(|p| p.to_string_lossy().into_owned()),
+    };
     let vars = run_vars(&ctx, &worktree, &run_tag, arm, plan.launch.region.clone(), plan.launch.cluster.clone());
     let argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
     let (log, status) = trial_files(l.data_dir, trial);
@@ -177,10 +183,15 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
     if let Some(sig) = status.signal {
         let detail =
             if sig == libc::SIGKILL { "killed by SIGKILL (out of memory?): oom".to_string() } else { format!("killed by signal {sig}") };
-        return Outcome { state: TrialState::Failed, detail, ..base };
+        return Outcome { state: TrialState::Failed, detail, rows: rows_if_any(l, &ids).await, ..base };
     }
     if exit_code != Some(0) {
-        return Outcome { state: TrialState::Failed, detail: format!("exit code {}", exit_code.unwrap_or(-1)), ..base };
+        let rows = rows_if_any(l, &ids).await;
+        let detail = match rows.iter().find(|r| r.status == "FAILED") {
+            Some(r) => format!("stage {} FAILED (exit code {})", r.stage_name, exit_code.unwrap_or(-1)),
+            None => format!("exit code {}", exit_code.unwrap_or(-1)),
+        };
+        return Outcome { state: TrialState::Failed, detail, rows, ..base };
     }
     if ids.is_empty() {
         return Outcome { exit_code, ..Outcome::infra(InfraReason::NoRows, "the log names no execution id") };
@@ -222,6 +233,15 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
         }
     }
     Outcome { rows, ..base }
+}
+
+/// The rows a failed trial left before it failed (which stage failed, what ran), when finelog has any.
+async fn rows_if_any(l: &Launch<'_>, ids: &[String]) -> Vec<StageRow> {
+    let (Some(url), false) = (l.finelog_url, ids.is_empty()) else { return Vec::new() };
+    match Finelog::new(url) {
+        Ok(f) => f.stage_rows(ids).await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -21,6 +21,10 @@ use tokio::sync::Notify;
 pub struct Launcher {
     pub notify: Notify,
     pub finelog_url: Option<String>,
+    /// Why there is no finelog URL (said when a pipeline launch is refused).
+    pub finelog_missing: Option<String>,
+    /// `{python}` in suite commands.
+    pub python: Option<std::path::PathBuf>,
     /// This host's name in `trials.claimed_by`.
     pub worker: String,
     /// The program that supervises a trial: this binary (`arbiter supervise`).
@@ -30,12 +34,14 @@ pub struct Launcher {
 }
 
 impl Launcher {
-    pub fn new(finelog_url: Option<String>) -> Launcher {
+    pub fn new(finelog_url: Option<String>, python: Option<std::path::PathBuf>) -> Launcher {
         let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty());
         let supervisor = std::env::current_exe().unwrap_or_else(|_| "arbiter".into());
         Launcher {
             notify: Notify::new(),
+            finelog_missing: finelog_url.is_none().then(|| "no ARBITER_FINELOG_URL is set".to_string()),
             finelog_url,
+            python,
             worker: host.unwrap_or_else(|| "local".into()),
             supervisor,
             running: Mutex::new(HashMap::new()),
@@ -47,10 +53,8 @@ impl Launcher {
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let pids: Vec<u32> = running.values().filter(|(e, _)| *e == experiment_id).map(|(_, pid)| *pid).collect();
         for pid in &pids {
-            // SAFETY: kill(2) on the supervisor's pid; it forwards the stop to its command's group.
-            unsafe {
-                libc::kill(*pid as i32, libc::SIGTERM);
-            }
+            // The supervisor forwards the stop to its command's group.
+            super::supervise::signal_pid(*pid, libc::SIGTERM);
         }
         pids.len()
     }
@@ -78,7 +82,12 @@ pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
 }
 
 fn launch<'a>(state: &'a AppState) -> Launch<'a> {
-    Launch { data_dir: &state.data_dir, finelog_url: state.launcher.finelog_url.as_deref(), supervisor: &state.launcher.supervisor }
+    Launch {
+        data_dir: &state.data_dir,
+        finelog_url: state.launcher.finelog_url.as_deref(),
+        python: state.launcher.python.as_deref(),
+        supervisor: &state.launcher.supervisor,
+    }
 }
 
 async fn plan_of(state: &AppState, experiment_id: i64) -> Result<StoredPlan, String> {

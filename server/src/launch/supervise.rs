@@ -60,6 +60,16 @@ pub fn signal_group(pgid: u32, signal: i32) {
     }
 }
 
+/// Signals one process.
+pub fn signal_pid(pid: u32, signal: i32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) on one process id; no memory is touched.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
 /// True while a process with this id exists.
 pub fn is_alive(pid: u32) -> bool {
     // SAFETY: kill(2) with signal 0 only checks that the process exists.

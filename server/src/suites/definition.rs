@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Placeholders every arm command may use besides the fingerprint's own fields.
-pub const RUN_PLACEHOLDERS: &[&str] = &["worktree", "run_tag", "arm", "sha", "finelog_url", "region", "cluster", "data_dir"];
+pub const RUN_PLACEHOLDERS: &[&str] = &["worktree", "run_tag", "arm", "sha", "finelog_url", "region", "cluster", "data_dir", "python"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -293,6 +293,9 @@ impl SuiteDefinition {
             match fingerprint.get(name) {
                 Some(serde_json::Value::String(s)) => Ok(s.clone()),
                 Some(other) => Ok(other.to_string()),
+                None if name == "python" => Err("no value for placeholder {python}: this server has no Python configured \
+                     (set ARBITER_PYTHON, or run scripts/setup.sh to make .venv)"
+                    .to_string()),
                 None => Err(format!("no value for placeholder {{{name}}}")),
             }
         };
@@ -302,8 +305,8 @@ impl SuiteDefinition {
                 let mut out = element.clone();
                 for name in placeholders(element)? {
                     let v = value_of(name)?;
-                    // Paths Arbiter makes itself (worktree, data dir) are trusted; everything else is checked.
-                    if !matches!(name, "worktree" | "data_dir") && !is_safe_value(&v) {
+                    // Paths Arbiter makes or is configured with (worktree, data dir, python) are trusted; everything else is checked.
+                    if !matches!(name, "worktree" | "data_dir" | "python") && !is_safe_value(&v) {
                         return Err(format!("the value of {{{name}}}, {v:?}, holds characters an argv value may not"));
                     }
                     out = out.replace(&format!("{{{name}}}"), &v);

@@ -27,6 +27,7 @@ pub struct TestAppBuilder {
     session_max: Option<std::time::Duration>,
     metrics_token: Option<String>,
     finelog_url: Option<String>,
+    python: Option<std::path::PathBuf>,
     scheduler: bool,
 }
 
@@ -37,6 +38,7 @@ pub struct TestApp {
     pub dir: tempfile::TempDir,
     server: tokio::task::JoinHandle<()>,
     scheduler: Option<tokio::task::JoinHandle<()>>,
+    finelog: Option<server::launch::owned_finelog::OwnedFinelog>,
     next_user: AtomicU32,
 }
 
@@ -104,6 +106,19 @@ impl Client {
     pub async fn get(&self, path: &str) -> Reply {
         self.send(reqwest::Method::GET, path, None).await
     }
+    /// Polls `GET /api/v1/experiments/{id}` until it is judged, errored or cancelled (panics after `secs`).
+    pub async fn wait_until_ended(&self, id: i64, secs: u64) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        loop {
+            let e = self.get(&format!("/api/v1/experiments/{id}")).await.json();
+            if ["judged", "errored", "cancelled"].contains(&e["status"].as_str().unwrap_or("")) {
+                return e;
+            }
+            assert!(std::time::Instant::now() < deadline, "experiment {id} did not end: {e}");
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        }
+    }
+
     pub async fn post_json(&self, path: &str, body: Value) -> Reply {
         self.send(reqwest::Method::POST, path, Some(Body::Json(body))).await
     }
@@ -127,6 +142,7 @@ impl TestApp {
             session_max: None,
             metrics_token: None,
             finelog_url: None,
+            python: None,
             scheduler: false,
         }
     }
@@ -199,6 +215,11 @@ impl TestAppBuilder {
         self.finelog_url = finelog_url.map(str::to_string);
         self
     }
+    /// The Python for `{python}`; with `scheduler(None)` the app also starts its own finelog with it.
+    pub fn python(mut self, python: std::path::PathBuf) -> Self {
+        self.python = Some(python);
+        self
+    }
     pub fn metrics_token(mut self, secret: &str) -> Self {
         self.metrics_token = Some(secret.to_string());
         self
@@ -216,7 +237,9 @@ impl TestAppBuilder {
             store: StoreArgs { database_url: None, data_dir: dir.path().join("data") },
             site_root: dir.path().join("site"),
             suites_dir: dir.path().join("suites"),
-            finelog_url: self.finelog_url.clone(),
+            // Without the scheduler no trial runs, so launches only need some finelog URL to be accepted.
+            finelog_url: self.finelog_url.clone().or_else(|| (!self.scheduler).then(|| "http://127.0.0.1:9".to_string())),
+            python: self.python.clone(),
             public_url: self.public_url,
             session_idle_hours: 12,
             session_max_hours: 168,
@@ -236,17 +259,16 @@ impl TestAppBuilder {
         let sessions = AnySessionStore::for_store(&store).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let mut state = server::serve::app_state(&config, store.clone(), addr);
-        state.throttle = Arc::new(server::auth::throttle::LoginThrottle::new(self.limits));
-        let mut launcher = server::launch::scheduler::Launcher::new(config.finelog_url.clone());
+        let (mut launcher, finelog) = server::serve::launcher(&config).await;
         launcher.supervisor = env!("CARGO_BIN_EXE_arbiter").into();
-        state.launcher = Arc::new(launcher);
+        let mut state = server::serve::app_state(&config, store.clone(), addr, launcher);
+        state.throttle = Arc::new(server::auth::throttle::LoginThrottle::new(self.limits));
         let router = server::serve::router(state.clone(), sessions, &config);
         let scheduler = self.scheduler.then(|| server::launch::scheduler::spawn(state.clone()));
         let server = tokio::spawn(async move {
             axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
         });
-        TestApp { base: format!("http://{addr}"), state, store, dir, server, scheduler, next_user: AtomicU32::new(1) }
+        TestApp { base: format!("http://{addr}"), state, store, dir, server, scheduler, finelog, next_user: AtomicU32::new(1) }
     }
 }
 
@@ -255,6 +277,9 @@ impl Drop for TestApp {
         self.server.abort();
         if let Some(s) = &self.scheduler {
             s.abort();
+        }
+        if let Some(f) = &self.finelog {
+            f.stop();
         }
     }
 }
