@@ -172,6 +172,19 @@ fn noise_rules_floor_threshold_and_unclear_repeats() {
     assert_eq!(r.verdict, Verdict::Inconclusive);
     assert!(r.reasons[0].contains("needs more trials"), "{:?}", r.reasons);
     assert!(r.stages[0].cpu_interval_pct.is_some() && r.stages[0].cpu_p_value.is_some());
+    // Two trials an arm, apart by far more than either arm's spread: decided, as one pair would be (the
+    // Welch interval alone, at ~1 degree of freedom, spans −28 % … +1409 % here; real rows of the example).
+    let (rows, c, tr) = two_arms(&[(1.51, 2.7), (1.55, 2.8)], &[(5.70, 4.7), (4.46, 4.8)]);
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    assert_eq!(r.stages[0].cpu_outcome, MetricOutcome::Higher, "{:?}", r.reasons);
+    assert_eq!(r.verdict, Verdict::Regression);
+    let lo = r.stages[0].cpu_interval_pct.unwrap()[0];
+    assert!(lo < 0.0, "the interval alone could not decide: {lo}");
+    // … and the same separation downwards is lower.
+    assert_eq!(verdict_of(&[(5.70, 4.7), (4.46, 4.8)], &[(1.51, 2.7), (1.55, 2.8)]).0, Verdict::Pass);
+    // Separated, but by less than twice the spread: still unclear.
+    let (rows, c, tr) = two_arms(&[(10.0, 30.0), (13.0, 30.0)], &[(13.5, 30.0), (17.0, 30.0)]);
+    assert_eq!(run(&rows, &c, &tr, &PipelineConfig::default()).stages[0].cpu_outcome, MetricOutcome::Unclear);
     // A single treatment: the control arm's spread widens the threshold (never narrows it).
     let noisy = [(10.0, 30.0), (13.0, 30.0), (7.0, 30.0)];
     assert_eq!(verdict_of(&noisy, &[(11.5, 30.0)]).0, Verdict::Pass, "+15 % is within 2× a 30 % CV");

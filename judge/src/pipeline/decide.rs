@@ -43,7 +43,7 @@ pub fn metric_outcome(
             } else if lo >= -threshold_pct && hi <= threshold_pct {
                 MetricOutcome::Flat
             } else {
-                MetricOutcome::Unclear
+                separated(control, treatment, change, threshold_pct)
             }
         }
         // One trial in an arm: the means against the threshold, widened (never narrowed) by the spread of
@@ -61,6 +61,24 @@ pub fn metric_outcome(
         }
     };
     (outcome, interval)
+}
+
+/// When the interval cannot decide. With two or three trials an arm, Welch's interval is very wide (t is
+/// 12.7 at one degree of freedom), so a clear change could read as "unclear" though a single pair would
+/// have decided it; more trials must never give a weaker answer. Arms that do not overlap at all, apart
+/// by more than the threshold widened to twice the larger arm's coefficient of variation, are decided as
+/// one pair is; anything else needs more trials.
+fn separated(control: &[f64], treatment: &[f64], change: f64, threshold_pct: f64) -> MetricOutcome {
+    let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
+    let min = |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min);
+    let widened = threshold_pct.max(2.0 * stats::cv(control).max(stats::cv(treatment)) * 100.0);
+    if min(treatment) > max(control) && change > widened {
+        MetricOutcome::Higher
+    } else if max(treatment) < min(control) && change < -widened {
+        MetricOutcome::Lower
+    } else {
+        MetricOutcome::Unclear
+    }
 }
 
 pub fn judge_stage(input: &StageInput) -> StageReport {
