@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages,
 #                               .venv (Python 3.11 with Zephyr and finelog) and the example suite's repository
-#   scripts/setup.sh --test     also Debian chromium and PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
+#   scripts/setup.sh --test     also Debian chromium, slurm-wlm (a private Slurm for the cluster launcher's tests) and
+#                               PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
 #   scripts/setup.sh --dev      also cargo-leptos 0.3.10 for `cargo leptos watch` (a 14-minute build, so opt-in)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +64,10 @@ if [ "$want_test" = 1 ]; then
   if [ ! -x /usr/bin/chromium ]; then
     say "installing Debian chromium"
     apt_install chromium
+  fi
+  if [ ! -x /usr/sbin/slurmctld ] || ! command -v munged >/dev/null; then
+    say "installing Debian slurm-wlm (the cluster launcher's tests start a private single-node Slurm)"
+    apt_install slurm-wlm
   fi
   if ! command -v initdb >/dev/null && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     say "installing postgresql (tests start a private cluster when TEST_POSTGRES_URL is unset)"

@@ -113,6 +113,10 @@ vocab_enum!(
         NoRows => "no_rows",
         StatsUnreachable => "stats_unreachable",
         LauncherError => "launcher_error",
+        /// A cluster engine did not answer about a running job for longer than its launcher allows.
+        EngineUnreachable => "engine_unreachable",
+        /// The engine no longer knows the job (e.g. its controller restarted without its state).
+        JobLost => "job_lost",
     }
 );
 

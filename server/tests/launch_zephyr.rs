@@ -6,43 +6,12 @@
 
 mod common;
 
+use common::example::{arm_report, example_suite, trial_of};
 use common::finelog::python;
-use common::test_app::{Client, TestApp};
-use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use common::test_app::TestApp;
+use serde_json::json;
 use std::time::Instant;
 use store::people::Role;
-
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-
-/// The example repository, made by its own script, and the shipped suite pointed at it.
-fn example_suite(tmp: &Path, suites: &Path) -> PathBuf {
-    let repo = tmp.join("zephyr-repo");
-    let out = std::process::Command::new(format!("{ROOT}/examples/zephyr-pipeline/make-repo.sh")).arg(&repo).output().unwrap();
-    assert!(out.status.success(), "make-repo.sh: {}", String::from_utf8_lossy(&out.stderr));
-    let shipped = std::fs::read_to_string(format!("{ROOT}/suites/zephyr-pipeline.toml")).unwrap();
-    let line = "repository = \"../examples/zephyr-pipeline/repo\"";
-    assert!(shipped.contains(line), "the shipped suite names the example repository");
-    std::fs::create_dir_all(suites).unwrap();
-    std::fs::write(suites.join("zephyr-pipeline.toml"), shipped.replace(line, &format!("repository = {:?}", repo.display().to_string())))
-        .unwrap();
-    repo
-}
-
-async fn launch(client: &Client, body: Value) -> i64 {
-    let r = client.post_json("/api/v1/experiments", body).await;
-    assert_eq!(r.status, 201, "{}", r.text);
-    r.json()["id"].as_i64().unwrap()
-}
-
-fn trial_of<'a>(e: &'a Value, arm: &str) -> &'a Value {
-    let arm_id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap_or_else(|| panic!("no arm {arm}: {e}"))["id"];
-    e["trials"].as_array().unwrap().iter().find(|t| &t["arm_id"] == arm_id).unwrap_or_else(|| panic!("no trial of {arm}: {e}"))
-}
-
-fn arm_report<'a>(e: &'a Value, arm: &str) -> &'a Value {
-    e["report"]["treatments"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap_or_else(|| panic!("no report for {arm}: {e}"))
-}
 
 #[tokio::test]
 async fn the_example_suite_judges_real_zephyr_pipelines() {
@@ -68,12 +37,10 @@ async fn the_example_suite_judges_real_zephyr_pipelines() {
 
     // One trial per arm: main (control), cpu-heavier (treatment), memory-hungry and failing-stage.
     let started = Instant::now();
-    let id = launch(
-        &launcher,
-        json!({"suite": "zephyr-pipeline", "head": "cpu-heavier", "base": "main", "trials": 1,
-               "arms": [{"name": "memory-hungry", "ref": "memory-hungry"}, {"name": "failing-stage", "ref": "failing-stage"}]}),
-    )
-    .await;
+    let id = launcher
+        .launch(json!({"suite": "zephyr-pipeline", "head": "cpu-heavier", "base": "main", "trials": 1,
+               "arms": [{"name": "memory-hungry", "ref": "memory-hungry"}, {"name": "failing-stage", "ref": "failing-stage"}]}))
+        .await;
     let e = launcher.wait_until_ended(id, 900).await;
     let four_arms_secs = started.elapsed().as_secs_f64();
     assert_eq!(e["status"], "judged", "{e}");
@@ -111,10 +78,10 @@ async fn the_example_suite_judges_real_zephyr_pipelines() {
     assert_eq!(arm_report(&e, "failing-stage")["verdict"], "regression");
 
     // Calibration of main, then an A/A judged with the profile it set.
-    let cal = launch(&launcher, json!({"suite": "zephyr-pipeline", "head": "main", "calibration": true, "trials": 2})).await;
+    let cal = launcher.launch(json!({"suite": "zephyr-pipeline", "head": "main", "calibration": true, "trials": 2})).await;
     assert_eq!(launcher.wait_until_ended(cal, 900).await["status"], "judged");
     let started = Instant::now();
-    let aa = launch(&launcher, json!({"suite": "zephyr-pipeline", "head": "main", "base": "main", "trials": 2})).await;
+    let aa = launcher.launch(json!({"suite": "zephyr-pipeline", "head": "main", "base": "main", "trials": 2})).await;
     let e = launcher.wait_until_ended(aa, 900).await;
     let aa_secs = started.elapsed().as_secs_f64();
     assert_eq!(e["status"], "judged", "{e}");

@@ -30,6 +30,10 @@ pub struct Trial {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// The launcher's job: the supervisor's pid (local) or the engine's job id (cluster).
+    pub job_id: Option<String>,
+    /// The state the cluster engine last reported for the job, as it words it.
+    pub engine_state: Option<String>,
 }
 
 /// What a trial's run left in the store beyond its state.
@@ -58,6 +62,8 @@ struct TrialRow {
     created_at: i64,
     started_at: Option<i64>,
     finished_at: Option<i64>,
+    job_id: Option<String>,
+    engine_state: Option<String>,
 }
 
 impl TryFrom<TrialRow> for Trial {
@@ -78,12 +84,15 @@ impl TryFrom<TrialRow> for Trial {
             created_at: r.created_at,
             started_at: r.started_at,
             finished_at: r.finished_at,
+            job_id: r.job_id,
+            engine_state: r.engine_state,
         })
     }
 }
 
 const TRIAL_COLUMNS: &str =
-    "id, experiment_id, arm_id, seq, cell, repeat_index, attempt, state, infra_reason, detail, claimed_by, created_at, started_at, finished_at";
+    "id, experiment_id, arm_id, seq, cell, repeat_index, attempt, state, infra_reason, detail, claimed_by, created_at, started_at, finished_at, \
+     job_id, engine_state";
 
 impl Store {
     /// Stores the planned trials of an experiment, all `queued`, in one transaction.
@@ -181,6 +190,26 @@ impl Store {
         Ok(on_pool!(self, pool => {
             sqlx::query_as("SELECT state, COUNT(*) FROM trials GROUP BY state ORDER BY state").fetch_all(pool).await
         })?)
+    }
+
+    /// Records the state a cluster engine reports for a trial's job (e.g. `PENDING`, `RUNNING`).
+    pub async fn set_engine_state(&self, trial_id: i64, engine_state: &str) -> Result<(), StoreError> {
+        let now = now_ms();
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE trials SET engine_state = $1, heartbeat_at = $2 WHERE id = $3")
+                .bind(engine_state).bind(now).bind(trial_id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// Gives a claimed trial back to the queue untouched (its engine could not take it yet): the attempt
+    /// is not spent.
+    pub async fn release_trial(&self, trial_id: i64) -> Result<(), StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE trials SET state = 'queued', claimed_by = NULL, started_at = NULL WHERE id = $1 AND state = 'running'")
+                .bind(trial_id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
     }
 
     /// Atomically takes the oldest queued trial for `worker`. Two workers never get the same trial:

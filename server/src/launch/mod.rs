@@ -1,6 +1,7 @@
 //! Launching experiments: resolving a request into a plan (refs to SHAs, fingerprint, locality,
 //! trial order, argv). The runners that execute a plan build on this.
 
+pub mod cluster;
 pub mod finelog;
 pub mod git;
 pub mod owned_finelog;

@@ -28,7 +28,19 @@ impl Outcome {
         Outcome::infra(InfraReason::LauncherError, detail)
     }
 
-    fn infra(reason: InfraReason, detail: impl Into<String>) -> Outcome {
+    /// A failure of the arm's own (exit, stage, memory), with what it ran.
+    pub fn failed(detail: impl Into<String>) -> Outcome {
+        Outcome {
+            state: TrialState::Failed,
+            infra_reason: None,
+            detail: detail.into(),
+            exit_code: None,
+            execution_ids: vec![],
+            rows: vec![],
+        }
+    }
+
+    pub fn infra(reason: InfraReason, detail: impl Into<String>) -> Outcome {
         Outcome {
             state: TrialState::InfraFailed,
             infra_reason: Some(reason),
@@ -109,20 +121,36 @@ pub struct Launch<'a> {
     pub supervisor: &'a Path,
 }
 
-/// Starts the trial's supervisor; returns its process id (the trial's job id).
-pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
-    let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
+/// A trial's run tag: fresh for every attempt, so no trial cache-hits another.
+pub fn run_tag(trial: &Trial) -> String {
+    format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt)
+}
+
+/// The run placeholders of a trial (worktree, run tag, finelog, python, locality, …) and its worktree.
+pub fn trial_vars(
+    l: &Launch<'_>,
+    trial: &Trial,
+    plan: &StoredPlan,
+    arm: &PlannedArm,
+) -> (std::collections::BTreeMap<&'static str, String>, PathBuf) {
     let label = trial.experiment_id.to_string();
     let worktree = worktree_dir(l.data_dir, &label, &arm.name);
-    ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
-    let run_tag = format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt);
     let ctx = RunContext {
         data_dir: l.data_dir,
         label,
         finelog_url: l.finelog_url.unwrap_or("http://finelog.unset").to_string(),
         python: l.python.map(|p| p.to_string_lossy().into_owned()),
     };
-    let vars = run_vars(&ctx, &worktree, &run_tag, arm, plan.launch.region.clone(), plan.launch.cluster.clone());
+    let vars = run_vars(&ctx, &worktree, &run_tag(trial), arm, plan.launch.region.clone(), plan.launch.cluster.clone());
+    (vars, worktree)
+}
+
+/// Starts the trial's supervisor; returns its process id (the trial's job id).
+pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
+    let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
+    let (vars, worktree) = trial_vars(l, trial, plan, arm);
+    ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
+    let run_tag = run_tag(trial);
     let argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
     let (log, status) = trial_files(l.data_dir, trial);
     std::fs::create_dir_all(log.parent().unwrap_or(l.data_dir)).map_err(|e| launcher_error(e.to_string()))?;
@@ -161,8 +189,25 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
         return Outcome::infra(InfraReason::Interrupted, "the trial's supervisor left no exit status");
     };
     let log = std::fs::read_to_string(&log_path).unwrap_or_default();
-    let ids = execution_ids_in(&log);
-    let exit_code = status.exit_code.map(i64::from);
+    let ran = |o: Outcome| Outcome { execution_ids: execution_ids_in(&log), exit_code: status.exit_code.map(i64::from), ..o };
+    if let Some(e) = &status.spawn_error {
+        return ran(Outcome::failed(e.clone()));
+    }
+    if status.cancelled {
+        return ran(Outcome { state: TrialState::Cancelled, ..Outcome::failed("cancelled") });
+    }
+    if status.timed_out {
+        return ran(Outcome::infra(InfraReason::Timeout, "stopped at the suite's timeout"));
+    }
+    measure(l, &log, status.exit_code, status.signal, ram_limit).await
+}
+
+/// The outcome of a command that ran to its end (locally or on a cluster engine): failed on a signal or
+/// a non-zero exit (keeping what rows it left), else its execution ids from the log and their rows from
+/// finelog, failed when a stage FAILED or went above the worker's RAM.
+pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: Option<i32>, ram_limit: Option<f64>) -> Outcome {
+    let ids = execution_ids_in(log);
+    let exit_code = exit_code.map(i64::from);
     let base = Outcome {
         state: TrialState::Succeeded,
         infra_reason: None,
@@ -171,16 +216,7 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
         execution_ids: ids.clone(),
         rows: vec![],
     };
-    if let Some(e) = status.spawn_error {
-        return Outcome { state: TrialState::Failed, detail: e, ..base };
-    }
-    if status.cancelled {
-        return Outcome { state: TrialState::Cancelled, detail: "cancelled".into(), ..base };
-    }
-    if status.timed_out {
-        return Outcome { execution_ids: ids, exit_code, ..Outcome::infra(InfraReason::Timeout, "stopped at the suite's timeout") };
-    }
-    if let Some(sig) = status.signal {
+    if let Some(sig) = signal {
         let detail =
             if sig == libc::SIGKILL { "killed by SIGKILL (out of memory?): oom".to_string() } else { format!("killed by signal {sig}") };
         return Outcome { state: TrialState::Failed, detail, rows: rows_if_any(l, &ids).await, ..base };

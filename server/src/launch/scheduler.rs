@@ -29,8 +29,8 @@ pub struct Launcher {
     pub worker: String,
     /// The program that supervises a trial: this binary (`arbiter supervise`).
     pub supervisor: std::path::PathBuf,
-    /// Running trials: trial id → (experiment id, supervisor pid).
-    running: Mutex<HashMap<i64, (i64, u32)>>,
+    /// Running trials: trial id → (experiment id, how to stop it).
+    running: Mutex<HashMap<i64, (i64, Stop)>>,
 }
 
 impl Launcher {
@@ -48,24 +48,55 @@ impl Launcher {
         }
     }
 
-    /// Stops the running trials of an experiment (their supervisors stop the whole process group).
+    /// Stops the running trials of an experiment: a local trial's supervisor stops its whole process
+    /// group; a cluster trial's job gets the engine's cancel command.
     pub fn cancel_running(&self, experiment_id: i64) -> usize {
         let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let pids: Vec<u32> = running.values().filter(|(e, _)| *e == experiment_id).map(|(_, pid)| *pid).collect();
-        for pid in &pids {
-            // The supervisor forwards the stop to its command's group.
-            super::supervise::signal_pid(*pid, libc::SIGTERM);
+        let stops: Vec<&Stop> = running.values().filter(|(e, _)| *e == experiment_id).map(|(_, s)| s).collect();
+        for stop in &stops {
+            match stop {
+                Stop::Supervisor(pid) => super::supervise::signal_pid(*pid, libc::SIGTERM),
+                Stop::Engine(argv, spec) => {
+                    tokio::spawn(super::cluster::cancel((**spec).clone(), argv.clone()));
+                }
+            }
         }
-        pids.len()
+        stops.len()
     }
+
+    fn track(&self, trial: &Trial, stop: Stop) {
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(trial.id, (trial.experiment_id, stop));
+    }
+
+    fn untrack(&self, trial: &Trial) {
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&trial.id);
+    }
+}
+
+/// How a running trial is stopped.
+#[derive(Debug)]
+enum Stop {
+    /// SIGTERM to the local trial's supervisor.
+    Supervisor(u32),
+    /// The engine's cancel command, rendered for the job.
+    Engine(Vec<String>, Box<crate::suites::cluster::ResolvedCluster>),
 }
 
 pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         recover(&state).await;
+        // While a cluster engine does not answer, its trials wait in the queue; the wait doubles to a minute.
+        let mut engine_wait = Duration::from_secs(1);
         loop {
             match state.store.claim_next_trial(&state.launcher.worker).await {
-                Ok(Some(trial)) => run_one(&state, trial).await,
+                Ok(Some(trial)) => {
+                    if run_one(&state, trial).await == Ran::EngineDown {
+                        tokio::time::sleep(engine_wait).await;
+                        engine_wait = (engine_wait * 2).min(Duration::from_secs(60));
+                    } else {
+                        engine_wait = Duration::from_secs(1);
+                    }
+                }
                 Ok(None) => {
                     tokio::select! {
                         _ = state.launcher.notify.notified() => {}
@@ -95,41 +126,96 @@ async fn plan_of(state: &AppState, experiment_id: i64) -> Result<StoredPlan, Str
     serde_json::from_value(plan).map_err(|e| format!("the stored plan cannot be read: {e}"))
 }
 
-async fn run_one(state: &AppState, trial: Trial) {
+#[derive(Debug, PartialEq)]
+enum Ran {
+    Done,
+    /// The trial's cluster engine did not answer; the trial went back to the queue.
+    EngineDown,
+}
+
+/// The trial's arm in its experiment's plan.
+async fn arm_of<'p>(state: &AppState, trial: &Trial, plan: &'p StoredPlan) -> Option<&'p super::request::PlannedArm> {
+    let arms = state.store.arms(trial.experiment_id).await.ok()?;
+    let name = arms.into_iter().find(|a| a.0 == trial.arm_id)?.1;
+    plan.launch.arms.iter().find(|a| a.name == name)
+}
+
+async fn run_one(state: &AppState, trial: Trial) -> Ran {
     let plan = match plan_of(state, trial.experiment_id).await {
         Ok(p) => p,
         Err(e) => {
             apply(state, &trial, Outcome::launcher_error(e)).await;
-            return finish_if_done(state, trial.experiment_id).await;
+            finish_if_done(state, trial.experiment_id).await;
+            return Ran::Done;
         }
     };
-    let arm_name =
-        state.store.arms(trial.experiment_id).await.ok().and_then(|arms| arms.into_iter().find(|a| a.0 == trial.arm_id).map(|a| a.1));
-    let Some(arm) = arm_name.and_then(|n| plan.launch.arms.iter().find(|a| a.name == n)) else {
+    let Some(arm) = arm_of(state, &trial, &plan).await else {
         apply(state, &trial, Outcome::launcher_error("the trial's arm is not in the plan".into())).await;
-        return finish_if_done(state, trial.experiment_id).await;
+        finish_if_done(state, trial.experiment_id).await;
+        return Ran::Done;
     };
     let _ = state.store.set_experiment_status(trial.experiment_id, ExperimentStatus::Running).await;
     let l = launch(state);
+    if plan.suite.launcher == crate::suites::definition::Launcher::Cluster {
+        return run_on_engine(state, &l, trial, &plan, arm).await;
+    }
     match runner::start(&l, &trial, &plan, arm).await {
         Ok(mut child) => {
             let pid = child.id().unwrap_or(0);
             let (log, _) = runner::trial_files(&state.data_dir, &trial);
-            let run_tag = format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt);
+            let run_tag = runner::run_tag(&trial);
             if let Err(e) =
                 state.store.set_trial_job(trial.id, &run_tag, &pid.to_string(), &state.launcher.worker, &log.to_string_lossy()).await
             {
                 tracing::warn!(error = %e, "cannot record the trial's job");
             }
-            state.launcher.running.lock().unwrap_or_else(|e| e.into_inner()).insert(trial.id, (trial.experiment_id, pid));
+            state.launcher.track(&trial, Stop::Supervisor(pid));
             let _ = child.wait().await;
-            state.launcher.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&trial.id);
+            state.launcher.untrack(&trial);
             let ram = plan.suite.resources.ram_bytes().ok().map(|b| b as f64);
             let outcome = runner::settle(&l, &trial, ram).await;
             apply(state, &trial, outcome).await;
         }
         Err(outcome) => apply(state, &trial, outcome).await,
     }
+    finish_if_done(state, trial.experiment_id).await;
+    Ran::Done
+}
+
+/// A cluster trial: submitted (or given back to the queue while the engine does not answer), its job
+/// recorded, followed to its end.
+async fn run_on_engine(state: &AppState, l: &Launch<'_>, trial: Trial, plan: &StoredPlan, arm: &super::request::PlannedArm) -> Ran {
+    let job_id = match super::cluster::submit(l, &trial, plan, arm).await {
+        super::cluster::Submitted::Job(id) => id,
+        super::cluster::Submitted::EngineDown(why) => {
+            tracing::warn!(trial = trial.id, error = %why, "the cluster engine does not answer; the trial waits in the queue");
+            let _ = state.store.release_trial(trial.id).await;
+            return Ran::EngineDown;
+        }
+        super::cluster::Submitted::Failed(outcome) => {
+            apply(state, &trial, outcome).await;
+            finish_if_done(state, trial.experiment_id).await;
+            return Ran::Done;
+        }
+    };
+    let (log, _) = runner::trial_files(&state.data_dir, &trial);
+    let run_tag = runner::run_tag(&trial);
+    if let Err(e) = state.store.set_trial_job(trial.id, &run_tag, &job_id, &state.launcher.worker, &log.to_string_lossy()).await {
+        tracing::warn!(error = %e, "cannot record the trial's job");
+    }
+    tracing::info!(trial = trial.id, job_id, "submitted to the cluster engine");
+    follow_job(state, l, &trial, plan, arm, &job_id).await;
+    Ran::Done
+}
+
+/// Follows a cluster job to its end (cancellable meanwhile), then records the outcome.
+async fn follow_job(state: &AppState, l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &super::request::PlannedArm, job_id: &str) {
+    if let Ok((argv, spec)) = super::cluster::cancel_argv(l, trial, plan, arm, job_id) {
+        state.launcher.track(trial, Stop::Engine(argv, Box::new(spec)));
+    }
+    let outcome = super::cluster::follow(l, &state.store, trial, plan, arm, job_id).await;
+    state.launcher.untrack(trial);
+    apply(state, trial, outcome).await;
     finish_if_done(state, trial.experiment_id).await;
 }
 
@@ -308,6 +394,20 @@ async fn recover(state: &AppState) {
     let Ok(trials) = state.store.running_trials(&state.launcher.worker).await else { return };
     for trial in trials {
         let run = state.store.trial_run(trial.id).await.ok();
+        let plan = plan_of(state, trial.experiment_id).await.ok();
+        if let Some(plan) = plan.as_ref().filter(|p| p.suite.launcher == crate::suites::definition::Launcher::Cluster) {
+            let l = launch(state);
+            match (run.and_then(|r| r.job_id), arm_of(state, &trial, plan).await) {
+                (Some(job_id), Some(arm)) => {
+                    tracing::info!(trial = trial.id, job_id, "following the cluster job again");
+                    follow_job(state, &l, &trial, plan, arm, &job_id).await;
+                }
+                _ => {
+                    let _ = state.store.release_trial(trial.id).await;
+                }
+            }
+            continue;
+        }
         let pid = run.and_then(|r| r.job_id).and_then(|j| j.parse::<u32>().ok());
         if pid.is_some_and(super::supervise::is_alive) {
             tracing::info!(trial = trial.id, "re-attached to a trial still running");
@@ -315,7 +415,6 @@ async fn recover(state: &AppState) {
         while pid.is_some_and(super::supervise::is_alive) {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
-        let plan = plan_of(state, trial.experiment_id).await.ok();
         let ram = plan.as_ref().and_then(|p| p.suite.resources.ram_bytes().ok()).map(|b| b as f64);
         let outcome = runner::settle(&launch(state), &trial, ram).await;
         apply(state, &trial, outcome).await;

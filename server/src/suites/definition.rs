@@ -36,6 +36,9 @@ pub struct SuiteDefinition {
     /// Sample prefix → where its compute must run. When present, a sample matching no row is refused.
     #[serde(default)]
     pub locality: Vec<Locality>,
+    /// How the cluster launcher drives the engine (`launcher = "cluster"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<super::cluster::ClusterSpec>,
 }
 
 fn default_base_branch() -> String {
@@ -202,16 +205,19 @@ impl SuiteDefinition {
         if !self.command.iter().any(|e| e.contains("{run_tag}")) {
             return Err("command: pass {run_tag} to the arm, so that no trial cache-hits another".into());
         }
-        for element in &self.command {
-            for p in placeholders(element)? {
-                if !RUN_PLACEHOLDERS.contains(&p) && !self.fingerprint.contains_key(p) {
-                    return Err(format!(
-                        "command: unknown placeholder {{{p}}}; use a fingerprint field ({}) or one of {}",
-                        self.fingerprint.keys().cloned().collect::<Vec<_>>().join(", "),
-                        RUN_PLACEHOLDERS.join(", ")
-                    ));
+        self.check_placeholders("command", &self.command, &[])?;
+        match (self.launcher, &self.cluster) {
+            (Launcher::Cluster, None) => {
+                return Err("launcher \"cluster\" needs a [cluster] table (e.g. profile = \"slurm\")".into());
+            }
+            (Launcher::Local, Some(_)) => return Err("[cluster] is only for launcher = \"cluster\"".into()),
+            (Launcher::Cluster, Some(spec)) => {
+                let resolved = spec.resolved()?;
+                for (name, template) in resolved.templates() {
+                    self.check_placeholders(&format!("cluster.{name}"), template, super::cluster::CLUSTER_PLACEHOLDERS)?;
                 }
             }
+            (Launcher::Local, None) => {}
         }
         if self.defaults.trials == 0 || self.defaults.trials > 100 {
             return Err(format!("defaults.trials {}: use 1–100", self.defaults.trials));
@@ -244,6 +250,21 @@ impl SuiteDefinition {
             for v in [&row.region, &row.cluster].into_iter().flatten() {
                 if !is_safe_value(v) {
                     return Err(format!("locality {:?}: {v:?} is not a plain region or cluster name", row.prefix));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_placeholders(&self, what: &str, template: &[String], extra: &[&str]) -> Result<(), String> {
+        for element in template {
+            for p in placeholders(element).map_err(|e| format!("{what}: {e}"))? {
+                if !RUN_PLACEHOLDERS.contains(&p) && !extra.contains(&p) && !self.fingerprint.contains_key(p) {
+                    return Err(format!(
+                        "{what}: unknown placeholder {{{p}}}; use a fingerprint field ({}) or one of {}",
+                        self.fingerprint.keys().cloned().collect::<Vec<_>>().join(", "),
+                        RUN_PLACEHOLDERS.iter().chain(extra).copied().collect::<Vec<_>>().join(", ")
+                    ));
                 }
             }
         }
@@ -286,6 +307,11 @@ impl SuiteDefinition {
 
     /// The argv of one trial: each placeholder replaced inside its own element.
     pub fn render_argv(&self, fingerprint: &Fingerprint, run: &BTreeMap<&str, String>) -> Result<Vec<String>, String> {
+        self.render(&self.command, fingerprint, run)
+    }
+
+    /// Any argv template of this suite (the command, a cluster template), rendered the same way.
+    pub fn render(&self, template: &[String], fingerprint: &Fingerprint, run: &BTreeMap<&str, String>) -> Result<Vec<String>, String> {
         let value_of = |name: &str| -> Result<String, String> {
             if let Some(v) = run.get(name) {
                 return Ok(v.clone());
@@ -299,14 +325,14 @@ impl SuiteDefinition {
                 None => Err(format!("no value for placeholder {{{name}}}")),
             }
         };
-        self.command
+        template
             .iter()
             .map(|element| {
                 let mut out = element.clone();
                 for name in placeholders(element)? {
                     let v = value_of(name)?;
                     // Paths Arbiter makes or is configured with (worktree, data dir, python) are trusted; everything else is checked.
-                    if !matches!(name, "worktree" | "data_dir" | "python") && !is_safe_value(&v) {
+                    if !matches!(name, "worktree" | "data_dir" | "python" | "log" | "wrapper") && !is_safe_value(&v) {
                         return Err(format!("the value of {{{name}}}, {v:?}, holds characters an argv value may not"));
                     }
                     out = out.replace(&format!("{{{name}}}"), &v);

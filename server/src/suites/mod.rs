@@ -1,5 +1,6 @@
 //! Suites: the definitions in `suites/*.toml`, checked and copied into the store at start-up.
 
+pub mod cluster;
 pub mod definition;
 
 pub use definition::SuiteDefinition;

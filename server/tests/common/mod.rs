@@ -166,6 +166,8 @@ pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+pub mod example;
 pub mod finelog;
 pub mod git;
+pub mod slurm;
 pub mod test_app;

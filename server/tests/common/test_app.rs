@@ -106,6 +106,13 @@ impl Client {
     pub async fn get(&self, path: &str) -> Reply {
         self.send(reqwest::Method::GET, path, None).await
     }
+    /// `POST /api/v1/experiments`, which must answer 201; the new experiment's id.
+    pub async fn launch(&self, body: Value) -> i64 {
+        let r = self.post_json("/api/v1/experiments", body).await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        r.json()["id"].as_i64().unwrap()
+    }
+
     /// Polls `GET /api/v1/experiments/{id}` until it is judged, errored or cancelled (panics after `secs`).
     pub async fn wait_until_ended(&self, id: i64, secs: u64) -> Value {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
