@@ -63,6 +63,8 @@ async fn the_example_suite_runs_on_a_real_slurm() {
         let job = t["job_id"].as_str().unwrap();
         assert!(job.parse::<u32>().is_ok(), "the Slurm job id is shown: {t}");
         assert!(slurm.cli("scontrol", &["show", "job", job, "-o"]).contains("JobState=COMPLETED"));
+        let page = launcher.get(&format!("/experiments/{id}")).await.text;
+        assert!(page.contains(&format!("{job} (COMPLETED)")), "the experiment page shows the job and its engine state");
     }
     let heavier = arm_report(&e, "treatment");
     assert_eq!(heavier["verdict"], "regression", "{heavier}");

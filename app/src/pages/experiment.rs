@@ -23,6 +23,8 @@ pub struct TrialView {
     pub arm: String,
     pub attempt: i64,
     pub state: String,
+    /// The launcher's job: a local supervisor's pid or a cluster engine's job id, with the engine's state.
+    pub job: String,
     /// The infrastructure reason or the failure's detail.
     pub note: String,
 }
@@ -64,6 +66,11 @@ pub async fn load_experiment(id: i64) -> Result<ExperimentView, ServerFnError> {
             arm: arm_name(t.arm_id),
             attempt: t.attempt,
             state: t.state.as_str().to_string(),
+            job: match (t.job_id, t.engine_state) {
+                (Some(j), Some(e)) => format!("{j} ({e})"),
+                (Some(j), None) => j,
+                (None, _) => String::new(),
+            },
             note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]
                 .into_iter()
                 .flatten()
@@ -134,10 +141,10 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         } else {
             view! {
                 <table class="history">
-                    <thead><tr><th scope="col">"#"</th><th scope="col">"Arm"</th><th scope="col">"Attempt"</th><th scope="col">"State"</th><th scope="col">"Note"</th></tr></thead>
+                    <thead><tr><th scope="col">"#"</th><th scope="col">"Arm"</th><th scope="col">"Attempt"</th><th scope="col">"State"</th><th scope="col">"Job"</th><th scope="col">"Note"</th></tr></thead>
                     <tbody>
                         {view.trials.into_iter().map(|t| view! {
-                            <tr><td class="num">{t.seq + 1}</td><td>{t.arm}</td><td class="num">{t.attempt}</td><td>{t.state}</td><td>{t.note}</td></tr>
+                            <tr><td class="num">{t.seq + 1}</td><td>{t.arm}</td><td class="num">{t.attempt}</td><td>{t.state}</td><td><code>{t.job}</code></td><td>{t.note}</td></tr>
                         }).collect_view()}
                     </tbody>
                 </table>
