@@ -172,7 +172,7 @@ fn noise_rules_floor_threshold_and_unclear_repeats() {
     assert_eq!(r.verdict, Verdict::Inconclusive);
     assert!(r.reasons[0].contains("needs more trials"), "{:?}", r.reasons);
     assert!(r.stages[0].cpu_interval_pct.is_some() && r.stages[0].cpu_p_value.is_some());
-    // Two trials an arm, apart by far more than either arm's spread: decided, as one pair would be (the
+    // Two trials an arm, apart by far more than the threshold and either arm's spread: decided (the
     // Welch interval alone, at ~1 degree of freedom, spans −28 % … +1409 % here; real rows of the example).
     let (rows, c, tr) = two_arms(&[(1.51, 2.7), (1.55, 2.8)], &[(5.70, 4.7), (4.46, 4.8)]);
     let r = run(&rows, &c, &tr, &PipelineConfig::default());
@@ -182,6 +182,9 @@ fn noise_rules_floor_threshold_and_unclear_repeats() {
     assert!(lo < 0.0, "the interval alone could not decide: {lo}");
     // … and the same separation downwards is lower.
     assert_eq!(verdict_of(&[(5.70, 4.7), (4.46, 4.8)], &[(1.51, 2.7), (1.55, 2.8)]).0, Verdict::Pass);
+    // Separated by +20 % (an A/A on a busy node, real rows): under three times the threshold, still unclear.
+    let (rows, c, tr) = two_arms(&[(1.10, 2.6), (1.23, 2.5)], &[(1.35, 2.5), (1.45, 2.6)]);
+    assert_eq!(run(&rows, &c, &tr, &PipelineConfig::default()).stages[0].cpu_outcome, MetricOutcome::Unclear);
     // Separated, but by less than twice the spread: still unclear.
     let (rows, c, tr) = two_arms(&[(10.0, 30.0), (13.0, 30.0)], &[(13.5, 30.0), (17.0, 30.0)]);
     assert_eq!(run(&rows, &c, &tr, &PipelineConfig::default()).stages[0].cpu_outcome, MetricOutcome::Unclear);

@@ -105,5 +105,10 @@ async fn the_example_suite_runs_on_a_real_slurm() {
     assert_eq!(e["status"], "judged", "{e}");
     let again = trials(&e).iter().find(|t| t["seq"] == lost["seq"] && t["attempt"] == 2).expect("the lost trial ran again");
     assert_eq!(again["state"], "succeeded", "{e}");
-    assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "an A/A: {e}");
+    // The lost attempt's job kept running on the node while the controller was away; it is not left
+    // running beside its re-run (Arbiter cancels it once the engine answers, unless it finished first).
+    let orphan = slurm.cli("scontrol", &["show", "job", lost["job_id"].as_str().unwrap(), "-o"]);
+    assert!(orphan.contains("JobState=CANCELLED") || orphan.contains("JobState=COMPLETED"), "{orphan}");
+    // No verdict is asserted here: the lost attempt's job ran on beside the next trials while the
+    // controller was away (nothing could stop it), which is real interference an A/A may show.
 }

@@ -109,6 +109,21 @@ pub async fn cancel(spec: ResolvedCluster, argv: Vec<String>) {
     }
 }
 
+/// Retries a cancel every 5 s for 10 minutes, until the engine takes it (or no longer knows the job).
+async fn cancel_when_back(spec: ResolvedCluster, argv: Vec<String>) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < deadline {
+        match run_engine(&spec, &argv, &[]).await {
+            Ok(a) if a.ok || spec.lost.as_ref().is_some_and(|r| r.is_match(&a.text)) => {
+                tracing::info!(command = %argv.join(" "), "cancelled the job of a trial lost while the engine was away");
+                return;
+            }
+            _ => tokio::time::sleep(Duration::from_secs(5)).await,
+        }
+    }
+    tracing::warn!(command = %argv.join(" "), "could not cancel the job of a lost trial within 10 minutes");
+}
+
 /// Submits a trial: the engine must answer its ping, then the worktree, the wrapper, the job.
 pub async fn submit(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Submitted {
     let failed = |e: String| Submitted::Failed(Outcome::launcher_error(e));
@@ -216,6 +231,11 @@ pub async fn follow(l: &Launch<'_>, store: &Store, trial: &Trial, plan: &StoredP
                     Err(e) => e,
                 };
                 if answered.elapsed() > spec.unreachable_after {
+                    // The job may still run out there; once the engine answers again it is cancelled, so
+                    // it does not compete with the trial's next attempt.
+                    if let Ok(cancel) = render_for(plan, &spec.cancel, &v, job_id) {
+                        tokio::spawn(cancel_when_back(spec.clone(), cancel));
+                    }
                     return Outcome::infra(
                         InfraReason::EngineUnreachable,
                         format!("the engine did not answer about job {job_id} for {} s: {why}", answered.elapsed().as_secs()),
