@@ -112,3 +112,64 @@ async fn the_example_suite_runs_on_a_real_slurm() {
     // No verdict is asserted here: the lost attempt's job ran on beside the next trials while the
     // controller was away (nothing could stop it), which is real interference an A/A may show.
 }
+
+/// `arbiter serve` killed while its trial's Slurm job runs: the restarted server follows the job by its
+/// id (no re-queue) and the experiment completes.
+#[tokio::test]
+async fn a_restarted_server_follows_its_cluster_jobs() {
+    use common::git::git;
+    use common::RunningServer;
+    let tmp = tempfile::tempdir().unwrap();
+    let slurm = Slurm::start();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    let bench = include_str!("data/stage_bench.py").replace("SLEEP = 0.0", "SLEEP = 2.0");
+    std::fs::write(repo.join("bench.py"), bench).unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "a benchmark that waits 2 s a stage"]);
+    let suites = tmp.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    let toml = format!(
+        "name = \"bench-slurm\"\nkind = \"pipeline\"\nrepository = {:?}\nlauncher = \"cluster\"\n\
+         command = [\"{{python}}\", \"{{worktree}}/bench.py\", \"--run-tag\", \"{{run_tag}}\", \"--finelog\", \"{{finelog_url}}\"]\n\
+         timeout_minutes = 5\n[resources]\ncpu = 1\nram = \"1GiB\"\n[cluster]\nprofile = \"slurm\"\npoll_max_secs = 1\nenv = {{ SLURM_CONF = {:?} }}\n",
+        repo.display().to_string(),
+        slurm.conf.display().to_string()
+    );
+    std::fs::write(suites.join("bench.toml"), toml).unwrap();
+    let data = tmp.path().join("data");
+    let py = python();
+    let args = ["--suites-dir", suites.to_str().unwrap(), "--python", py.to_str().unwrap()];
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let (status, body) =
+        server.post_json("/api/v1/experiments", &json!({"suite": "bench-slurm", "head": "main", "base": "main", "trials": 1})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if trials(&e).iter().any(|t| t["engine_state"] == "RUNNING") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no job ran: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.crash();
+
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let deadline = Instant::now() + Duration::from_secs(180);
+    let e = loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if e["status"] == "judged" || e["status"] == "errored" {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "the experiment did not end: {e}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(e["status"], "judged", "{e}");
+    assert!(trials(&e).iter().all(|t| t["state"] == "succeeded" && t["attempt"] == 1), "followed, not re-queued: {e}");
+    assert!(server.log_text().contains("following the cluster job again"), "{}", server.log_text());
+}
