@@ -172,4 +172,5 @@ async fn a_restarted_server_follows_its_cluster_jobs() {
     assert_eq!(e["status"], "judged", "{e}");
     assert!(trials(&e).iter().all(|t| t["state"] == "succeeded" && t["attempt"] == 1), "followed, not re-queued: {e}");
     assert!(server.log_text().contains("following the cluster job again"), "{}", server.log_text());
+    assert!(server.stop().success(), "a clean stop (which also stops the finelog server it adopted)");
 }

@@ -1,6 +1,6 @@
 """Arbiter's own finelog server: finelog's EmbeddedServer on loopback, storing under LOG_DIR. Started
 detached by `arbiter serve` (so trials keep reporting if the server crashes), it writes STATE
-({"pid", "port"}) once it listens and stops on SIGTERM.
+({"pid", "port"}) once it listens, and stops on SIGTERM or when LOG_DIR is removed.
 
     python finelog_serve.py LOG_DIR STATE PORT   (PORT 0: any free port)
 """
@@ -27,7 +27,11 @@ def main():
         json.dump({"pid": os.getpid(), "port": server.port}, f)
     os.replace(state + ".tmp", state)
     print(f"arbiter-finelog serving on 127.0.0.1:{server.port}, storing in {log_dir}", flush=True)
-    stop.wait()
+    # Stop on SIGTERM, or when the data dir it stores in is gone (nobody could adopt it any more).
+    while not stop.wait(5.0):
+        if not os.path.isdir(log_dir):
+            print("arbiter-finelog: its store is gone; stopping", flush=True)
+            break
     server.stop()
     print("arbiter-finelog stopped", flush=True)
 
