@@ -9,29 +9,10 @@ import dataclasses
 import datetime
 import json
 import sys
-from typing import ClassVar
 
 from finelog.client import LogClient
 from finelog_server import EmbeddedServer
-
-
-@dataclasses.dataclass
-class ZephyrStageStat:
-    key_column: ClassVar[str] = "execution_id"
-    execution_id: str
-    stage_name: str
-    status: str
-    ts: datetime.datetime
-    elapsed: float
-    items: int
-    bytes_processed: int
-    item_rate: float
-    byte_rate: float
-    total_shards: int
-    cpu_pct_avg: float
-    cpu_time_total: float
-    mem_bytes_avg: int
-    mem_peak_bytes_max: int
+from zephyr.stats import ZephyrStageStat  # the schema Zephyr's coordinator writes
 
 
 def main() -> None:

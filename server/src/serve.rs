@@ -84,7 +84,10 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     background.iter().for_each(|t| t.abort());
     if let Some(finelog) = finelog {
         match store.running_trials(&worker).await {
-            Ok(running) if running.is_empty() => finelog.stop(),
+            // It waits (up to 10 s) for the process to end: off the async threads.
+            Ok(running) if running.is_empty() => {
+                let _ = tokio::task::spawn_blocking(move || finelog.stop()).await;
+            }
             _ => {
                 tracing::info!(pid = finelog.pid, "left the finelog server running for the trials still running; the next start adopts it")
             }
@@ -99,22 +102,18 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 /// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
 pub async fn launcher(config: &ServeConfig) -> (Launcher, Option<OwnedFinelog>) {
     if let Some(url) = &config.finelog_url {
-        return (Launcher::new(Some(url.clone()), config.python.clone()), None);
+        return (Launcher::new(Ok(url.clone()), config.python.clone()), None);
     }
     let Some(python) = &config.python else {
-        let mut launcher = Launcher::new(None, None);
-        launcher.finelog_missing =
-            Some("no ARBITER_FINELOG_URL is set, and no Python to run one (ARBITER_PYTHON, or .venv/bin/python)".into());
         tracing::warn!("no finelog server and no Python to start one: pipeline launches are refused (see ARBITER_FINELOG_URL)");
-        return (launcher, None);
+        let why = "no ARBITER_FINELOG_URL is set, and no Python to run one (ARBITER_PYTHON, or .venv/bin/python)";
+        return (Launcher::new(Err(why.into()), None), None);
     };
     match OwnedFinelog::start_or_adopt(python, &config.data_dir.join("finelog")).await {
-        Ok(owned) => (Launcher::new(Some(owned.url.clone()), Some(python.clone())), Some(owned)),
+        Ok(owned) => (Launcher::new(Ok(owned.url.clone()), Some(python.clone())), Some(owned)),
         Err(e) => {
             tracing::error!(error = %e, "cannot start a finelog server: pipeline launches are refused until one runs");
-            let mut launcher = Launcher::new(None, Some(python.clone()));
-            launcher.finelog_missing = Some(format!("the finelog server Arbiter starts did not start: {e}"));
-            (launcher, None)
+            (Launcher::new(Err(format!("the finelog server Arbiter starts did not start: {e}")), Some(python.clone())), None)
         }
     }
 }

@@ -44,7 +44,7 @@ async fn launch(
     let ctx = RunContext {
         data_dir: &state.data_dir,
         label: "dry".into(),
-        finelog_url: state.launcher.finelog_url.clone().unwrap_or_else(|| "http://finelog.pending".into()),
+        finelog_url: state.launcher.finelog.clone().unwrap_or_else(|_| "http://finelog.pending".into()),
         python: state.launcher.python.as_ref().map(|p| p.to_string_lossy().into_owned()),
     };
     let plan = resolve(&req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
@@ -58,7 +58,7 @@ async fn launch(
             definition.kind.as_str()
         )));
     }
-    if let Some(why) = state.launcher.finelog_missing.as_deref().filter(|_| state.launcher.finelog_url.is_none()) {
+    if let Err(why) = &state.launcher.finelog {
         return Err(ApiError::Unavailable(format!(
             "this server has no finelog server to collect stage rows from ({why}); set ARBITER_FINELOG_URL, \
              or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"

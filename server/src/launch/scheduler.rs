@@ -20,9 +20,8 @@ use tokio::sync::Notify;
 #[derive(Debug)]
 pub struct Launcher {
     pub notify: Notify,
-    pub finelog_url: Option<String>,
-    /// Why there is no finelog URL (said when a pipeline launch is refused).
-    pub finelog_missing: Option<String>,
+    /// The finelog server trials report to, or why there is none (said when a pipeline launch is refused).
+    pub finelog: Result<String, String>,
     /// `{python}` in suite commands.
     pub python: Option<std::path::PathBuf>,
     /// This host's name in `trials.claimed_by`.
@@ -34,13 +33,12 @@ pub struct Launcher {
 }
 
 impl Launcher {
-    pub fn new(finelog_url: Option<String>, python: Option<std::path::PathBuf>) -> Launcher {
+    pub fn new(finelog: Result<String, String>, python: Option<std::path::PathBuf>) -> Launcher {
         let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty());
         let supervisor = std::env::current_exe().unwrap_or_else(|_| "arbiter".into());
         Launcher {
             notify: Notify::new(),
-            finelog_missing: finelog_url.is_none().then(|| "no ARBITER_FINELOG_URL is set".to_string()),
-            finelog_url,
+            finelog,
             python,
             worker: host.unwrap_or_else(|| "local".into()),
             supervisor,
@@ -115,7 +113,7 @@ pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
 fn launch<'a>(state: &'a AppState) -> Launch<'a> {
     Launch {
         data_dir: &state.data_dir,
-        finelog_url: state.launcher.finelog_url.as_deref(),
+        finelog_url: state.launcher.finelog.as_deref().ok(),
         python: state.launcher.python.as_deref(),
         supervisor: &state.launcher.supervisor,
     }

@@ -3,38 +3,19 @@ time, and reports each stage as a `zephyr.stage` row to the finelog server Arbit
 a Zephyr coordinator does. The knobs at the top are what the test repository's branches change."""
 
 import argparse
-import dataclasses
 import datetime
 import hashlib
 import os
 import sys
 import time
 import uuid
-from typing import ClassVar
+
+from zephyr.stats import ZephyrStageStat  # the row Zephyr's coordinator writes
 
 WORK = 400_000  # hashes per stage: the CPU cost
 FAIL_STAGE = None  # a stage name that fails
 MEM_PEAK = 100 * 2**20  # reported peak RSS
 SLEEP = 0.0  # seconds of idle wait per stage
-
-
-@dataclasses.dataclass
-class ZephyrStageStat:
-    key_column: ClassVar[str] = "execution_id"
-    execution_id: str
-    stage_name: str
-    status: str
-    ts: datetime.datetime
-    elapsed: float
-    items: int
-    bytes_processed: int
-    item_rate: float
-    byte_rate: float
-    total_shards: int
-    cpu_pct_avg: float
-    cpu_time_total: float
-    mem_bytes_avg: int
-    mem_peak_bytes_max: int
 
 
 def stage(name, execution_id, items):
