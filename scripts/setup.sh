@@ -3,7 +3,8 @@
 # Used by scripts/run.sh and scripts/test.sh; safe to run again (a warm run takes a few seconds).
 #
 #   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages,
-#                               .venv (Python 3.11 with Zephyr and finelog) and the example suite's repository
+#                               .venv (Python 3.11 with Zephyr and finelog), s3s-fs 0.14.1 (the warp example's S3
+#                               server, from crates.io) and the example suites' repositories
 #   scripts/setup.sh --test     also Debian chromium, slurm-wlm (a private Slurm for the cluster launcher's tests) and
 #                               PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
 #   scripts/setup.sh --dev      also cargo-leptos 0.3.10 for `cargo leptos watch` (a 14-minute build, so opt-in)
@@ -110,8 +111,16 @@ if ! pins_ok; then
   .venv/bin/pip install --quiet --disable-pip-version-check $PY_PINS
 fi
 
-# The example suite's repository (its branches are the demo's treatments).
+# s3s-fs 0.14.1, the S3 server the warp example suite and its tests run (newer versions need a newer Rust).
+s3s_fs="${CARGO_HOME:-$HOME/.cargo}/bin/s3s-fs"
+if ! "$s3s_fs" --version 2>/dev/null | grep -qx "s3s-fs 0.14.1"; then
+  say "installing s3s-fs 0.14.1 from crates.io (about 3 minutes the first time)"
+  cargo install s3s-fs --version 0.14.1 --features binary --locked --quiet
+fi
+
+# The example suites' repositories (their branches are the demo's treatments).
 examples/zephyr-pipeline/make-repo.sh >/dev/null
+examples/s3-server/make-repo.sh >/dev/null
 
 if [ "$want_dev" = 1 ]; then
   have=$(cargo leptos --version 2>/dev/null | awk '{print $2}' || true)

@@ -115,3 +115,19 @@ fn malformed_files_name_file_and_line() {
     let r = gate12(&[row12("a", "N/A", "0.00", "0.00")], &GateConfig::default());
     assert_eq!(r.rows[0].verdict, RowVerdict::Missing);
 }
+
+#[test]
+fn tail_latencies_may_have_budgets_of_their_own() {
+    use RowVerdict::*;
+    // reqps −3 %, p90 +20 %, p99 +40 % (3 ok rounds in each phase, no errors).
+    let text =
+        format!("{}\n4MiB,warp,8,97,100,-3.00,1,1,0.00,100,100,0.00,2.4,2,20.00,4.2,3,40.00,3,3,0,0,0.00,0.00,0.00\n", HEADER_25.join(","));
+    let rows = parse_compare_csv("t.csv", &text, None, false).unwrap();
+    let same = gate(&rows, &GateConfig::default());
+    assert_eq!(verdicts(&same), [Pass, Pass, Pass, Fail, Fail, Pass], "unset: the main budgets");
+    let tails = GateConfig { tail_fail_pct: Some(30.0), tail_warn_pct: Some(15.0), ..Default::default() };
+    let r = gate(&rows, &tails);
+    assert_eq!(verdicts(&r), [Pass, Pass, Pass, Warn, Fail, Pass]);
+    let wide = GateConfig { tail_fail_pct: Some(50.0), tail_warn_pct: Some(25.0), ..Default::default() };
+    assert_eq!(gate(&rows, &wide).verdict, Verdict::WarpWarn, "p99 +40 % warns under a 50/25 tail budget");
+}

@@ -25,6 +25,9 @@ pub enum Command {
     WarpCompare(WarpCompareArgs),
     /// Read a warp text report or JSON aggregate and print every operation's results as JSON.
     WarpParse(WarpParseArgs),
+    /// Run the built-in S3 load driver (put, get or mixed) against an endpoint and print obj/s,
+    /// throughput and latencies (keys in ARBITER_S3_ACCESS_KEY / ARBITER_S3_SECRET_KEY).
+    Load(crate::load::command::LoadArgs),
     /// Manage user accounts.
     #[command(subcommand)]
     User(UserCommand),
@@ -140,6 +143,11 @@ pub struct GateArgs {
     /// A regression beyond this percentage warns.
     #[arg(long, default_value_t = 5.0)]
     pub warn_pct: f64,
+    /// Budgets of p90/p99 latency, when they differ from --fail-pct / --warn-pct.
+    #[arg(long)]
+    pub tail_fail_pct: Option<f64>,
+    #[arg(long)]
+    pub tail_warn_pct: Option<f64>,
     /// Turn an overall FAIL into an exempted WARN (exit 0); never exempts MISSING evidence.
     #[arg(long)]
     pub allow_regression: bool,

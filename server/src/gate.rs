@@ -30,7 +30,7 @@ fn inputs(args: &GateArgs) -> Result<Vec<(PathBuf, Option<String>)>, String> {
     Ok(out)
 }
 
-fn runner() -> String {
+pub fn runner() -> String {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
     format!("{} {} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH).trim().to_string()
 }
@@ -39,6 +39,11 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
     for (flag, v) in [("--fail-pct", args.fail_pct), ("--warn-pct", args.warn_pct)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("{flag} {v}: must be a percentage ≥ 0"));
+        }
+    }
+    for (flag, v) in [("--tail-fail-pct", args.tail_fail_pct), ("--tail-warn-pct", args.tail_warn_pct)] {
+        if v.is_some_and(|v| !(v.is_finite() && v >= 0.0)) {
+            return Err(format!("{flag}: must be a percentage ≥ 0"));
         }
     }
     if args.warn_pct > args.fail_pct {
@@ -56,6 +61,8 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
         exemption_reason: args.exemption_reason.clone(),
         allow_missing: args.allow_missing,
         strict: args.strict,
+        tail_fail_pct: args.tail_fail_pct,
+        tail_warn_pct: args.tail_warn_pct,
     };
     let report = gate(&rows, &config);
     let provenance = Provenance {

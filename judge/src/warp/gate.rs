@@ -10,6 +10,8 @@
 //!   becomes one `tail-error-evidence | invalid evidence | FAIL` row.
 //! * Tail metrics (p90, p99, error rate) are gated whenever a row carries them — upstream gates them only
 //!   in strict mode.
+//! * Tail latencies (p90, p99) may have budgets of their own (`tail_fail_pct`, `tail_warn_pct`): a
+//!   short window holds few requests, so its p99 is a handful of samples. Unset, they use the main budgets.
 //! * Overall = worst row. An exemption turns an overall FAIL into an exempted WARN (rows keep FAIL); it
 //!   never exempts MISSING.
 
@@ -27,6 +29,11 @@ pub struct GateConfig {
     pub exemption_reason: String,
     pub allow_missing: bool,
     pub strict: bool,
+    /// Budgets of p90/p99 latency when they differ from the main ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_fail_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail_warn_pct: Option<f64>,
 }
 
 impl Default for GateConfig {
@@ -38,6 +45,8 @@ impl Default for GateConfig {
             exemption_reason: DEFAULT_EXEMPTION_REASON.into(),
             allow_missing: false,
             strict: false,
+            tail_fail_pct: None,
+            tail_warn_pct: None,
         }
     }
 }
@@ -126,9 +135,15 @@ fn judge_cell(row: &CompareRow, cell: &super::compare_csv::MetricCell, config: &
         }
     }
     let regress = if cell.metric.higher_is_better() { -delta_value } else { delta_value };
-    let verdict = if regress > config.fail_pct {
+    let (fail_pct, warn_pct) = match cell.metric {
+        Metric::P90Latency | Metric::P99Latency => {
+            (config.tail_fail_pct.unwrap_or(config.fail_pct), config.tail_warn_pct.unwrap_or(config.warn_pct))
+        }
+        _ => (config.fail_pct, config.warn_pct),
+    };
+    let verdict = if regress > fail_pct {
         RowVerdict::Fail
-    } else if regress > config.warn_pct {
+    } else if regress > warn_pct {
         RowVerdict::Warn
     } else {
         RowVerdict::Pass

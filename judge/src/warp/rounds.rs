@@ -192,14 +192,17 @@ pub fn compare_fields(new: &PhaseSummary, base: Option<&PhaseSummary>) -> Vec<St
         out.extend([num6(f(new)), num6(b(f)), delta(f(new), b(f))]);
     }
     let base_text = |f: fn(&PhaseSummary) -> String| base.map(f).unwrap_or_else(|| "N/A".into());
+    // A phase with no round at all has no error rate (0 of 0 is not 0 %).
+    let ran = |p: &PhaseSummary| p.ok_rounds + p.failed_rounds > 0;
+    let rate = |p: &PhaseSummary| if ran(p) { format!("{:.2}", p.error_rate_pct()) } else { "N/A".into() };
     out.extend([
         new.ok_rounds.to_string(),
         base_text(|p| p.ok_rounds.to_string()),
         new.failed_rounds.to_string(),
         base_text(|p| p.failed_rounds.to_string()),
-        format!("{new_rate:.2}"),
-        base_text(|p| format!("{:.2}", p.error_rate_pct())),
-        base.map(|p| format!("{:.2}", new_rate - p.error_rate_pct())).unwrap_or_else(|| "N/A".into()),
+        rate(new),
+        base.map(rate).unwrap_or_else(|| "N/A".into()),
+        base.filter(|b| ran(b) && ran(new)).map(|p| format!("{:.2}", new_rate - p.error_rate_pct())).unwrap_or_else(|| "N/A".into()),
     ]);
     out
 }

@@ -51,14 +51,7 @@ async fn launch(
     if req.dry_run {
         return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
     }
-    if definition.kind != judge::ExperimentKind::Pipeline {
-        return Err(ApiError::NotImplemented(format!(
-            "suite {:?} is a {} suite; this server launches pipeline suites so far",
-            definition.name,
-            definition.kind.as_str()
-        )));
-    }
-    if let Err(why) = &state.launcher.finelog {
+    if let (Err(why), judge::ExperimentKind::Pipeline) = (&state.launcher.finelog, definition.kind) {
         return Err(ApiError::Unavailable(format!(
             "this server has no finelog server to collect stage rows from ({why}); set ARBITER_FINELOG_URL, \
              or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"

@@ -11,3 +11,4 @@ pub mod runner;
 pub mod scheduler;
 pub mod submit;
 pub mod supervise;
+pub mod warp;

@@ -84,6 +84,9 @@ pub struct PlannedRun {
     pub repeat: usize,
     pub run_tag: String,
     pub argv: Vec<String>,
+    /// A warp phase: its drive-sync value, leg and load runs (`argv` is then the server's start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<super::warp::plan::PlannedPhase>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -101,6 +104,9 @@ pub struct LaunchPlan {
     pub trials: Vec<PlannedRun>,
     /// Upper bound: every trial running to its timeout, one at a time.
     pub max_minutes: u64,
+    /// Expected wall time (warp: from the matrix settings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_minutes: Option<f64>,
     pub exemption: Option<String>,
     pub calibration: bool,
 }
@@ -201,14 +207,25 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
 
     let order = req.order.unwrap_or(suite.defaults.order);
     let mut runs = Vec::new();
-    for t in plan(arms.len(), trials as usize, order) {
+    let mut estimated_minutes = None;
+    if let Some(warp) = suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp) {
+        if req.calibration {
+            return Err("calibration: a warp suite has no noise profile; launch an A/A (head and base the same) instead".into());
+        }
+        if trials > 20 {
+            return Err(format!("trials: {trials} repeats of the phase order; a warp experiment allows 1–20"));
+        }
+        runs = warp_runs(ctx, suite, warp, &arms, trials as usize, order)?;
+        estimated_minutes = Some((super::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
+    }
+    for t in plan(arms.len(), trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
         let arm = &arms[t.arm];
         let run_tag = format!("arb-{}-{}", ctx.label, t.seq);
         let worktree = worktree_dir(ctx.data_dir, &ctx.label, &arm.name);
         let vars =
             run_vars(ctx, &worktree, &run_tag, arm, locality.and_then(|l| l.region.clone()), locality.and_then(|l| l.cluster.clone()));
         let argv = suite.render_argv(&fingerprint, &vars)?;
-        runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv });
+        runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv, phase: None });
     }
     let title = req.title.clone().unwrap_or_else(|| match req.calibration {
         true => format!("{}: calibration of {}", suite.name, req.head),
@@ -222,6 +239,7 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         region: locality.and_then(|l| l.region.clone()),
         cluster: locality.and_then(|l| l.cluster.clone()),
         max_minutes: runs.len() as u64 * u64::from(suite.timeout_minutes),
+        estimated_minutes,
         arms,
         order,
         trials_per_arm: trials,
@@ -229,6 +247,57 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         exemption,
         calibration: req.calibration,
     })
+}
+
+/// A warp experiment's phases: the server's start argv (keys and port shown as placeholders) and the
+/// load runs of each, in the order the runner executes them.
+fn warp_runs(
+    ctx: &RunContext<'_>,
+    suite: &SuiteDefinition,
+    warp: &crate::suites::warp::WarpSpec,
+    arms: &[PlannedArm],
+    repeats: usize,
+    order: TrialOrder,
+) -> Result<Vec<PlannedRun>, String> {
+    use super::warp::plan::{driver_argv, phases, PlannedPhase};
+    let phase_order = if order == TrialOrder::Abba { crate::suites::warp::PhaseOrder::Abba } else { warp.order };
+    let workloads = warp.workload_specs()?;
+    let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "arbiter".into());
+    let mut runs = Vec::new();
+    for (seq, slot) in phases(arms.len(), repeats, phase_order, &warp.sync_values()).into_iter().enumerate() {
+        let arm = &arms[slot.arm];
+        let endpoint = warp.endpoint.clone().unwrap_or_else(|| "http://127.0.0.1:<port>".into());
+        let argv = match &warp.endpoint {
+            Some(_) => warp.deploy_hook.clone(),
+            None => {
+                let binary = super::warp::binary::planned_binary(ctx.data_dir, suite, arm).map(|p| p.to_string_lossy().into_owned());
+                let vars: BTreeMap<&str, String> = [
+                    ("binary", binary.unwrap_or_else(|| "<binary>".into())),
+                    ("port", "<port>".into()),
+                    ("data_dirs", format!("<{} fresh data dir(s)>", warp.disks)),
+                    ("access_key", "<redacted>".into()),
+                    ("secret_key", "<redacted>".into()),
+                ]
+                .into_iter()
+                .collect();
+                suite.render(&warp.server, &Fingerprint::new(), &vars).or_else(|_| Ok::<_, String>(warp.server.clone()))?
+            }
+        };
+        let bucket = |w: &crate::suites::warp::WorkloadSpec| format!("arb-{}-{seq}-{}", ctx.label, w.name.to_ascii_lowercase());
+        let loads = workloads
+            .iter()
+            .flat_map(|w| std::iter::repeat_n(driver_argv(&exe, &endpoint, w, warp, &bucket(w)), warp.rounds as usize))
+            .collect();
+        runs.push(PlannedRun {
+            seq,
+            arm: arm.name.clone(),
+            repeat: slot.repeat,
+            run_tag: format!("arb-{}-{seq}", ctx.label),
+            argv,
+            phase: Some(PlannedPhase { drive_sync: slot.drive_sync, leg: slot.leg.clone(), loads }),
+        });
+    }
+    Ok(runs)
 }
 
 /// `data-dir/worktrees/{experiment}-{arm}`: one worktree per arm, reused by its trials.

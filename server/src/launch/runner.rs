@@ -21,6 +21,8 @@ pub struct Outcome {
     pub exit_code: Option<i64>,
     pub execution_ids: Vec<String>,
     pub rows: Vec<StageRow>,
+    /// A warp phase's rounds (every attempt).
+    pub rounds: Vec<store::observations::WarpRound>,
 }
 
 impl Outcome {
@@ -37,6 +39,7 @@ impl Outcome {
             exit_code: None,
             execution_ids: vec![],
             rows: vec![],
+            rounds: vec![],
         }
     }
 
@@ -48,6 +51,7 @@ impl Outcome {
             exit_code: None,
             execution_ids: vec![],
             rows: vec![],
+            rounds: vec![],
         }
     }
 }
@@ -215,6 +219,7 @@ pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: 
         exit_code,
         execution_ids: ids.clone(),
         rows: vec![],
+        rounds: vec![],
     };
     if let Some(sig) = signal {
         let detail =

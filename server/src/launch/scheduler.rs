@@ -54,6 +54,13 @@ impl Launcher {
         for stop in &stops {
             match stop {
                 Stop::Supervisor(pid) => super::supervise::signal_pid(*pid, libc::SIGTERM),
+                Stop::Phase(flag, pid) => {
+                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+                    let pid = pid.load(std::sync::atomic::Ordering::Relaxed);
+                    if pid > 0 {
+                        super::supervise::signal_group(pid, libc::SIGTERM);
+                    }
+                }
                 Stop::Engine(argv, spec) => {
                     tokio::spawn(super::cluster::cancel((**spec).clone(), argv.clone()));
                 }
@@ -62,18 +69,27 @@ impl Launcher {
         stops.len()
     }
 
-    fn track(&self, trial: &Trial, stop: Stop) {
+    pub(crate) fn track(&self, trial: &Trial, stop: Stop) {
         self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(trial.id, (trial.experiment_id, stop));
     }
 
-    fn untrack(&self, trial: &Trial) {
+    pub(crate) fn untrack(&self, trial: &Trial) {
         self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&trial.id);
+    }
+
+    /// A warp phase's server started: a cancel stops it too.
+    pub(crate) fn set_phase_pid(&self, trial: &Trial, pid: u32) {
+        if let Some((_, Stop::Phase(_, p))) = self.running.lock().unwrap_or_else(|e| e.into_inner()).get(&trial.id) {
+            p.store(pid, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
 /// How a running trial is stopped.
 #[derive(Debug)]
-enum Stop {
+pub(crate) enum Stop {
+    /// A warp phase: its flag (checked between load runs) and its server's process group, once started.
+    Phase(std::sync::Arc<std::sync::atomic::AtomicBool>, std::sync::Arc<std::sync::atomic::AtomicU32>),
     /// SIGTERM to the local trial's supervisor.
     Supervisor(u32),
     /// The engine's cancel command, rendered for the job.
@@ -110,7 +126,7 @@ pub fn spawn(state: AppState) -> tokio::task::JoinHandle<()> {
     })
 }
 
-fn launch<'a>(state: &'a AppState) -> Launch<'a> {
+pub(crate) fn launch_of<'a>(state: &'a AppState) -> Launch<'a> {
     Launch {
         data_dir: &state.data_dir,
         finelog_url: state.launcher.finelog.as_deref().ok(),
@@ -153,7 +169,12 @@ async fn run_one(state: &AppState, trial: Trial) -> Ran {
         return Ran::Done;
     };
     let _ = state.store.set_experiment_status(trial.experiment_id, ExperimentStatus::Running).await;
-    let l = launch(state);
+    if plan.suite.kind == judge::ExperimentKind::Warp {
+        super::warp::schedule::run_phase(state, &trial, &plan, arm).await;
+        finish_if_done(state, trial.experiment_id).await;
+        return Ran::Done;
+    }
+    let l = launch_of(state);
     if plan.suite.launcher == crate::suites::definition::Launcher::Cluster {
         return run_on_engine(state, &l, trial, &plan, arm).await;
     }
@@ -218,11 +239,14 @@ async fn follow_job(state: &AppState, l: &Launch<'_>, trial: &Trial, plan: &Stor
 }
 
 /// Writes a trial's outcome (rows first, then the state), and re-queues a first infrastructure failure.
-async fn apply(state: &AppState, trial: &Trial, outcome: Outcome) {
+pub(crate) async fn apply(state: &AppState, trial: &Trial, outcome: Outcome) {
     let store = &state.store;
     let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
     if result.is_ok() && !outcome.rows.is_empty() {
         result = store.insert_stage_rows(trial.id, &outcome.rows).await;
+    }
+    if result.is_ok() && !outcome.rounds.is_empty() {
+        result = store.insert_warp_rounds(trial.id, &outcome.rounds).await;
     }
     if result.is_ok() {
         result = store.finish_trial(trial.id, outcome.state, outcome.infra_reason, Some(&outcome.detail)).await;
@@ -258,6 +282,9 @@ async fn finish_if_done(state: &AppState, experiment_id: i64) {
     }
     if plan.launch.calibration {
         return calibrate(state, experiment_id, &plan, &trials).await;
+    }
+    if plan.suite.kind == judge::ExperimentKind::Warp {
+        return super::warp::schedule::finish(state, experiment_id, &plan, &trials).await;
     }
     match verdict(state, &plan, &trials).await {
         Ok((verdict, reasons, report, profile_id)) => {
@@ -394,7 +421,7 @@ async fn recover(state: &AppState) {
         let run = state.store.trial_run(trial.id).await.ok();
         let plan = plan_of(state, trial.experiment_id).await.ok();
         if let Some(plan) = plan.as_ref().filter(|p| p.suite.launcher == crate::suites::definition::Launcher::Cluster) {
-            let l = launch(state);
+            let l = launch_of(state);
             match (run.and_then(|r| r.job_id), arm_of(state, &trial, plan).await) {
                 (Some(job_id), Some(arm)) => {
                     tracing::info!(trial = trial.id, job_id, "following the cluster job again");
@@ -407,6 +434,16 @@ async fn recover(state: &AppState) {
             continue;
         }
         let pid = run.and_then(|r| r.job_id).and_then(|j| j.parse::<u32>().ok());
+        if plan.as_ref().is_some_and(|p| p.suite.kind == judge::ExperimentKind::Warp) {
+            // A warp phase ran inside the previous process: its server is stopped and the phase re-run.
+            if let Some(pid) = pid.filter(|p| super::supervise::is_alive(*p)) {
+                super::supervise::signal_group(pid, libc::SIGKILL);
+            }
+            let outcome = Outcome::infra(judge::InfraReason::Interrupted, "the server restarted during the phase");
+            apply(state, &trial, outcome).await;
+            finish_if_done(state, trial.experiment_id).await;
+            continue;
+        }
         if pid.is_some_and(super::supervise::is_alive) {
             tracing::info!(trial = trial.id, "re-attached to a trial still running");
         }
@@ -414,7 +451,7 @@ async fn recover(state: &AppState) {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         let ram = plan.as_ref().and_then(|p| p.suite.resources.ram_bytes().ok()).map(|b| b as f64);
-        let outcome = runner::settle(&launch(state), &trial, ram).await;
+        let outcome = runner::settle(&launch_of(state), &trial, ram).await;
         apply(state, &trial, outcome).await;
         finish_if_done(state, trial.experiment_id).await;
     }

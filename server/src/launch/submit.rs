@@ -52,10 +52,28 @@ pub async fn store_launch(store: &Store, suite_id: i64, suite: &SuiteDefinition,
     };
     let id = store.insert_experiment(&new).await?;
     let arm_ids: Vec<i64> = store.arms(id).await?.into_iter().map(|a| a.0).collect();
-    let trials: Vec<InsertTrial> = plan(arm_ids.len(), launch.trials_per_arm as usize, launch.order)
-        .into_iter()
-        .map(|t| InsertTrial { arm_id: arm_ids[t.arm], seq: t.seq as i64, cell: None, repeat_index: t.repeat as i64 })
-        .collect();
+    let trials: Vec<InsertTrial> = if launch.trials.iter().any(|t| t.phase.is_some()) {
+        // Warp: the phases as planned, each with its drive-sync cell and leg.
+        launch
+            .trials
+            .iter()
+            .filter_map(|t| {
+                let arm = launch.arms.iter().position(|a| a.name == t.arm)?;
+                let phase = t.phase.as_ref()?;
+                Some(InsertTrial {
+                    arm_id: arm_ids[arm],
+                    seq: t.seq as i64,
+                    cell: Some(crate::launch::warp::plan::cell(phase.drive_sync, &phase.leg)),
+                    repeat_index: t.repeat as i64,
+                })
+            })
+            .collect()
+    } else {
+        plan(arm_ids.len(), launch.trials_per_arm as usize, launch.order)
+            .into_iter()
+            .map(|t| InsertTrial { arm_id: arm_ids[t.arm], seq: t.seq as i64, cell: None, repeat_index: t.repeat as i64 })
+            .collect()
+    };
     if let Err(e) = store.insert_trials(id, &trials).await {
         // Never leave an experiment that looks queued but has nothing to run.
         store.set_experiment_status(id, judge::ExperimentStatus::Errored).await.ok();

@@ -24,12 +24,15 @@ pub struct SuiteDefinition {
     pub base_branch: String,
     #[serde(default)]
     pub launcher: Launcher,
-    /// The arm's command as argv; `{placeholder}`s are filled per trial.
+    /// The arm's command as argv; `{placeholder}`s are filled per trial (pipeline suites).
+    #[serde(default)]
     pub command: Vec<String>,
     #[serde(default = "default_timeout")]
     pub timeout_minutes: u32,
     #[serde(default)]
     pub defaults: TrialDefaults,
+    /// Worker resources (pipeline suites; RAM is the memory guardrail).
+    #[serde(default)]
     pub resources: Resources,
     #[serde(default)]
     pub fingerprint: BTreeMap<String, FieldSpec>,
@@ -39,6 +42,9 @@ pub struct SuiteDefinition {
     /// How the cluster launcher drives the engine (`launcher = "cluster"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<super::cluster::ClusterSpec>,
+    /// The server under test, the matrix and the budgets (`kind = "warp"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp: Option<super::warp::WarpSpec>,
 }
 
 fn default_base_branch() -> String {
@@ -90,7 +96,7 @@ impl Default for TrialDefaults {
 }
 
 /// Worker resources as written (`"4GiB"`), checked to parse. RAM is the memory guardrail.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Resources {
     pub cpu: f64,
@@ -196,6 +202,12 @@ impl SuiteDefinition {
         if !is_name(&self.name) {
             return Err(format!("name {:?}: use 1–64 letters, digits, '-' or '_'", self.name));
         }
+        if self.kind == ExperimentKind::Warp {
+            return self.check_warp();
+        }
+        if self.warp.is_some() {
+            return Err("[warp] is only for kind = \"warp\"".into());
+        }
         if self.command.is_empty() {
             return Err("command: give the arm's argv, e.g. [\"python\", \"{worktree}/bench.py\", \"--run-tag\", \"{run_tag}\"]".into());
         }
@@ -251,6 +263,38 @@ impl SuiteDefinition {
                 if !is_safe_value(v) {
                     return Err(format!("locality {:?}: {v:?} is not a plain region or cluster name", row.prefix));
                 }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_warp(&self) -> Result<(), String> {
+        let Some(warp) = &self.warp else {
+            return Err("a warp suite needs a [warp] table (server or endpoint, workloads, budgets)".into());
+        };
+        if !self.command.is_empty() || self.launcher != Launcher::Local || self.cluster.is_some() {
+            return Err(
+                "a warp suite describes its server in [warp] (server, build, endpoint); leave out command, launcher and [cluster]".into()
+            );
+        }
+        if self.repository.trim().is_empty() {
+            return Err("repository: give a local path or a clone URL".into());
+        }
+        if self.defaults.trials == 0 || self.defaults.trials > 20 {
+            return Err(format!("defaults.trials {}: a warp suite repeats its phase order 1–20 times", self.defaults.trials));
+        }
+        warp.check()?;
+        self.check_placeholders("warp.server", &warp.server, super::warp::SERVER_PLACEHOLDERS)?;
+        self.check_placeholders("warp.build", &warp.build, &[])?;
+        self.check_placeholders("warp.deploy_hook", &warp.deploy_hook, &[])?;
+        let env_values: Vec<String> = warp.server_env.values().cloned().collect();
+        self.check_placeholders("warp.server_env", &env_values, &["access_key", "secret_key"])?;
+        for (name, spec) in &self.fingerprint {
+            if !is_name(name) || RUN_PLACEHOLDERS.contains(&name.as_str()) || super::warp::SERVER_PLACEHOLDERS.contains(&name.as_str()) {
+                return Err(format!("fingerprint.{name}: use a name of letters, digits, '-' or '_' that is not a placeholder"));
+            }
+            if let Some(default) = spec.default_value() {
+                check_field(name, spec, &default).map_err(|e| format!("fingerprint.{name}.default: {e}"))?;
             }
         }
         Ok(())
@@ -332,7 +376,20 @@ impl SuiteDefinition {
                 for name in placeholders(element)? {
                     let v = value_of(name)?;
                     // Paths Arbiter makes or is configured with (worktree, data dir, python) are trusted; everything else is checked.
-                    if !matches!(name, "worktree" | "data_dir" | "python" | "log" | "wrapper") && !is_safe_value(&v) {
+                    if !matches!(
+                        name,
+                        "worktree"
+                            | "data_dir"
+                            | "python"
+                            | "log"
+                            | "wrapper"
+                            | "binary"
+                            | "port"
+                            | "data_dirs"
+                            | "access_key"
+                            | "secret_key"
+                    ) && !is_safe_value(&v)
+                    {
                         return Err(format!("the value of {{{name}}}, {v:?}, holds characters an argv value may not"));
                     }
                     out = out.replace(&format!("{{{name}}}"), &v);

@@ -2,6 +2,7 @@
 
 pub mod cluster;
 pub mod definition;
+pub mod warp;
 
 pub use definition::SuiteDefinition;
 
@@ -40,6 +41,17 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
         if !is_url(&definition.repository) && Path::new(&definition.repository).is_relative() {
             let base = path.parent().unwrap_or(Path::new("."));
             definition.repository = base.join(&definition.repository).to_string_lossy().into_owned();
+        }
+        // So are a warp suite's prebuilt binaries and credentials file.
+        if let Some(warp) = definition.warp.as_mut() {
+            let base = path.parent().unwrap_or(Path::new("."));
+            let absolute = |p: &mut String| {
+                if Path::new(p.as_str()).is_relative() {
+                    *p = base.join(p.as_str()).to_string_lossy().into_owned();
+                }
+            };
+            warp.binaries.values_mut().for_each(absolute);
+            warp.credentials_file.iter_mut().for_each(absolute);
         }
         suites.push(LoadedSuite { path, definition });
     }

@@ -171,3 +171,4 @@ pub mod finelog;
 pub mod git;
 pub mod slurm;
 pub mod test_app;
+pub mod warp;

@@ -1,0 +1,10 @@
+//! Warp experiments: the phase plan, the server binary (built and cached by SHA, or prebuilt), one
+//! phase's run (local server or external endpoint + deploy hook, then the load rounds) and the verdict
+//! from the stored rounds through the matrix judge.
+
+pub mod binary;
+pub mod phase;
+pub mod plan;
+pub mod schedule;
+pub mod verdict;
+pub mod warp_tool;
