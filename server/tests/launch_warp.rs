@@ -227,3 +227,122 @@ async fn external_mode_runs_the_deploy_hook_before_each_phase() {
     let gate = launcher.get(&format!("/experiments/{id}/files/reports/gate.md")).await.text;
     assert!(gate.contains("external endpoint"), "{gate}");
 }
+
+#[tokio::test]
+async fn cancelling_a_warp_experiment_stops_its_server() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let long = [SMALL, &[("rounds", "5"), ("duration", "\"5s\"")]].concat();
+    let app = app_with(&[suite_text("s3s-long", &repo, &long, "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = MEASURING.lock().await;
+    let id = launcher.launch(json!({"suite": "s3s-long", "head": "main", "base": "main"})).await;
+    // Wait until the first phase's server runs (its pid is the trial's job id).
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    let pid = loop {
+        let e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
+        let job = trial_of(&e, "control")["job_id"].as_str().unwrap_or("").to_string();
+        if let Ok(pid) = job.parse::<i32>() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no server started: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0;
+    assert!(alive(pid));
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let r = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let mut e = launcher.wait_until_ended(id, 60).await;
+    assert_eq!(e["status"], "cancelled", "{e}");
+    // The running phase ends at its next check (between load runs, or when its server is gone).
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    while trial_of(&e, "control")["state"] == "running" {
+        assert!(Instant::now() < deadline, "the phase did not stop: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
+    }
+    assert!(e["verdict"].is_null(), "{e}");
+    assert_eq!(trial_of(&e, "control")["state"], "cancelled", "{e}");
+    assert_eq!(trial_of(&e, "treatment")["state"], "cancelled", "the queued phase never ran: {e}");
+    let deadline = Instant::now() + std::time::Duration::from_secs(15);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "the phase's server {pid} still runs");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn arbiter_load_measures_a_real_s3_server() {
+    let _measuring = MEASURING.lock().await;
+    let s3s = s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let mut server = std::process::Command::new(&s3s)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--access-key", "loadkey", "--secret-key", "loadsecret"])
+        .arg(tmp.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let load = |workload: &str, size: &str, keys: (&str, &str)| {
+        std::process::Command::new(common::BIN)
+            .args(["load", "--endpoint", &endpoint, "--workload", workload, "--size", size, "--concurrency", "4"])
+            .args(["--duration", "1s", "--warmup", "0.2s", "--bucket", "loadtest", "--json"])
+            .env("ARBITER_S3_ACCESS_KEY", keys.0)
+            .env("ARBITER_S3_SECRET_KEY", keys.1)
+            .output()
+            .unwrap()
+    };
+    for (workload, ops) in [("put", vec!["PUT"]), ("get", vec!["GET"]), ("mixed", vec!["PUT", "GET", "STAT", "DELETE", "TOTAL"])] {
+        let out = load(workload, "64KiB", ("loadkey", "loadsecret"));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = report["ops"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
+        assert_eq!(names, ops, "{report}");
+        for op in report["ops"].as_array().unwrap() {
+            assert_eq!(op["errors"], 0, "{op}");
+            assert!(op["requests"].as_u64().unwrap() > 0 && op["reqps"].as_f64().unwrap() > 0.0, "{op}");
+            assert!(op["latency_p50_ms"].as_f64().unwrap() <= op["latency_p99_ms"].as_f64().unwrap(), "{op}");
+        }
+        let first = &report["ops"][0];
+        if workload != "mixed" {
+            let mib = first["throughput_bps"].as_f64().unwrap() / first["reqps"].as_f64().unwrap();
+            assert!((mib - 65536.0).abs() < 1.0, "bytes/s = obj/s × 64 KiB: {first}");
+        }
+        assert!(report["driver_cpu_us_per_request"].as_f64().unwrap() > 0.0, "{report}");
+    }
+    // Every object the runs made was deleted: no file is left in the bucket's folder (s3s-fs keeps the
+    // empty folders of key prefixes, and side-car files outside it).
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            if e.path().is_dir() {
+                files(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let mut left = Vec::new();
+    files(&tmp.path().join("loadtest"), &mut left);
+    assert!(left.is_empty(), "objects left: {left:?}");
+    // Wrong keys: the server refuses, and the driver says so (exit 2, the S3 error code named).
+    let out = load("put", "4KiB", ("loadkey", "wrong"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("403") && err.contains("SignatureDoesNotMatch"), "{err}");
+    // No keys at all: named.
+    let out = std::process::Command::new(common::BIN)
+        .args(["load", "--endpoint", &endpoint, "--workload", "put", "--size", "4KiB"])
+        .env_remove("ARBITER_S3_ACCESS_KEY")
+        .env_remove("ARBITER_S3_SECRET_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ARBITER_S3_ACCESS_KEY"));
+    server.kill().ok();
+    server.wait().ok();
+}

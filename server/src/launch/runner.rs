@@ -149,6 +149,21 @@ pub fn trial_vars(
     (vars, worktree)
 }
 
+/// What a program Arbiter starts (a trial, a server under test, a build, a hook, the load driver) keeps of
+/// Arbiter's environment; everything else is cleared, and what it needs is set explicitly.
+pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "TZ", "TMPDIR"];
+
+/// A clean environment: `env_clear` plus the kept variables that are set.
+pub fn clean_env(cmd: &mut Command) -> &mut Command {
+    cmd.env_clear();
+    for keep in KEPT_ENV {
+        if let Some(v) = std::env::var_os(keep) {
+            cmd.env(keep, v);
+        }
+    }
+    cmd
+}
+
 /// Starts the trial's supervisor; returns its process id (the trial's job id).
 pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
     let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
@@ -162,12 +177,7 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
     cmd.arg("supervise").arg("--status").arg(&status).arg("--log").arg(&log).arg("--cwd").arg(&worktree);
     cmd.arg("--timeout-secs").arg((u64::from(plan.suite.timeout_minutes) * 60).to_string()).arg("--").args(&argv);
     // A clean environment: the trial sees only what is documented.
-    cmd.env_clear();
-    for keep in ["PATH", "HOME", "LANG", "TZ", "TMPDIR"] {
-        if let Some(v) = std::env::var_os(keep) {
-            cmd.env(keep, v);
-        }
-    }
+    clean_env(&mut cmd);
     cmd.env("ARBITER_EXPERIMENT", trial.experiment_id.to_string())
         .env("ARBITER_ARM", &arm.name)
         .env("ARBITER_SHA", &arm.sha)

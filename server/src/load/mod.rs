@@ -119,6 +119,7 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadReport, String> {
             let mut tallies: Vec<OpTally> = [Op::Put, Op::Get, Op::Stat, Op::Delete].into_iter().map(OpTally::new).collect();
             let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ ((w as u64 + 1) * 0x9e37_79b9));
             let mut made: Vec<String> = Vec::new();
+            let mut signed: std::collections::HashMap<String, url::Url> = std::collections::HashMap::new();
             let mut n = 0usize;
             while Instant::now() < window_end {
                 let (op, key) = match workload {
@@ -132,8 +133,13 @@ pub async fn run(spec: &LoadSpec) -> Result<LoadReport, String> {
                     }
                     Workload::Mixed => pick_mixed(&mut rng, &pool, &run_id, w, &mut n),
                 };
+                // PUT and GET runs cycle over a bounded set of keys: their URLs are signed once per worker.
+                let url = match workload {
+                    Workload::Mixed => s3.sign(op, &key),
+                    _ => signed.entry(key.clone()).or_insert_with(|| s3.sign(op, &key)).clone(),
+                };
                 let began = Instant::now();
-                let done = s3.request(op, &key, &body).await;
+                let done = s3.send(op, url, &body).await;
                 let ended = Instant::now();
                 if op == Op::Put && done.error.is_none() {
                     if workload == Workload::Mixed {

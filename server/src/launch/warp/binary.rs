@@ -44,9 +44,10 @@ pub fn planned_binary(data_dir: &Path, suite: &SuiteDefinition, arm: &PlannedArm
     Some(data_dir.join("cache").join("binaries").join(&suite.name).join(key).join(name))
 }
 
+/// A build also keeps where cargo and rustup live.
 fn clean_env(cmd: &mut tokio::process::Command) {
-    cmd.env_clear();
-    for keep in ["PATH", "HOME", "LANG", "TZ", "TMPDIR", "CARGO_HOME", "RUSTUP_HOME"] {
+    crate::launch::runner::clean_env(cmd);
+    for keep in ["CARGO_HOME", "RUSTUP_HOME"] {
         if let Some(v) = std::env::var_os(keep) {
             cmd.env(keep, v);
         }

@@ -8,7 +8,7 @@
 use super::binary::{ensure_binary, BinarySource};
 use super::plan::{driver_argv, sync_label};
 use crate::launch::request::PlannedArm;
-use crate::launch::runner::{trial_files, Launch, Outcome};
+use crate::launch::runner::{clean_env, trial_files, Launch, Outcome};
 use crate::launch::submit::StoredPlan;
 use crate::load::report::LoadReport;
 use crate::suites::warp::{WarpSpec, WorkloadSpec};
@@ -193,9 +193,9 @@ async fn local(
         Err(e) => return Outcome::launcher_error(e),
     };
     let mut env: Vec<(String, String)> = Vec::new();
-    for keep in ["PATH", "HOME", "LANG", "TZ", "TMPDIR"] {
+    for keep in crate::launch::runner::KEPT_ENV {
         if let Ok(v) = std::env::var(keep) {
-            env.push((keep.into(), v));
+            env.push((keep.to_string(), v));
         }
     }
     if let Some(name) = &spec.drive_sync.env {
@@ -299,12 +299,7 @@ async fn external(p: &mut Phase<'_>, plan: &StoredPlan, arm: &PlannedArm, drive_
         let sync_value = if drive_sync { &spec.drive_sync.on } else { &spec.drive_sync.off };
         p.say(&format!("deploy hook for the {phase} phase (drive sync {sync_value}): {argv:?}"));
         let mut cmd = tokio::process::Command::new(&argv[0]);
-        cmd.args(&argv[1..]).env_clear().stdin(std::process::Stdio::null()).kill_on_drop(true);
-        for keep in ["PATH", "HOME", "LANG", "TZ", "TMPDIR"] {
-            if let Ok(v) = std::env::var(keep) {
-                cmd.env(keep, v);
-            }
-        }
+        clean_env(cmd.args(&argv[1..]).stdin(std::process::Stdio::null()).kill_on_drop(true));
         cmd.env("HOTPATH_AB_PHASE", phase)
             .env("HOTPATH_AB_BINARY", binary.as_ref().map(|b| b.to_string_lossy().into_owned()).unwrap_or_default())
             .env("HOTPATH_AB_DRIVE_SYNC", sync_value)
@@ -431,12 +426,7 @@ async fn rounds(
 /// One run of the load driver (a child process: its CPU is its own, and a crash cannot take Arbiter down).
 async fn drive(argv: &[String], spec: &WarpSpec, keys: (&str, &str), length: Duration) -> Result<LoadReport, String> {
     let mut cmd = tokio::process::Command::new(&argv[0]);
-    cmd.args(&argv[1..]).env_clear().stdin(std::process::Stdio::null()).kill_on_drop(true);
-    for keep in ["PATH", "HOME", "LANG", "TZ", "TMPDIR"] {
-        if let Ok(v) = std::env::var(keep) {
-            cmd.env(keep, v);
-        }
-    }
+    clean_env(cmd.args(&argv[1..]).stdin(std::process::Stdio::null()).kill_on_drop(true));
     let tool = spec.tool;
     match tool {
         crate::suites::warp::LoadTool::Builtin => cmd.env("ARBITER_S3_ACCESS_KEY", keys.0).env("ARBITER_S3_SECRET_KEY", keys.1),
