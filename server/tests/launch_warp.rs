@@ -78,10 +78,10 @@ async fn an_a_a_passes_and_a_cpu_starved_server_fails() {
     for row in &same {
         assert!(["PASS", "WARN"].contains(&row["verdict"].as_str().unwrap()), "A/A row {row}\n{e}");
     }
-    // The starved server: obj/s falls by more than the 10 % budget.
+    // The starved server: obj/s falls by more than the 20 % budget.
     let reqps = rows_of(&rows, "starved:put-4MiB/sync-on").into_iter().find(|r| r["metric"] == "reqps").unwrap();
     assert_eq!(reqps["verdict"], "FAIL", "{reqps}");
-    assert!(reqps["regress"].as_f64().unwrap() > 10.0, "{reqps}");
+    assert!(reqps["regress"].as_f64().unwrap() > 20.0, "{reqps}");
     // Rounds are stored per phase, measured by the built-in driver.
     let rounds = app.store.warp_rounds(trial_of(&e, "control")["id"].as_i64().unwrap()).await.unwrap();
     assert_eq!(rounds.iter().filter(|r| r.ok).count(), 3, "{rounds:?}");

@@ -56,9 +56,12 @@ pub const SMALL: &[(&str, &str)] = &[
     ("warmup", "\"1s\""),
     ("rounds", "3"),
     ("cooldown", "\"0s\""),
-    // A 3-second window of put-4MiB holds about 280 requests, so its p99 is the 3rd-slowest one: same-code
-    // phases differed by up to 22 % here. Tail latencies get wider budgets; obj/s and MiB/s keep 10/5.
-    ("warn_pct", "5\ntail_fail_pct = 50\ntail_warn_pct = 20"),
+    // Budgets for this machine's noise (2 shared cores, the driver and the server on them, short windows):
+    // same-code put-4MiB phases differed by up to 12 % in obj/s (scripts/bench-warp.sh, an A/A), and a
+    // 3-second window holds about 280 requests, so its p99 is the 3rd-slowest one (up to 22 % apart). The
+    // CPU-starved server is 48–65 % slower, far beyond either budget.
+    ("fail_pct", "20"),
+    ("warn_pct", "10\ntail_fail_pct = 50\ntail_warn_pct = 20"),
 ];
 
 /// The gate rows of a judged warp experiment.
