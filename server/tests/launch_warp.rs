@@ -346,3 +346,57 @@ async fn arbiter_load_measures_a_real_s3_server() {
     server.kill().ok();
     server.wait().ok();
 }
+
+#[tokio::test]
+async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let suites = tmp.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    let fast = [SMALL, &[("rounds", "2"), ("duration", "\"2s\""), ("warmup", "\"0s\"")]].concat();
+    std::fs::write(suites.join("s3s.toml"), suite_text("s3s-crash", &repo, &fast, "")).unwrap();
+    let data = tmp.path().join("data");
+    let args = ["--suites-dir", suites.to_str().unwrap(), "--finelog-url", "http://127.0.0.1:9"];
+    let _measuring = MEASURING.lock().await;
+    let server = common::RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let (status, r) = server.post_json("/api/v1/experiments", &json!({"suite": "s3s-crash", "head": "main", "base": "main"})).await;
+    assert_eq!(status, 201, "{r}");
+    let id = r["id"].as_i64().unwrap();
+    // Wait for the first phase's server (the trial's job id), then kill -9 Arbiter.
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    let pid = loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if let Some(pid) = e["trials"][0]["job_id"].as_str().and_then(|j| j.parse::<i32>().ok()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no phase server: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    server.crash();
+    let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0 && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z");
+    assert!(alive(pid), "the phase's server outlives a crash of Arbiter (its own process group)");
+    // The restarted Arbiter stops it, marks the phase interrupted, re-runs it and judges the experiment.
+    let server = common::RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let deadline = Instant::now() + std::time::Duration::from_secs(120);
+    let e = loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if e["status"] == "judged" || e["status"] == "errored" {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "experiment {id} did not end: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert!(!alive(pid), "the left-over server {pid} was stopped");
+    assert_eq!(e["status"], "judged", "{e}");
+    let trials = e["trials"].as_array().unwrap();
+    let first: Vec<&Value> = trials.iter().filter(|t| t["seq"] == 0).collect();
+    assert_eq!(first.len(), 2, "the interrupted phase ran again: {e}");
+    assert!(first.iter().any(|t| t["state"] == "infra_failed" && t["infra_reason"] == "interrupted"), "{e}");
+    assert!(first.iter().any(|t| t["state"] == "succeeded"), "{e}");
+    assert!(gate_rows(&e).iter().all(|r| r["verdict"] != "MISSING"), "{e}");
+    server.stop();
+}
