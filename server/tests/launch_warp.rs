@@ -400,3 +400,44 @@ async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again(
     assert!(gate_rows(&e).iter().all(|r| r["verdict"] != "MISSING"), "{e}");
     server.stop();
 }
+
+#[tokio::test]
+async fn a_suite_can_measure_with_warp_instead() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    // warp cannot be installed here: a stand-in with warp's command line and text report drives the real
+    // load through `arbiter load` (server/tests/data/warp_shim.py).
+    let shim = tmp.path().join("warp");
+    std::fs::write(&shim, include_str!("data/warp_shim.py").replace("@ARBITER@", common::BIN)).unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings = [SMALL, &[("workloads", "[\"put-4MiB\", \"mixed-256KiB\"]"), ("rounds", "1"), ("duration", "\"1s\"")]].concat();
+    let with_warp = format!("tool = \"warp\"\nwarp_bin = {:?}\n", shim.display().to_string());
+    let missing = "tool = \"warp\"\nwarp_bin = \"/nonexistent/warp\"\n";
+    let app = app_with(&[suite_text("s3s-warp", &repo, &settings, &with_warp), suite_text("s3s-nowarp", &repo, &settings, missing)]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = MEASURING.lock().await;
+    let plan = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "s3s-warp", "head": "main", "base": "main", "dry_run": true}))
+        .await
+        .json();
+    let load = plan["plan"]["trials"][0]["phase"]["loads"][0].as_array().unwrap().clone();
+    assert_eq!(load[0], shim.display().to_string(), "{load:?}");
+    assert!(load.iter().any(|a| a == "--obj.size") && load.iter().any(|a| a == "--concurrent"), "{load:?}");
+
+    let id = launcher.launch(json!({"suite": "s3s-warp", "head": "main", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 180).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let rounds = app.store.warp_rounds(trial_of(&e, "control")["id"].as_i64().unwrap()).await.unwrap();
+    let mixed = rounds.iter().find(|r| r.workload == "mixed-256KiB").unwrap();
+    assert!(mixed.ok && mixed.operation == "TOTAL" && mixed.reqps.unwrap() > 1.0 && mixed.latency_p99_ms.is_some(), "{mixed:?}");
+    assert!(rounds.iter().all(|r| r.ok), "{rounds:?}");
+    let gate = launcher.get(&format!("/experiments/{id}/files/reports/gate.md")).await.text;
+    assert!(gate.contains(&format!("warp: warp ({})", shim.display())), "{gate}");
+
+    // Selecting warp without a warp to run is refused per phase (never measured with another tool).
+    let id = launcher.launch(json!({"suite": "s3s-nowarp", "head": "main", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 120).await;
+    assert_eq!(e["verdict"], "INCONCLUSIVE", "{e}");
+    assert!(e["reasons"].to_string().contains("there is no /nonexistent/warp"), "{e}");
+}

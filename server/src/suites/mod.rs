@@ -52,6 +52,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
             };
             warp.binaries.values_mut().for_each(absolute);
             warp.credentials_file.iter_mut().for_each(absolute);
+            warp.warp_bin.iter_mut().filter(|p| p.contains('/')).for_each(absolute);
         }
         suites.push(LoadedSuite { path, definition });
     }

@@ -65,6 +65,9 @@ pub struct WarpSpec {
     pub tail_warn_pct: Option<f64>,
     #[serde(default)]
     pub tool: LoadTool,
+    /// `tool = "warp"`: the warp program (default: `warp` found on PATH when a phase starts).
+    #[serde(default)]
+    pub warp_bin: Option<String>,
     /// A round fails above this share of failed requests (default 1 %).
     #[serde(default = "default_max_error")]
     pub max_request_error_pct: f64,
@@ -200,7 +203,20 @@ fn is_env_name(k: &str) -> bool {
     (1..=64).contains(&k.len()) && k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
+/// A program on PATH, as a shell would find it.
+pub fn on_path(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| std::path::Path::new(d).join(name)).find(|p| p.is_file())
+}
+
 impl WarpSpec {
+    /// The warp program a phase runs: the suite's `warp_bin`, else `warp` on PATH; `None` when neither is there.
+    pub fn warp_program(&self) -> Option<String> {
+        match &self.warp_bin {
+            Some(p) => std::path::Path::new(p).is_file().then(|| p.clone()),
+            None => on_path("warp").map(|p| p.to_string_lossy().into_owned()),
+        }
+    }
+
     pub fn external(&self) -> bool {
         self.endpoint.is_some()
     }

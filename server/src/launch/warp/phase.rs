@@ -354,6 +354,11 @@ async fn rounds(
         Ok(w) => w,
         Err(e) => return Outcome::launcher_error(e),
     };
+    if spec.tool == crate::suites::warp::LoadTool::Warp && spec.warp_program().is_none() {
+        // Measuring with another tool than the suite names would change what is compared: refuse loudly.
+        let which = spec.warp_bin.clone().unwrap_or_else(|| "warp on PATH".into());
+        return Outcome::launcher_error(format!("the suite selects tool = \"warp\", and there is no {which}"));
+    }
     let (duration, warmup, cooldown) = spec.durations().unwrap_or_default();
     let exe = p.l.supervisor.to_string_lossy().into_owned();
     let loads_file = phase_file(p.l.data_dir, p.trial, "loads.jsonl");

@@ -95,8 +95,9 @@ pub fn driver_argv(exe: &str, endpoint: &str, w: &WorkloadSpec, spec: &WarpSpec,
         .to_vec(),
         LoadTool::Warp => {
             let host = endpoint.trim_start_matches("http://").trim_start_matches("https://").trim_end_matches('/');
+            let warp = spec.warp_program().or_else(|| spec.warp_bin.clone()).unwrap_or_else(|| "warp".into());
             let mut argv = [
-                "warp",
+                warp.as_str(),
                 w.kind.name(),
                 "--host",
                 host,

@@ -1,7 +1,8 @@
 //! A warp experiment's verdict from its stored phases: per treatment, workload and drive-sync value a
 //! matrix cell (the rounds of each baseline and candidate phase, in run order; the last attempt of each
-//! round counts) → the matrix judge → the gate report and gate.md with its Provenance. Phases lost to
-//! infrastructure make the result INCONCLUSIVE; phases that failed leave MISSING evidence, which fails.
+//! round counts) → the matrix judge → the gate report and gate.md with its Provenance. Phases that failed
+//! leave MISSING evidence, which fails; phases lost to infrastructure make the result INCONCLUSIVE unless
+//! something measured failed.
 //! The scheduler gathers the phases and writes the result.
 
 use super::phase::PhaseRecord;
@@ -128,8 +129,12 @@ pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], e
     for p in &lost {
         reasons.push(format!("phase {} ({}, {}) was lost: {} ({})", p.leg, p.arm, sync_label(p.drive_sync), p.state.as_str(), p.detail));
     }
-    if !lost.is_empty() && verdict != Verdict::WarpFail {
-        verdict = Verdict::WarpInconclusive;
+    // Lost phases leave MISSING cells that say nothing about the code: the result is INCONCLUSIVE unless
+    // something measured failed (a FAIL row, or a phase whose server failed).
+    if !lost.is_empty() {
+        let measured_fail =
+            report.rows.iter().any(|r| r.verdict == RowVerdict::Fail) || phases.iter().any(|p| p.state == TrialState::Failed);
+        verdict = if measured_fail { Verdict::WarpFail } else { Verdict::WarpInconclusive };
     }
     if reasons.is_empty() {
         reasons.push(format!("every cell within the {} % warn budget", spec.warn_pct));
@@ -143,7 +148,7 @@ pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], e
         runner: Some(crate::gate::runner()),
         load_tool: Some(match spec.tool {
             crate::suites::warp::LoadTool::Builtin => format!("arbiter-load {} (built-in driver)", env!("CARGO_PKG_VERSION")),
-            crate::suites::warp::LoadTool::Warp => "warp (from PATH)".to_string(),
+            crate::suites::warp::LoadTool::Warp => format!("warp ({})", spec.warp_program().unwrap_or_else(|| "not found".into())),
         }),
         matrix: Some(
             format!(
