@@ -5,7 +5,7 @@
 mod common;
 
 use common::test_app::TestApp;
-use common::warp::{example_repo, gate_rows, s3s_fs, suite_text, SMALL};
+use common::warp::{example_repo, gate_rows, s3s_fs, suite_text, KillOnDrop, SMALL};
 use serde_json::{json, Value};
 use std::time::Instant;
 use store::people::Role;
@@ -173,13 +173,6 @@ async fn external_mode_runs_the_deploy_hook_before_each_phase() {
     // The "cluster": an s3s-fs the test started, with keys Arbiter reads from a 0600 file.
     let port = common::free_port();
     std::fs::create_dir_all(tmp.path().join("data")).unwrap();
-    struct KillOnDrop(std::process::Child);
-    impl Drop for KillOnDrop {
-        fn drop(&mut self) {
-            self.0.kill().ok();
-            self.0.wait().ok();
-        }
-    }
     let _cluster = KillOnDrop(
         std::process::Command::new(&s3s)
             .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--access-key", "clusterkey", "--secret-key", "clustersecret"])
@@ -279,13 +272,15 @@ async fn arbiter_load_measures_a_real_s3_server() {
     let s3s = s3s_fs();
     let tmp = tempfile::tempdir().unwrap();
     let port = common::free_port();
-    let mut server = std::process::Command::new(&s3s)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--access-key", "loadkey", "--secret-key", "loadsecret"])
-        .arg(tmp.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let _server = KillOnDrop(
+        std::process::Command::new(&s3s)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--access-key", "loadkey", "--secret-key", "loadsecret"])
+            .arg(tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     std::thread::sleep(std::time::Duration::from_millis(500));
     let endpoint = format!("http://127.0.0.1:{port}");
     let load = |workload: &str, size: &str, keys: (&str, &str)| {
@@ -343,8 +338,6 @@ async fn arbiter_load_measures_a_real_s3_server() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("ARBITER_S3_ACCESS_KEY"));
-    server.kill().ok();
-    server.wait().ok();
 }
 
 #[tokio::test]

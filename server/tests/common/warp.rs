@@ -68,3 +68,13 @@ pub const SMALL: &[(&str, &str)] = &[
 pub fn gate_rows(e: &Value) -> Vec<Value> {
     e["report"]["gate"]["rows"].as_array().cloned().unwrap_or_default()
 }
+
+/// A child process killed (and reaped) when the test ends, passed or not.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        self.0.kill().ok();
+        self.0.wait().ok();
+    }
+}
