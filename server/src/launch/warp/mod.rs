@@ -3,8 +3,11 @@
 //! from the stored rounds through the matrix judge.
 
 pub mod binary;
+mod external;
+mod local;
 pub mod phase;
 pub mod plan;
+mod rounds;
 pub mod schedule;
 pub mod verdict;
 pub mod warp_tool;
