@@ -28,6 +28,9 @@ pub enum Command {
     /// Run the built-in S3 load driver (put, get or mixed) against an endpoint and print obj/s,
     /// throughput and latencies (keys in ARBITER_S3_ACCESS_KEY / ARBITER_S3_SECRET_KEY).
     Load(crate::load::command::LoadArgs),
+    /// Launch an experiment on a running Arbiter (for CI): --wait prints progress and the verdict and
+    /// exits 0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 on any error.
+    Launch(crate::launch_cli::LaunchArgs),
     /// Manage user accounts.
     #[command(subcommand)]
     User(UserCommand),

@@ -11,6 +11,7 @@ pub mod gate;
 pub mod hardening;
 pub mod health;
 pub mod launch;
+pub mod launch_cli;
 pub mod load;
 pub mod metrics;
 pub mod retention;

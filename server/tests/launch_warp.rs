@@ -434,3 +434,48 @@ async fn a_suite_can_measure_with_warp_instead() {
     assert_eq!(e["verdict"], "INCONCLUSIVE", "{e}");
     assert!(e["reasons"].to_string().contains("there is no /nonexistent/warp"), "{e}");
 }
+
+#[tokio::test]
+async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let fast = [SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\""), ("health_timeout_secs", "3")]].concat();
+    let app = app_with(&[suite_text("s3s-cli", &repo, &fast, "")]).await;
+    let (client, _) = app.with_token(Role::Launcher).await;
+    let token = client.bearer.clone().unwrap();
+    let cli = |suite: &str, extra: &[&str]| {
+        let mut cmd = tokio::process::Command::new(common::BIN);
+        cmd.args(["launch", "--server", &app.base, "--suite", suite]).args(extra).env_remove("ARBITER_TOKEN");
+        cmd
+    };
+    let _measuring = MEASURING.lock().await;
+    // A bad token: exit 2, said plainly.
+    let out = cli("s3s-cli", &["--token", "not-a-token", "--treatment-ref", "main"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused the token") && err.contains("401"), "{err}");
+    // A dry run prints the plan and launches nothing.
+    let out = cli("s3s-cli", &["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--dry-run"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["trials"].as_array().unwrap().len(), 2, "{plan}");
+    // Launch and wait: a server that exits at start is a FAIL → exit 1, with the page's URL (experiment 1:
+    // the dry run stored nothing).
+    let out = cli("s3s-cli", &["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--wait"])
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("verdict: FAIL") && stdout.contains("/experiments/1") && stdout.contains("trials ended"), "{stdout}");
+    // A suite selecting a warp that is not there: phases lost → INCONCLUSIVE → exit 3 (no measuring needed).
+    let missing = app.dir.path().join("suites").join("s1.toml");
+    std::fs::write(&missing, suite_text("s3s-nowarp", &repo, &fast, "tool = \"warp\"\nwarp_bin = \"/nonexistent/warp\"\n")).unwrap();
+    server::suites::sync(&app.store, &server::suites::load_dir(&app.dir.path().join("suites")).unwrap()).await.unwrap();
+    let out = cli("s3s-nowarp", &["--token", &token, "--treatment-ref", "main", "--control-ref", "main", "--wait"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -1,0 +1,152 @@
+//! `arbiter launch`: launches an experiment on a running Arbiter through `/api/v1` (the CI entry point),
+//! optionally waits for it with a line per change, prints the verdict and the page's URL, and exits per
+//! DESIGN.md's table (0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 anything else).
+
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// The Arbiter server, e.g. https://arbiter.example.com.
+    #[arg(long, env = "ARBITER_SERVER")]
+    pub server: String,
+    /// An API token of a launcher (or ARBITER_TOKEN).
+    #[arg(long, env = "ARBITER_TOKEN", hide_env_values = true)]
+    pub token: String,
+    #[arg(long)]
+    pub suite: String,
+    /// The control; default: the merge-base of the suite's base branch and the treatment.
+    #[arg(long)]
+    pub control_ref: Option<String>,
+    /// The treatment ref; repeat as NAME=REF for extra arms.
+    #[arg(long, required = true)]
+    pub treatment_ref: Vec<String>,
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// A fingerprint field, FIELD=VALUE (integers and true/false are typed).
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Record a deliberate regression as an exempted one (needs --reason).
+    #[arg(long, requires = "reason")]
+    pub allow_regression: bool,
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Print the plan (every argv, the expected time) and launch nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Wait for the verdict and exit with its code.
+    #[arg(long)]
+    pub wait: bool,
+    /// Give up waiting after this many seconds (exit 2; the experiment goes on).
+    #[arg(long, default_value_t = 6 * 3600)]
+    pub timeout_secs: u64,
+}
+
+/// The launch request the flags describe.
+pub fn request(args: &LaunchArgs) -> Result<Value, String> {
+    let mut refs = args.treatment_ref.iter();
+    let head = refs.next().ok_or("--treatment-ref: give the treatment's ref")?;
+    let head = head.split_once('=').map_or(head.as_str(), |(_, r)| r);
+    let mut arms = Vec::new();
+    for extra in refs {
+        let (name, r) = extra.split_once('=').ok_or_else(|| format!("--treatment-ref {extra:?}: name an extra arm, NAME=REF"))?;
+        arms.push(json!({"name": name, "ref": r}));
+    }
+    let mut fingerprint = serde_json::Map::new();
+    for s in &args.set {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s:?}: expected FIELD=VALUE"))?;
+        let value = match (v.parse::<i64>(), v) {
+            (Ok(n), _) => json!(n),
+            (_, "true") => json!(true),
+            (_, "false") => json!(false),
+            _ => json!(v),
+        };
+        fingerprint.insert(k.to_string(), value);
+    }
+    let mut body = json!({"suite": args.suite, "head": head, "arms": arms, "fingerprint": fingerprint, "dry_run": args.dry_run});
+    if let Some(c) = &args.control_ref {
+        body["base"] = json!(c);
+    }
+    if let Some(t) = args.trials {
+        body["trials"] = json!(t);
+    }
+    if args.allow_regression {
+        body["exemption"] = json!({"reason": args.reason});
+    }
+    Ok(body)
+}
+
+async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
+    let resp = req.send().await.map_err(|e| format!("{what}: cannot reach the server: {e}"))?;
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    if status.is_success() {
+        return Ok(body);
+    }
+    let message = body["error"].as_str().unwrap_or("(no message)");
+    Err(match status.as_u16() {
+        401 => format!("{what}: the server refused the token (HTTP 401): {message}"),
+        403 => format!("{what}: the token may not do this (HTTP 403): {message}"),
+        code => format!("{what}: HTTP {code}: {message}"),
+    })
+}
+
+async fn launch(args: LaunchArgs) -> Result<i32, String> {
+    let base = args.server.trim_end_matches('/').to_string();
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().map_err(|e| e.to_string())?;
+    let body = request(&args)?;
+    let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.token).json(&body), "launch").await?;
+    if args.dry_run {
+        println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?);
+        return Ok(0);
+    }
+    let id = r["id"].as_i64().ok_or("launch: the server's answer has no experiment id")?;
+    let url = r["url"].as_str().unwrap_or_default().to_string();
+    println!("launched experiment {id}: {url}");
+    if !args.wait {
+        return Ok(0);
+    }
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        let e = call(http.get(format!("{base}/api/v1/experiments/{id}")).bearer_auth(&args.token), "status").await?;
+        let trials = e["trials"].as_array().cloned().unwrap_or_default();
+        let ended = trials.iter().filter(|t| !matches!(t["state"].as_str(), Some("queued" | "running"))).count();
+        let status = e["status"].as_str().unwrap_or("").to_string();
+        let line = format!("{status}: {ended}/{} trials ended", trials.len());
+        if line != last {
+            println!("[{:>5.0} s] {line}", started.elapsed().as_secs_f64());
+            last = line;
+        }
+        match status.as_str() {
+            "judged" => {
+                let verdict = e["verdict"].as_str().unwrap_or("");
+                println!("verdict: {verdict}");
+                for reason in e["reasons"].as_array().into_iter().flatten() {
+                    println!("  - {}", reason.as_str().unwrap_or_default().lines().next().unwrap_or_default());
+                }
+                println!("{url}");
+                let v: judge::Verdict = verdict.parse().map_err(|e| format!("the server's verdict {verdict:?}: {e}"))?;
+                return Ok(v.exit_code().code());
+            }
+            "cancelled" => {
+                println!("cancelled: no verdict\n{url}");
+                return Ok(judge::ExitCode::NoVerdict.code());
+            }
+            "errored" => return Err(format!("experiment {id} could not be judged (errored); see {url}")),
+            _ => {}
+        }
+        if started.elapsed() > Duration::from_secs(args.timeout_secs) {
+            return Err(format!("gave up waiting after {} s; experiment {id} goes on: {url}", args.timeout_secs));
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?
+        .block_on(launch(args))
+}
