@@ -5,7 +5,7 @@
 mod common;
 
 use common::test_app::TestApp;
-use common::warp::{example_repo, gate_rows, s3s_fs, suite_text, KillOnDrop, SMALL};
+use common::warp::{example_repo, fast, gate_rows, s3s_fs, suite_text, KillOnDrop, SMALL};
 use serde_json::{json, Value};
 use std::time::Instant;
 use store::people::Role;
@@ -105,7 +105,7 @@ async fn servers_that_exit_or_never_become_healthy_fail_their_phase_with_logs() 
     s3s_fs();
     let tmp = tempfile::tempdir().unwrap();
     let repo = example_repo(tmp.path());
-    let fast = [SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\""), ("health_timeout_secs", "3")]].concat();
+    let fast = fast();
     let app = app_with(&[suite_text("s3s-fast", &repo, &fast, "")]).await;
     let launcher = app.signed_in(Role::Launcher).await;
     let _measuring = MEASURING.lock().await;
@@ -440,7 +440,7 @@ async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
     s3s_fs();
     let tmp = tempfile::tempdir().unwrap();
     let repo = example_repo(tmp.path());
-    let fast = [SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\""), ("health_timeout_secs", "3")]].concat();
+    let fast = fast();
     let app = app_with(&[suite_text("s3s-cli", &repo, &fast, "")]).await;
     let (client, _) = app.with_token(Role::Launcher).await;
     let token = client.bearer.clone().unwrap();

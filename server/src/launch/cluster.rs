@@ -7,7 +7,7 @@ use super::request::{worktree_dir, PlannedArm};
 use super::runner::{self, ensure_worktree, trial_files, Launch, Outcome};
 use super::submit::StoredPlan;
 use crate::suites::cluster::{first_line, EngineOutcome, ResolvedCluster};
-use judge::{InfraReason, TrialState};
+use judge::InfraReason;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -281,7 +281,7 @@ async fn finish(
         EngineOutcome::Preempted => with_ids(Outcome::infra(InfraReason::Preempted, format!("the engine preempted job {job_id}"))),
         EngineOutcome::NodeFail => with_ids(Outcome::infra(InfraReason::NodeFail, format!("job {job_id}'s node failed ({state})"))),
         EngineOutcome::Timeout => with_ids(Outcome::infra(InfraReason::Timeout, format!("job {job_id} hit its time limit ({state})"))),
-        EngineOutcome::Cancelled => with_ids(Outcome { state: TrialState::Cancelled, ..Outcome::failed(format!("job {job_id} {state}")) }),
+        EngineOutcome::Cancelled => with_ids(Outcome::cancelled(format!("job {job_id} {state}"))),
         EngineOutcome::Queued | EngineOutcome::Running => Outcome::launcher_error(format!("job {job_id} has not ended ({state})")),
     }
 }

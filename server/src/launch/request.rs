@@ -215,7 +215,7 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         if trials > 20 {
             return Err(format!("trials: {trials} repeats of the phase order; a warp experiment allows 1–20"));
         }
-        runs = warp_runs(ctx, suite, warp, &arms, trials as usize, order)?;
+        runs = warp_runs(ctx, suite, warp, &fingerprint, &arms, trials as usize, order)?;
         estimated_minutes = Some((super::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
     }
     for t in plan(arms.len(), trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
@@ -255,11 +255,12 @@ fn warp_runs(
     ctx: &RunContext<'_>,
     suite: &SuiteDefinition,
     warp: &crate::suites::warp::WarpSpec,
+    fingerprint: &Fingerprint,
     arms: &[PlannedArm],
     repeats: usize,
     order: TrialOrder,
 ) -> Result<Vec<PlannedRun>, String> {
-    use super::warp::plan::{driver_argv, phases, PlannedPhase};
+    use super::warp::plan::{bucket, driver_argv, phases, PlannedPhase};
     let phase_order = if order == TrialOrder::Abba { crate::suites::warp::PhaseOrder::Abba } else { warp.order };
     let workloads = warp.workload_specs()?;
     let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "arbiter".into());
@@ -268,7 +269,7 @@ fn warp_runs(
         let arm = &arms[slot.arm];
         let endpoint = warp.endpoint.clone().unwrap_or_else(|| "http://127.0.0.1:<port>".into());
         let argv = match &warp.endpoint {
-            Some(_) => warp.deploy_hook.clone(),
+            Some(_) => suite.render(&warp.deploy_hook, fingerprint, &BTreeMap::new())?,
             None => {
                 let binary = super::warp::binary::planned_binary(ctx.data_dir, suite, arm).map(|p| p.to_string_lossy().into_owned());
                 let vars: BTreeMap<&str, String> = [
@@ -280,13 +281,12 @@ fn warp_runs(
                 ]
                 .into_iter()
                 .collect();
-                suite.render(&warp.server, &Fingerprint::new(), &vars).or_else(|_| Ok::<_, String>(warp.server.clone()))?
+                suite.render(&warp.server, fingerprint, &vars)?
             }
         };
-        let bucket = |w: &crate::suites::warp::WorkloadSpec| format!("arb-{}-{seq}-{}", ctx.label, w.name.to_ascii_lowercase());
         let loads = workloads
             .iter()
-            .flat_map(|w| std::iter::repeat_n(driver_argv(&exe, &endpoint, w, warp, &bucket(w)), warp.rounds as usize))
+            .flat_map(|w| std::iter::repeat_n(driver_argv(&exe, &endpoint, w, warp, &bucket(&ctx.label, seq, w)), warp.rounds as usize))
             .collect();
         runs.push(PlannedRun {
             seq,

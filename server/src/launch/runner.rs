@@ -43,6 +43,11 @@ impl Outcome {
         }
     }
 
+    /// Stopped on request; no verdict is drawn from it.
+    pub fn cancelled(detail: impl Into<String>) -> Outcome {
+        Outcome { state: TrialState::Cancelled, ..Outcome::failed(detail) }
+    }
+
     pub fn infra(reason: InfraReason, detail: impl Into<String>) -> Outcome {
         Outcome {
             state: TrialState::InfraFailed,
@@ -208,7 +213,7 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
         return ran(Outcome::failed(e.clone()));
     }
     if status.cancelled {
-        return ran(Outcome { state: TrialState::Cancelled, ..Outcome::failed("cancelled") });
+        return ran(Outcome::cancelled("cancelled"));
     }
     if status.timed_out {
         return ran(Outcome::infra(InfraReason::Timeout, "stopped at the suite's timeout"));

@@ -64,6 +64,12 @@ pub const SMALL: &[(&str, &str)] = &[
     ("warn_pct", "10\ntail_fail_pct = 50\ntail_warn_pct = 20"),
 ];
 
+/// The small matrix cut to one 1-second round and a 3-second health timeout: for tests of what goes
+/// wrong, where nothing is compared.
+pub fn fast() -> Vec<(&'static str, &'static str)> {
+    [SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\""), ("health_timeout_secs", "3")]].concat()
+}
+
 /// The gate rows of a judged warp experiment.
 pub fn gate_rows(e: &Value) -> Vec<Value> {
     e["report"]["gate"]["rows"].as_array().cloned().unwrap_or_default()

@@ -105,7 +105,9 @@ pub async fn ensure_binary(
     let dir = path.parent().ok_or("bad cache path")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     let tmp = dir.join(".incoming");
-    std::fs::copy(&built, &tmp).and_then(|_| std::fs::rename(&tmp, &path)).map_err(|e| format!("cannot cache the binary: {e}"))?;
+    // A release binary can be hundreds of MiB: copied without holding an async worker thread.
+    tokio::fs::copy(&built, &tmp).await.map_err(|e| format!("cannot cache the binary: {e}"))?;
+    tokio::fs::rename(&tmp, &path).await.map_err(|e| format!("cannot cache the binary: {e}"))?;
     let _ = writeln!(log, "[arbiter] cached {}", path.display());
     Ok((path, BinarySource::Built))
 }

@@ -8,18 +8,8 @@ use super::rounds::{healthy, rounds};
 use crate::launch::request::PlannedArm;
 use crate::launch::runner::Outcome;
 use crate::launch::submit::StoredPlan;
-use judge::TrialState;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-
-/// Throwaway keys: random hex from the kernel.
-fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = std::io::Read::read_exact(&mut f, &mut buf);
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// A free loopback port (the kernel's choice; the listener is dropped right before the server binds).
 fn free_port() -> Result<u16, String> {
@@ -57,7 +47,9 @@ pub(super) async fn local(
             return Outcome::launcher_error(format!("cannot make the data dir {d}: {e}"));
         }
     }
-    let (access_key, secret_key) = (format!("arb{}", random_hex(8)), random_hex(20));
+    // Throwaway keys, hex so that any server accepts their characters.
+    let hex = |n: usize| crate::auth::token::sha256_hex(crate::auth::token::generate().as_bytes())[..n].to_string();
+    let (access_key, secret_key) = (format!("arb{}", hex(16)), hex(40));
     let vars: std::collections::BTreeMap<&str, String> = [
         ("binary", binary.to_string_lossy().into_owned()),
         ("port", port.to_string()),
@@ -128,7 +120,7 @@ pub(super) async fn local(
         let started = Instant::now();
         loop {
             if p.cancelled.load(Ordering::Relaxed) {
-                return Err(Outcome { state: TrialState::Cancelled, ..Outcome::failed("cancelled") });
+                return Err(Outcome::cancelled("cancelled"));
             }
             if let Ok(Some(status)) = server.try_wait() {
                 return Err(Outcome::failed(format!(

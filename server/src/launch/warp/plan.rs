@@ -69,6 +69,11 @@ pub fn phases(arms: usize, repeats: usize, order: PhaseOrder, sync: &[bool]) -> 
     out
 }
 
+/// The bucket of one workload's load runs in one phase (`label` is the experiment id, `dry` in a dry run).
+pub fn bucket(label: &str, seq: usize, w: &WorkloadSpec) -> String {
+    format!("arb-{label}-{seq}-{}", w.name.to_ascii_lowercase())
+}
+
 /// The built-in driver's argv for one workload (the keys are in its environment, never here).
 pub fn driver_argv(exe: &str, endpoint: &str, w: &WorkloadSpec, spec: &WarpSpec, bucket: &str) -> Vec<String> {
     match spec.tool {

@@ -2,7 +2,7 @@
 //! process: `arbiter load`, or warp when the suite selects it), stored as observations.
 
 use super::phase::{phase_file, tail, Phase};
-use super::plan::driver_argv;
+use super::plan::{bucket, driver_argv};
 use crate::launch::runner::{clean_env, Outcome};
 use crate::load::report::LoadReport;
 use crate::suites::warp::{WarpSpec, WorkloadSpec};
@@ -46,7 +46,7 @@ pub(super) async fn rounds(
         for round in 1..=spec.rounds {
             for attempt in 1..=3u32 {
                 if p.cancelled.load(Ordering::Relaxed) {
-                    return Outcome { state: TrialState::Cancelled, rounds: stored, ..Outcome::failed("cancelled") };
+                    return Outcome { rounds: stored, ..Outcome::cancelled("cancelled") };
                 }
                 if let Some((child, log)) = server.as_mut() {
                     if let Ok(Some(status)) = child.try_wait() {
@@ -58,7 +58,7 @@ pub(super) async fn rounds(
                         return Outcome { rounds: stored, ..Outcome::failed(detail) };
                     }
                 }
-                let bucket = format!("arb-{}-{}-{}", p.trial.experiment_id, p.trial.seq, w.name.to_ascii_lowercase());
+                let bucket = bucket(&p.trial.experiment_id.to_string(), p.trial.seq as usize, w);
                 let argv = driver_argv(&exe, endpoint, w, spec, &bucket);
                 let result = drive(&argv, spec, keys, warmup + duration).await;
                 let r = to_round(w, drive_sync, round, attempt, &result, spec.max_request_error_pct);
