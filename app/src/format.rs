@@ -17,9 +17,53 @@ pub fn short_ref(r: &str) -> &str {
     }
 }
 
+/// A duration in milliseconds as "850 ms", "12.4 s", "3 min 05 s", "1 h 02 min".
+pub fn duration(ms: i64) -> String {
+    let ms = ms.max(0);
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else if ms < 3_600_000 {
+        format!("{} min {:02} s", ms / 60_000, ms % 60_000 / 1000)
+    } else {
+        format!("{} h {:02} min", ms / 3_600_000, ms % 3_600_000 / 60_000)
+    }
+}
+
+/// Signed percent with one decimal, a real minus sign and a unit: "+27.4 %", "−0.9 %", "±0.0 %".
+pub fn pct(p: f64) -> String {
+    judge::pipeline::report::fmt_pct(p)
+}
+
+/// Bytes as "933 MiB", "1.5 GiB".
+pub fn bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut v, mut i) = (b, 0);
+    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if v.abs() >= 100.0 || i == 0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_percents_and_sizes() {
+        assert_eq!(duration(850), "850 ms");
+        assert_eq!(duration(12_400), "12.4 s");
+        assert_eq!(duration(185_000), "3 min 05 s");
+        assert_eq!(duration(3_720_000), "1 h 02 min");
+        assert_eq!(pct(-0.94), "−0.9 %");
+        assert_eq!(bytes(933.0 * 1048576.0), "933 MiB");
+    }
 
     #[test]
     fn utc_dates() {

@@ -1,6 +1,9 @@
 //! Arbiter's user interface: the HTML shell, the layout and navigation, and one module per route family.
 //! Server functions live beside the page that calls them; on the server they read the store from context.
 
+// The experiment page's view type is deep; leptos' typed views need more than the default 128.
+#![recursion_limit = "256"]
+
 // cargo unifies features across the packages of one build: `cargo build --workspace` would give this crate
 // both features and a server that runs browser-only code. Fail the build instead of the server.
 #[cfg(all(feature = "ssr", feature = "hydrate"))]
@@ -9,10 +12,13 @@ compile_error!(
 );
 
 pub mod auth;
+#[cfg(feature = "ssr")]
+pub mod context;
 pub mod error;
 pub mod format;
 mod layout;
 pub mod pages;
+pub mod report;
 
 use layout::Layout;
 use leptos::prelude::*;

@@ -38,6 +38,33 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// Proleptic Gregorian date → days since 1970-01-01 (the inverse of [`civil_from_days`]).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from(if m > 2 { m - 3 } else { m + 9 });
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DD` → days since 1970-01-01, or why it is not a date.
+pub fn parse_date(text: &str) -> Result<i64, String> {
+    let bad = || format!("{text:?} is not a date of the form YYYY-MM-DD");
+    let mut parts = text.trim().splitn(3, '-');
+    let (y, m, d) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?);
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return Err(bad());
+    }
+    let (y, m, d): (i64, u32, u32) = (y.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
+    let days = days_from_civil(y, m, d);
+    if !(1..=12).contains(&m) || civil_from_days(days) != (y, m, d) {
+        return Err(bad());
+    }
+    Ok(days)
+}
+
 /// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
 pub fn utc_rfc3339(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
@@ -47,7 +74,17 @@ pub fn utc_rfc3339(secs: i64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_size, utc_rfc3339};
+    use super::{parse_date, parse_size, utc_rfc3339};
+
+    #[test]
+    fn dates() {
+        assert_eq!(parse_date("1970-01-01"), Ok(0));
+        assert_eq!(parse_date("2026-11-29").unwrap() * 86_400, 1_795_910_400);
+        assert_eq!(utc_rfc3339(parse_date("2024-02-29").unwrap() * 86_400), "2024-02-29T00:00:00Z");
+        for bad in ["2026-02-30", "2026-13-01", "26-11-29", "2026/11/29", "", "2026-11-2x"] {
+            assert!(parse_date(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn utc_times() {

@@ -131,3 +131,16 @@ fn tail_latencies_may_have_budgets_of_their_own() {
     let wide = GateConfig { tail_fail_pct: Some(50.0), tail_warn_pct: Some(25.0), ..Default::default() };
     assert_eq!(gate(&rows, &wide).verdict, Verdict::WarpWarn, "p99 +40 % warns under a 50/25 tail budget");
 }
+
+#[test]
+fn reasons_are_one_line_per_cell_worst_first() {
+    use judge::warp::compare_csv::parse_compare_csv;
+    use judge::warp::gate::{gate, GateConfig};
+    let mut rows = parse_compare_csv("warn.csv", include_str!("data/warp/compare_warn.csv"), Some("get-4MiB/sync-on"), false).unwrap();
+    rows.extend(parse_compare_csv("fail.csv", include_str!("data/warp/compare_fail.csv"), Some("put-4KiB/sync-on"), false).unwrap());
+    rows.extend(parse_compare_csv("pass.csv", include_str!("data/warp/compare_pass.csv"), Some("put-4KiB/sync-off"), false).unwrap());
+    let reasons = gate(&rows, &GateConfig::default()).reasons();
+    assert_eq!(reasons.len(), 2, "the passing cell says nothing: {reasons:?}");
+    assert!(reasons[0].starts_with("put-4KiB/sync-on: ❌ FAIL — reqps -12.00%, latency 13.75%"), "{reasons:?}");
+    assert!(reasons[1].starts_with("get-4MiB/sync-on: ⚠️ WARN — reqps -7.00%"), "{reasons:?}");
+}

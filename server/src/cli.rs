@@ -31,6 +31,10 @@ pub enum Command {
     /// Launch an experiment on a running Arbiter (for CI): --wait prints progress and the verdict and
     /// exits 0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 on any error.
     Launch(crate::launch_cli::LaunchArgs),
+    /// Store results measured elsewhere as a judged experiment (zephyr.stage rows, or warp
+    /// baseline_compare.csv files), with a page, charts and a share link. Writes to the store directly.
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// Manage user accounts.
     #[command(subcommand)]
     User(UserCommand),
@@ -197,6 +201,53 @@ pub enum ReportFormat {
     Json,
     Markdown,
     Table,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// zephyr.stage rows and which execution ids form each trial (the arguments of `compare`).
+    Pipeline(ImportPipelineArgs),
+    /// warp baseline_compare.csv files (the arguments of `gate`).
+    Warp(ImportWarpArgs),
+}
+
+/// What an imported experiment is called and where it came from.
+#[derive(Debug, Clone, Args)]
+pub struct ImportMeta {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The experiment's title.
+    #[arg(long)]
+    pub title: String,
+    /// The control's git ref (e.g. the merge-base's branch).
+    #[arg(long, value_name = "REF")]
+    pub control_ref: Option<String>,
+    /// The treatment's git ref.
+    #[arg(long, value_name = "REF")]
+    pub treatment_ref: Option<String>,
+    #[arg(long, value_name = "SHA")]
+    pub control_sha: Option<String>,
+    #[arg(long, value_name = "SHA")]
+    pub treatment_sha: Option<String>,
+    /// The user it is recorded as launched by (their launcher rights then let them share it).
+    #[arg(long, value_name = "USER")]
+    pub by: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportPipelineArgs {
+    #[command(flatten)]
+    pub meta: ImportMeta,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportWarpArgs {
+    #[command(flatten)]
+    pub meta: ImportMeta,
+    #[command(flatten)]
+    pub gate: GateArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -52,8 +52,16 @@ fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> {
     Ok(arms)
 }
 
-/// Runs `compare`; returns the exit code of its verdict.
-pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
+/// What `compare` judged: the rows, the arms' trials, and the report.
+pub struct Compared {
+    pub rows: Vec<StageRow>,
+    pub control: Vec<TrialSpec>,
+    pub arms: Vec<ArmSpec>,
+    pub report: judge::pipeline::PipelineReport,
+}
+
+/// Reads and checks `compare`'s arguments and judges (also behind `arbiter import pipeline`).
+pub fn judge_args(args: &CompareArgs) -> Result<Compared, String> {
     let rows = read_rows(&args.rows)?;
     let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("--control", c)).collect::<Result<_, _>>()?;
     let arms = treatment_arms(&args.treatment)?;
@@ -75,6 +83,12 @@ pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
         noise,
     };
     let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
+    Ok(Compared { rows, control, arms, report })
+}
+
+/// Runs `compare`; returns the exit code of its verdict.
+pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
+    let Compared { control, arms, report, .. } = judge_args(&args)?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() { ReportFormat::Table } else { ReportFormat::Json });
     let text = match format {
         ReportFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,

@@ -2,7 +2,7 @@
 
 use crate::cli::{GateArgs, GateFormat, WarpCompareArgs, WarpParseArgs};
 use judge::warp::compare_csv::parse_compare_csv;
-use judge::warp::gate::{gate, GateConfig};
+use judge::warp::gate::{gate, GateConfig, GateReport};
 use judge::warp::gate_md::{render, Provenance};
 use std::path::PathBuf;
 
@@ -35,7 +35,8 @@ pub fn runner() -> String {
     format!("{} {} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH).trim().to_string()
 }
 
-pub fn run_gate(args: GateArgs) -> Result<i32, String> {
+/// Reads and checks `gate`'s arguments and gates (also behind `arbiter import warp`).
+pub fn gate_args(args: &GateArgs) -> Result<(GateReport, Provenance), String> {
     for (flag, v) in [("--fail-pct", args.fail_pct), ("--warn-pct", args.warn_pct)] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(format!("{flag} {v}: must be a percentage ≥ 0"));
@@ -50,7 +51,7 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
         return Err(format!("--warn-pct {} is above --fail-pct {}", args.warn_pct, args.fail_pct));
     }
     let mut rows = Vec::new();
-    for (path, label) in inputs(&args)? {
+    for (path, label) in inputs(args)? {
         let text = crate::read_input(&path)?;
         rows.extend(parse_compare_csv(&path.display().to_string(), &text, label.as_deref(), args.strict).map_err(|e| e.to_string())?);
     }
@@ -78,6 +79,11 @@ pub fn run_gate(args: GateArgs) -> Result<i32, String> {
         candidate_commit: args.candidate_commit.clone(),
         notes: args.notes.clone(),
     };
+    Ok((report, provenance))
+}
+
+pub fn run_gate(args: GateArgs) -> Result<i32, String> {
+    let (report, provenance) = gate_args(&args)?;
     let markdown = render(&report, Some(&provenance));
     if let Some(path) = &args.markdown {
         std::fs::write(path, &markdown).map_err(|e| format!("cannot write {}: {e}", path.display()))?;

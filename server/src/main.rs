@@ -25,6 +25,8 @@ fn main() -> ExitCode {
         cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),
         cli::Command::Load(args) => exit_with(server::load::command::run_load(args)),
         cli::Command::Launch(args) => exit_with(server::launch_cli::run_launch(args)),
+        cli::Command::Import(cli::ImportCommand::Pipeline(args)) => exit_with(block_on(server::import::run_pipeline(args))),
+        cli::Command::Import(cli::ImportCommand::Warp(args)) => exit_with(block_on(server::import::run_warp(args))),
         cli::Command::User(cli::UserCommand::Add(args)) => exit_with(block_on(auth::users::add_user(args))),
         cli::Command::Token(cli::TokenCommand::Create(args)) => exit_with(block_on(auth::users::create_token(args))),
         cli::Command::Token(cli::TokenCommand::List(args)) => exit_with(block_on(auth::users::list_tokens(args))),

@@ -8,7 +8,7 @@ use crate::launch::owned_finelog::OwnedFinelog;
 use crate::launch::scheduler::Launcher;
 use crate::sessions::AnySessionStore;
 use crate::state::{AppState, AuthSettings};
-use crate::{api, downloads, health, metrics, retention};
+use crate::{api, downloads, exports, health, metrics, retention};
 use app::{shell, App};
 use axum::handler::Handler;
 use axum::middleware::{from_fn, from_fn_with_state};
@@ -147,9 +147,10 @@ fn page_csp(nonce: &str) -> String {
 }
 
 /// What every page render and server function finds in context: the store, the caller, and the CSP.
-fn leptos_context(store: Store) -> impl Fn() + Clone + Send + Sync + 'static {
+fn leptos_context(store: Store, server: app::context::ServerContext) -> impl Fn() + Clone + Send + Sync + 'static {
     move || {
         provide_context(store.clone());
+        provide_context(server.clone());
         if let Some(parts) = use_context::<axum::http::request::Parts>() {
             provide_context(parts.extensions.get::<Principal>().cloned().unwrap_or(Principal::Anonymous));
         }
@@ -162,7 +163,13 @@ fn leptos_context(store: Store) -> impl Fn() + Clone + Send + Sync + 'static {
 }
 
 pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) -> Router {
-    let context = leptos_context(state.store.clone());
+    let server = app::context::ServerContext {
+        data_dir: state.data_dir.clone(),
+        base_url: state.auth.base_url.clone(),
+        new_secret: crate::auth::token::generate,
+        digest: |t| crate::auth::token::digest(t),
+    };
+    let context = leptos_context(state.store.clone(), server);
     let options = state.leptos_options.clone();
     let secure = config.public_origin.as_deref().is_some_and(|o| o.starts_with("https://"));
     let fallback = leptos_axum::file_and_error_handler_with_context::<AppState, _>(context.clone(), shell).layer(from_fn(policy::fallback));
@@ -174,6 +181,8 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
         .route("/logout", post(login::logout))
         .route("/setup", post(setup::setup))
         .route("/experiments/{id}/files/{*path}", get(downloads::download))
+        .route("/experiments/{id}/charts/{name}", get(exports::chart))
+        .route("/experiments/{id}/export/{name}", get(exports::export))
         .merge(api::router())
         .leptos_routes_with_context(&state, generate_route_list(App), context, move || shell(options.clone()))
         .route_layer(from_fn(policy::authorize))

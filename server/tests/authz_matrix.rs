@@ -50,6 +50,9 @@ fn history() -> Body {
 fn experiment_a() -> Body {
     Body::Form(vec![("id".into(), "{A}".into())])
 }
+fn experiment_c() -> Body {
+    Body::Form(vec![("id".into(), "{C}".into())])
+}
 fn empty_json() -> Body {
     Body::Json(json!({}))
 }
@@ -85,6 +88,8 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/experiments", "/experiments", None, READER_PAGE),
         case(M::GET, "/experiments/{id}", "/experiments/{A}", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/files/{*path}", "/experiments/{A}/files/report.txt", None, EXPERIMENT_PAGE),
+        case(M::GET, "/experiments/{id}/charts/{name}", "/experiments/{A}/charts/stage-cpu.svg", None, EXPERIMENT_PAGE),
+        case(M::GET, "/experiments/{id}/export/{name}", "/experiments/{A}/export/report.md", None, EXPERIMENT_PAGE),
         case(M::GET, "/launch", "/launch", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/trends", "/trends", None, READER_PAGE),
         case(M::GET, "/account", "/account", None, READER_PAGE),
@@ -92,6 +97,9 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/whoami", "/fn/whoami", None, PUBLIC),
         case(M::POST, "/fn/history", "/fn/history", Some(history), READER_API),
         case(M::POST, "/fn/experiment", "/fn/experiment", Some(experiment_a), [401, 200, 200, 200, 200, 404, 200, 401, 401, 401]),
+        // The launcher owns C; past the gate the viewer is refused by the role, the admin may share anything.
+        case(M::POST, "/fn/share", "/fn/share", Some(experiment_c), [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
+        case(M::POST, "/fn/unshare", "/fn/unshare", Some(experiment_c), [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
         case(M::POST, "/fn/admin", "/fn/admin", None, ADMIN_API),
         case(M::GET, "/api/v1/experiments", "/api/v1/experiments", None, READER_API),
@@ -173,7 +181,7 @@ async fn every_page_and_server_function_has_a_rule() {
 async fn the_matrix() {
     let app = TestApp::builder().metrics_token("metrics-secret-for-the-matrix-test").start().await;
     let (launcher_id, launcher_name) = app.user(Role::Launcher).await;
-    let a = app.experiment("shared one", None).await;
+    let a = app.judged_pipeline("shared one").await;
     let b = app.experiment("another", None).await;
     let c = app.experiment("the launcher's", Some(launcher_id)).await;
     let files = server::downloads::experiment_dir(&app.state.data_dir, a);
@@ -220,7 +228,9 @@ async fn the_matrix() {
         let path = case.path.replace("{A}", &a.to_string()).replace("{C}", &c.to_string());
         for (who, (caller, expected)) in CALLERS.iter().zip(callers.iter().zip(case.expect)) {
             let body = case.body.map(|b| match b() {
-                Body::Form(pairs) => Body::Form(pairs.into_iter().map(|(k, v)| (k, v.replace("{A}", &a.to_string()))).collect()),
+                Body::Form(pairs) => Body::Form(
+                    pairs.into_iter().map(|(k, v)| (k, v.replace("{A}", &a.to_string()).replace("{C}", &c.to_string()))).collect(),
+                ),
                 other => other,
             });
             let r = caller.send(case.method.clone(), &path, body).await;

@@ -107,8 +107,99 @@ pub struct HistoryQuery {
     pub status: Option<ExperimentStatus>,
     pub verdict: Option<Verdict>,
     pub suite: Option<String>,
+    /// A ref either arm ran (`main`, `refs/heads/x`), or a SHA or SHA prefix (≥ 4 hex digits).
+    pub git: Option<String>,
+    /// Who launched it (user name).
+    pub launched_by: Option<String>,
+    /// Created at or after (ms since the epoch).
+    pub since: Option<i64>,
+    /// Created before (ms since the epoch).
+    pub until: Option<i64>,
+    /// Words the title, suite or refs contain (case-insensitive).
+    pub text: Option<String>,
     pub before: Option<HistoryCursor>,
     pub limit: u32,
+}
+
+/// History filters as a URL or an API query spells them; empty values mean "any".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HistoryParams {
+    pub kind: Option<String>,
+    pub status: Option<String>,
+    pub verdict: Option<String>,
+    pub suite: Option<String>,
+    pub git: Option<String>,
+    pub by: Option<String>,
+    /// `YYYY-MM-DD`, UTC, inclusive.
+    pub since: Option<String>,
+    /// `YYYY-MM-DD`, UTC, inclusive.
+    pub until: Option<String>,
+    pub q: Option<String>,
+    /// `CREATED.ID` from the previous page's `next`.
+    pub before: Option<String>,
+}
+
+impl HistoryParams {
+    /// The query these parameters ask for, or an error naming the parameter that is wrong.
+    pub fn query(&self, limit: u32) -> Result<HistoryQuery, String> {
+        fn given(v: &Option<String>) -> Option<&str> {
+            v.as_deref().map(str::trim).filter(|s| !s.is_empty())
+        }
+        fn vocab<T: std::str::FromStr<Err = judge::ParseVocabError>>(name: &str, v: &Option<String>) -> Result<Option<T>, String> {
+            given(v).map(|s| s.parse().map_err(|e| format!("{name}: {e}"))).transpose()
+        }
+        fn text(name: &str, v: &Option<String>) -> Result<Option<String>, String> {
+            match given(v) {
+                Some(s) if s.chars().count() > 200 => Err(format!("{name}: at most 200 characters")),
+                Some(s) if s.chars().any(char::is_control) => Err(format!("{name}: control characters are not allowed")),
+                other => Ok(other.map(str::to_string)),
+            }
+        }
+        let day_ms = |name: &str, v: &Option<String>| -> Result<Option<i64>, String> {
+            given(v).map(|s| judge::units::parse_date(s).map(|d| d * 86_400_000).map_err(|e| format!("{name}: {e}"))).transpose()
+        };
+        let before = match given(&self.before) {
+            None => None,
+            Some(c) => Some(
+                c.split_once('.')
+                    .and_then(|(t, i)| Some(HistoryCursor { created_at: t.parse().ok()?, id: i.parse().ok()? }))
+                    .ok_or_else(|| format!("before: {c:?} is not of the form CREATED.ID"))?,
+            ),
+        };
+        let since = day_ms("since", &self.since)?;
+        let until = day_ms("until", &self.until)?.map(|u| u + 86_400_000);
+        if let (Some(s), Some(u)) = (since, until) {
+            if s >= u {
+                return Err("since: the first day is after the last (until)".into());
+            }
+        }
+        Ok(HistoryQuery {
+            kind: vocab("kind", &self.kind)?,
+            status: vocab("status", &self.status)?,
+            verdict: vocab("verdict", &self.verdict)?,
+            suite: text("suite", &self.suite)?,
+            git: text("git", &self.git)?,
+            launched_by: text("by", &self.by)?,
+            since,
+            until,
+            text: text("q", &self.q)?,
+            before,
+            limit,
+        })
+    }
+}
+
+/// `%text%` for LIKE, lower-cased, with `\`, `%` and `_` taken literally (ESCAPE '\').
+fn contains_pattern(text: &str) -> String {
+    let mut p = String::from("%");
+    for c in text.to_lowercase().chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -164,21 +255,51 @@ impl Store {
         let limit = q.limit.clamp(1, 500) as i64;
         let mut clauses = Vec::new();
         let mut binds = Vec::new();
-        let mut push = |clause: &str, value: Bind, binds: &mut Vec<Bind>| {
+        fn push(clauses: &mut Vec<String>, binds: &mut Vec<Bind>, clause: &str, value: Bind) {
             binds.push(value);
             clauses.push(clause.replace('?', &format!("${}", binds.len())));
-        };
+        }
         if let Some(k) = q.kind {
-            push("e.kind = ?", Bind::Text(k.as_str().into()), &mut binds)
+            push(&mut clauses, &mut binds, "e.kind = ?", Bind::Text(k.as_str().into()))
         }
         if let Some(s) = q.status {
-            push("e.status = ?", Bind::Text(s.as_str().into()), &mut binds)
+            push(&mut clauses, &mut binds, "e.status = ?", Bind::Text(s.as_str().into()))
         }
         if let Some(v) = q.verdict {
-            push("e.verdict = ?", Bind::Text(v.as_str().into()), &mut binds)
+            push(&mut clauses, &mut binds, "e.verdict = ?", Bind::Text(v.as_str().into()))
         }
         if let Some(s) = &q.suite {
-            push("s.name = ?", Bind::Text(s.clone()), &mut binds)
+            push(&mut clauses, &mut binds, "s.name = ?", Bind::Text(s.clone()))
+        }
+        if let Some(g) = &q.git {
+            binds.push(Bind::Text(g.clone()));
+            let n = binds.len();
+            let mut arm = format!("a.git_ref = ${n} OR a.sha = ${n}");
+            if g.len() >= 4 && g.len() < 40 && g.chars().all(|c| c.is_ascii_hexdigit()) {
+                binds.push(Bind::Text(format!("{}%", g.to_lowercase())));
+                arm += &format!(" OR a.sha LIKE ${}", binds.len());
+            }
+            clauses.push(format!(
+                "(e.base_ref = ${n} OR e.head_ref = ${n} OR EXISTS (SELECT 1 FROM arms a WHERE a.experiment_id = e.id AND ({arm})))"
+            ));
+        }
+        if let Some(who) = &q.launched_by {
+            push(&mut clauses, &mut binds, "u.username = ?", Bind::Text(who.clone()))
+        }
+        if let Some(t) = q.since {
+            push(&mut clauses, &mut binds, "e.created_at >= ?", Bind::Int(t))
+        }
+        if let Some(t) = q.until {
+            push(&mut clauses, &mut binds, "e.created_at < ?", Bind::Int(t))
+        }
+        if let Some(t) = &q.text {
+            push(
+                &mut clauses,
+                &mut binds,
+                "(LOWER(e.title) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(s.name, '')) LIKE ? ESCAPE '\\' \
+                 OR LOWER(COALESCE(e.head_ref, '')) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(e.base_ref, '')) LIKE ? ESCAPE '\\')",
+                Bind::Text(contains_pattern(t)),
+            )
         }
         if let Some(c) = q.before {
             binds.push(Bind::Int(c.created_at));
@@ -258,6 +379,12 @@ impl Store {
         if result == 0 {
             return Err(StoreError::NotFound { what: "experiment", key: id.to_string() });
         }
+        Ok(())
+    }
+
+    /// Deletes an experiment and everything it owns (arms, trials, observations, verdicts, shares).
+    pub async fn delete_experiment(&self, id: i64) -> Result<(), StoreError> {
+        on_pool!(self, pool => sqlx::query("DELETE FROM experiments WHERE id = $1").bind(id).execute(pool).await.map(|r| r.rows_affected()))?;
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 
 pub mod artifacts;
 mod connect;
+pub mod details;
 mod error;
 pub mod experiments;
 pub mod observations;

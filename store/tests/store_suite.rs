@@ -33,6 +33,8 @@ on_both_backends!(
     migrations_apply_once_and_keep_data,
     history_is_newest_first_with_keyset_pages,
     history_filters_narrow_the_list,
+    history_searches_refs_people_dates_and_words,
+    experiment_detail_has_arms_fingerprint_and_shares,
     bad_experiment_stores_nothing,
     verdicts_mark_the_experiment_judged,
     trials_are_claimed_once_each,
@@ -112,6 +114,70 @@ async fn history_filters_narrow_the_list(db: &TestDb) {
     assert_eq!(only(HistoryQuery { suite: Some("nope".into()), ..Default::default() }).await, Vec::<i64>::new());
     let summary = db.store.experiment_summary(a).await.unwrap();
     assert_eq!(summary.suite.as_deref(), Some("zephyr-dedup"));
+}
+
+async fn history_searches_refs_people_dates_and_words(db: &TestDb) {
+    use store::experiments::HistoryParams;
+    let ana = db.store.insert_user("ana", "x", Role::Launcher).await.unwrap();
+    let mut mine = experiment(ExperimentKind::Pipeline, "Faster 100%_dedup");
+    mine.launched_by = Some(ana);
+    mine.arms[1].sha = Some("feedbeef".repeat(5));
+    mine.arms[1].git_ref = Some("refs/heads/speedup".into());
+    let a = db.store.insert_experiment(&mine).await.unwrap();
+    let b = db.store.insert_experiment(&experiment(ExperimentKind::Warp, "other")).await.unwrap();
+    let ids = |p: HistoryParams| {
+        let store = db.store.clone();
+        async move {
+            let q = p.query(10).unwrap();
+            store.list_experiments(&q).await.unwrap().experiments.iter().map(|e| e.id).collect::<Vec<_>>()
+        }
+    };
+    let p = |f: fn(&mut HistoryParams)| {
+        let mut p = HistoryParams::default();
+        f(&mut p);
+        p
+    };
+    assert_eq!(ids(p(|p| p.by = Some("ana".into()))).await, vec![a]);
+    assert_eq!(ids(p(|p| p.git = Some("refs/heads/speedup".into()))).await, vec![a], "a ref either arm ran");
+    assert_eq!(ids(p(|p| p.git = Some("FEEDBEEF".into()))).await, vec![a], "a SHA prefix, any case");
+    assert_eq!(ids(p(|p| p.git = Some("feature/faster-dedup".into()))).await, vec![b, a], "the head ref");
+    assert_eq!(ids(p(|p| p.q = Some("100%_DEDUP".into()))).await, vec![a], "words, case-insensitive, % and _ literal");
+    assert_eq!(ids(p(|p| p.q = Some("%".into()))).await, vec![a], "a lone % matches only a literal %");
+    assert_eq!(ids(p(|p| p.q = Some("faster-dedup".into()))).await, vec![b, a], "refs are searched too");
+    let today = judge::units::utc_rfc3339(store::now_ms() / 1000)[..10].to_string();
+    let today2 = today.clone();
+    let mut in_range = HistoryParams { since: Some(today.clone()), until: Some(today), ..Default::default() };
+    assert_eq!(ids(in_range.clone()).await, vec![b, a]);
+    in_range.since = Some("2001-01-01".into());
+    in_range.until = Some("2001-01-02".into());
+    assert_eq!(ids(in_range).await, Vec::<i64>::new());
+    for (bad, field) in [
+        (HistoryParams { since: Some("yesterday".into()), ..Default::default() }, "since"),
+        (HistoryParams { since: Some(today2), until: Some("2001-01-01".into()), ..Default::default() }, "since"),
+        (HistoryParams { kind: Some("nope".into()), ..Default::default() }, "kind"),
+        (HistoryParams { before: Some("x".into()), ..Default::default() }, "before"),
+        (HistoryParams { q: Some("a\u{0}b".into()), ..Default::default() }, "q"),
+    ] {
+        let e = bad.query(10).unwrap_err();
+        assert!(e.starts_with(field), "{e}");
+    }
+}
+
+async fn experiment_detail_has_arms_fingerprint_and_shares(db: &TestDb) {
+    let mut e = experiment(ExperimentKind::Pipeline, "detail");
+    e.arms[1].config_diff = Some("workers: 2 → 4".into());
+    let id = db.store.insert_experiment(&e).await.unwrap();
+    let d = db.store.experiment_detail(id).await.unwrap();
+    assert_eq!(d.arms.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["control", "treatment"]);
+    assert_eq!(d.arms[1].config_diff.as_deref(), Some("workers: 2 → 4"));
+    assert_eq!(d.arms[0].git_ref.as_deref(), Some("refs/heads/control"));
+    assert_eq!(d.fingerprint["workers"], 2);
+    assert_eq!((d.live_shares, d.noise_profile.clone()), (0, None));
+    db.store.insert_share_token(id, "hash-1", None).await.unwrap();
+    assert_eq!(db.store.experiment_detail(id).await.unwrap().live_shares, 1);
+    db.store.revoke_share_tokens(id).await.unwrap();
+    assert_eq!(db.store.experiment_detail(id).await.unwrap().live_shares, 0);
+    assert!(matches!(db.store.experiment_detail(id + 1000).await, Err(StoreError::NotFound { .. })));
 }
 
 async fn bad_experiment_stores_nothing(db: &TestDb) {

@@ -52,13 +52,22 @@ pub struct HistoryView {
     pub older: Option<String>,
 }
 
-/// The filters a history URL can carry; empty strings mean "any".
+/// The filters a history URL can carry; empty strings mean "any". The names are the URL's.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HistoryFilter {
     pub kind: Option<String>,
     pub status: Option<String>,
     pub verdict: Option<String>,
     pub suite: Option<String>,
+    /// A ref or SHA (prefix) either arm ran.
+    pub git: Option<String>,
+    /// Who launched it.
+    pub by: Option<String>,
+    /// First and last day, `YYYY-MM-DD` (UTC).
+    pub since: Option<String>,
+    pub until: Option<String>,
+    /// Free text: title, suite or refs.
+    pub q: Option<String>,
     pub before: Option<String>,
 }
 
@@ -70,6 +79,11 @@ impl HistoryFilter {
             status: field("status"),
             verdict: field("verdict"),
             suite: field("suite"),
+            git: field("git"),
+            by: field("by"),
+            since: field("since"),
+            until: field("until"),
+            q: field("q"),
             before: field("before"),
         }
     }
@@ -78,14 +92,27 @@ impl HistoryFilter {
         *self == HistoryFilter::default()
     }
 
+    /// The filters (not the page cursor) as URL name/value pairs.
+    fn pairs(&self) -> Vec<(&'static str, &String)> {
+        [
+            ("kind", &self.kind),
+            ("status", &self.status),
+            ("verdict", &self.verdict),
+            ("suite", &self.suite),
+            ("git", &self.git),
+            ("by", &self.by),
+            ("since", &self.since),
+            ("until", &self.until),
+            ("q", &self.q),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
+        .collect()
+    }
+
     /// The URL of the next page with the same filters.
     fn older_href(&self, cursor: &str) -> String {
-        let mut parts = Vec::new();
-        for (k, v) in [("kind", &self.kind), ("status", &self.status), ("verdict", &self.verdict), ("suite", &self.suite)] {
-            if let Some(v) = v {
-                parts.push(format!("{k}={}", encode(v)));
-            }
-        }
+        let mut parts: Vec<String> = self.pairs().into_iter().map(|(k, v)| format!("{k}={}", encode(v))).collect();
         parts.push(format!("before={cursor}"));
         format!("/experiments?{}", parts.join("&"))
     }
@@ -104,27 +131,20 @@ fn encode(v: &str) -> String {
 // JSON input: a URL-encoded body cannot tell an all-empty filter from a missing one.
 #[server(prefix = "/fn", endpoint = "history", input = Json)]
 pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFnError> {
-    use crate::error::bad_request;
-    use store::experiments::{HistoryCursor, HistoryQuery};
     crate::auth::require(crate::auth::Role::Viewer)?;
-    fn parse<T: std::str::FromStr<Err = judge::ParseVocabError>>(v: &Option<String>) -> Result<Option<T>, ServerFnError> {
-        v.as_deref().map(str::parse).transpose().map_err(bad_request)
-    }
-    let before = match filter.before.as_deref() {
-        None => None,
-        Some(c) => {
-            let parsed = c.split_once('.').and_then(|(t, i)| Some(HistoryCursor { created_at: t.parse().ok()?, id: i.parse().ok()? }));
-            Some(parsed.ok_or_else(|| bad_request(format!("page cursor {c:?} is not of the form CREATED.ID")))?)
-        }
+    let params = store::experiments::HistoryParams {
+        kind: filter.kind,
+        status: filter.status,
+        verdict: filter.verdict,
+        suite: filter.suite,
+        git: filter.git,
+        by: filter.by,
+        since: filter.since,
+        until: filter.until,
+        q: filter.q,
+        before: filter.before,
     };
-    let query = HistoryQuery {
-        kind: parse(&filter.kind)?,
-        status: parse(&filter.status)?,
-        verdict: parse(&filter.verdict)?,
-        suite: filter.suite.clone(),
-        before,
-        limit: PAGE_SIZE,
-    };
+    let query = params.query(PAGE_SIZE).map_err(crate::error::bad_request)?;
     let page = crate::error::store()?.list_experiments(&query).await.map_err(crate::error::read_failed("the experiment history"))?;
     Ok(HistoryView {
         rows: page.experiments.into_iter().map(HistoryRow::from).collect(),
@@ -172,13 +192,22 @@ fn FilterForm(filter: Memo<HistoryFilter>) -> impl IntoView {
             </label>
         }
     };
+    let text = |name: &'static str, label: &'static str, placeholder: &'static str, current: Option<String>| {
+        view! { <label>{label} <input name=name type="text" value=current.unwrap_or_default() placeholder=placeholder /></label> }
+    };
     view! {
-        <form class="filters" method="get" action="/experiments">
+        <form class="filters" method="get" action="/experiments" role="search">
             {select("kind", "Kind", ExperimentKind::ALL.iter().map(|k| k.as_str()).collect(), f.kind.clone())}
             {select("status", "Status", ExperimentStatus::ALL.iter().map(|s| s.as_str()).collect(), f.status.clone())}
             {select("verdict", "Verdict", Verdict::ALL.iter().map(|v| v.as_str()).collect(), f.verdict.clone())}
-            <label>"Suite" <input name="suite" type="text" value=f.suite.clone().unwrap_or_default() placeholder="any" /></label>
+            {text("suite", "Suite", "any", f.suite.clone())}
+            {text("git", "Ref or SHA", "main, 1a2b3c…", f.git.clone())}
+            {text("by", "Launched by", "anyone", f.by.clone())}
+            <label>"From" <input name="since" type="date" value=f.since.clone().unwrap_or_default() /></label>
+            <label>"To" <input name="until" type="date" value=f.until.clone().unwrap_or_default() /></label>
+            <label class="search">"Search" <input name="q" type="search" value=f.q.clone().unwrap_or_default() placeholder="title, suite or ref" /></label>
             <button type="submit">"Filter"</button>
+            {(!f.pairs().is_empty()).then(|| view! { <a class="clear" href="/experiments">"Clear"</a> })}
         </form>
     }
 }

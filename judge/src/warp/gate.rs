@@ -217,6 +217,40 @@ pub fn gate(rows: &[CompareRow], config: &GateConfig) -> GateReport {
 }
 
 impl GateReport {
+    /// The verdict's reasons in words: one line per cell that did not pass, its worst verdict first and
+    /// the metrics behind it ("put-4KiB/sync-on: ❌ FAIL — reqps -12.00%, latency 13.75%"), then
+    /// drifted baselines.
+    pub fn reasons(&self) -> Vec<String> {
+        let rank = |v: RowVerdict| match v {
+            RowVerdict::Fail | RowVerdict::Missing => 0,
+            RowVerdict::Warn => 1,
+            RowVerdict::Pass => 2,
+        };
+        let mut cells: Vec<(&str, RowVerdict, Vec<String>)> = Vec::new();
+        for row in self.rows.iter().filter(|r| r.verdict != RowVerdict::Pass) {
+            let what = match &row.missing_reason {
+                Some(why) => format!("{} {}", row.metric, why),
+                None => format!("{} {}", row.metric, row.delta),
+            };
+            match cells.iter_mut().find(|c| c.0 == row.workload) {
+                Some(c) => {
+                    if rank(row.verdict) < rank(c.1) {
+                        c.1 = row.verdict;
+                    }
+                    if !c.2.contains(&what) {
+                        c.2.push(what);
+                    }
+                }
+                None => cells.push((&row.workload, row.verdict, vec![what])),
+            }
+        }
+        cells.sort_by_key(|c| rank(c.1));
+        let mut out: Vec<String> =
+            cells.into_iter().map(|(cell, v, what)| format!("{cell}: {} — {}", v.label(), what.join(", "))).collect();
+        out.extend(self.drifted.iter().map(|c| format!("{c}: the baseline moved between A1 and A2 by more than {} %", self.warn_pct)));
+        out
+    }
+
     /// ABBA order: a baseline that drifted (A2 vs A1) beyond the warn budget makes the result
     /// INCONCLUSIVE whatever the rows say; `drifted` names the cells.
     pub fn with_baseline_drift(mut self, drifted: Vec<String>) -> GateReport {

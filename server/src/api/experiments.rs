@@ -14,7 +14,7 @@ use axum::Extension;
 use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use store::experiments::{ExperimentSummary, HistoryCursor, HistoryPage, HistoryQuery};
+use store::experiments::{ExperimentSummary, HistoryPage, HistoryParams};
 use store::people::Role;
 
 pub fn router() -> Router<AppState> {
@@ -102,37 +102,34 @@ pub struct ListParams {
     status: Option<String>,
     verdict: Option<String>,
     suite: Option<String>,
-    /// `CREATED.ID` from the previous page's `next`.
+    git: Option<String>,
+    by: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    q: Option<String>,
     before: Option<String>,
     limit: Option<u32>,
 }
 
-fn parse<T: std::str::FromStr<Err = judge::ParseVocabError>>(name: &str, v: Option<String>) -> ApiResult<Option<T>> {
-    v.filter(|s| !s.is_empty()).map(|s| s.parse().map_err(|e| ApiError::BadRequest(format!("{name}: {e}")))).transpose()
-}
-
 async fn list(State(state): State<AppState>, params: Result<Query<ListParams>, QueryRejection>) -> ApiResult<Json<HistoryPage>> {
     let Query(p) = params?;
-    let before = match p.before.as_deref().filter(|s| !s.is_empty()) {
-        None => None,
-        Some(c) => Some(
-            c.split_once('.')
-                .and_then(|(t, i)| Some(HistoryCursor { created_at: t.parse().ok()?, id: i.parse().ok()? }))
-                .ok_or_else(|| ApiError::BadRequest(format!("before: {c:?} is not of the form CREATED.ID")))?,
-        ),
-    };
     let limit = p.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
         return Err(ApiError::BadRequest(format!("limit: {limit} is outside 1..=500")));
     }
-    let query = HistoryQuery {
-        kind: parse("kind", p.kind)?,
-        status: parse("status", p.status)?,
-        verdict: parse("verdict", p.verdict)?,
-        suite: p.suite.filter(|s| !s.is_empty()),
-        before,
-        limit,
+    let filters = HistoryParams {
+        kind: p.kind,
+        status: p.status,
+        verdict: p.verdict,
+        suite: p.suite,
+        git: p.git,
+        by: p.by,
+        since: p.since,
+        until: p.until,
+        q: p.q,
+        before: p.before,
     };
+    let query = filters.query(limit).map_err(ApiError::BadRequest)?;
     Ok(Json(state.store.list_experiments(&query).await?))
 }
 
@@ -157,6 +154,11 @@ pub struct JsonExperiment {
 }
 
 async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<JsonExperiment>> {
+    json_experiment(&state, id).await.map(Json)
+}
+
+/// Everything stored about one experiment: the API's answer and the page's JSON download.
+pub async fn json_experiment(state: &AppState, id: i64) -> ApiResult<JsonExperiment> {
     let summary = state.store.experiment_summary(id).await?;
     let arms = state.store.arms(id).await?.into_iter().map(|(id, name, role, sha)| JsonArm { id, name, role, sha }).collect();
     let trials = state.store.trials(id).await?;
@@ -164,5 +166,5 @@ async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Js
         Some((_, reasons, report)) => (reasons, Some(report)),
         None => (Vec::new(), None),
     };
-    Ok(Json(JsonExperiment { summary, arms, trials, reasons, report }))
+    Ok(JsonExperiment { summary, arms, trials, reasons, report })
 }

@@ -58,6 +58,8 @@ pub const RULES: &[Rule] = &[
     rule(Method::GET, "/experiments", VIEWER),
     rule(Method::GET, "/experiments/{id}", Access::Experiment),
     rule(Method::GET, "/experiments/{id}/files/{*path}", Access::Experiment),
+    rule(Method::GET, "/experiments/{id}/charts/{name}", Access::Experiment),
+    rule(Method::GET, "/experiments/{id}/export/{name}", Access::Experiment),
     rule(Method::GET, "/launch", LAUNCHER),
     rule(Method::GET, "/trends", VIEWER),
     rule(Method::GET, "/account", VIEWER),
@@ -66,6 +68,8 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/fn/whoami", Access::Public),
     rule(Method::POST, "/fn/history", VIEWER),
     rule(Method::POST, "/fn/experiment", Access::SharedRead),
+    rule(Method::POST, "/fn/share", LAUNCHER),
+    rule(Method::POST, "/fn/unshare", LAUNCHER),
     rule(Method::POST, "/fn/account", VIEWER),
     rule(Method::POST, "/fn/admin", ADMIN),
     // REST API.

@@ -205,6 +205,49 @@ impl TestApp {
         new.launched_by = launched_by;
         self.store.insert_experiment(&new).await.unwrap()
     }
+
+    /// A judged pipeline experiment: the judge's report on real zephyr.stage rows (three same-code
+    /// controls against a treatment with ~30 % more map CPU: a regression).
+    pub async fn judged_pipeline(&self, title: &str) -> i64 {
+        use judge::pipeline::{aggregate::TrialSpec, judge, ArmSpec, PipelineConfig};
+        let rows = judge::pipeline::rows::parse_rows(
+            "rows.csv",
+            include_str!("../../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv"),
+        )
+        .unwrap();
+        let t = |id: &str| TrialSpec { execution_ids: vec![id.into()] };
+        let control = [t("20261129-072203-da99fe05"), t("20261129-072217-adb9e3d8"), t("20261129-072231-4eb27101")];
+        let arms = [ArmSpec { name: "treatment".into(), trials: vec![t("20261129-072244-a8070574")] }];
+        let config = PipelineConfig { worker_ram: Some(64.0 * 1048576.0), ..PipelineConfig::default() };
+        let report = judge(&rows, &control, &arms, &config).unwrap();
+        let id = self.experiment(title, None).await;
+        self.store.record_verdict(id, report.verdict, &report.reasons, &serde_json::to_value(&report).unwrap(), None).await.unwrap();
+        id
+    }
+
+    /// A judged warp experiment: the gate on the upstream FAIL and WARN compare CSVs, as two cells.
+    pub async fn judged_warp(&self, title: &str) -> i64 {
+        use judge::warp::compare_csv::parse_compare_csv;
+        let mut rows =
+            parse_compare_csv("fail.csv", include_str!("../../../judge/tests/data/warp/compare_fail.csv"), Some("put-4KiB/sync-on"), false)
+                .unwrap();
+        rows.extend(
+            parse_compare_csv(
+                "warn.csv",
+                include_str!("../../../judge/tests/data/warp/compare_warn.csv"),
+                Some("get-4MiB/sync-off"),
+                false,
+            )
+            .unwrap(),
+        );
+        let report = judge::warp::gate::gate(&rows, &judge::warp::gate::GateConfig::default());
+        let mut new = store::testing::sample_experiment(judge::ExperimentKind::Warp, title);
+        new.arms[1].name = "candidate".into();
+        let id = self.store.insert_experiment(&new).await.unwrap();
+        let json = serde_json::json!({"gate": report, "provenance": {"runner": "Linux test x86_64"}});
+        self.store.record_verdict(id, report.verdict, &report.reasons(), &json, None).await.unwrap();
+        id
+    }
 }
 
 impl TestAppBuilder {

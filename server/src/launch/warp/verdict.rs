@@ -114,14 +114,7 @@ pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], e
     };
     let report = judge_matrix(&cells(spec, &names, phases), &config);
     let mut verdict = report.verdict;
-    let mut reasons = Vec::new();
-    for row in report.rows.iter().filter(|r| r.verdict != RowVerdict::Pass) {
-        let why = row.missing_reason.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
-        reasons.push(format!("{} {}: {} {}{why}", row.workload, row.metric, row.delta, row.verdict.label()));
-    }
-    for cell in &report.drifted {
-        reasons.push(format!("{cell}: the baseline moved between A1 and A2 by more than {} %", spec.warn_pct));
-    }
+    let mut reasons = report.reasons();
     for p in phases.iter().filter(|p| p.state == TrialState::Failed) {
         reasons.push(format!("phase {} ({}, {}) failed: {}", p.leg, p.arm, sync_label(p.drive_sync), p.detail));
     }

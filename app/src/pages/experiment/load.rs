@@ -1,0 +1,238 @@
+//! The experiment page's data: one server function gathers the summary, arms, trials, the latest
+//! verdict's report with its charts (drawn on the server), and the experiment's files.
+
+use crate::pages::history::HistoryRow;
+use crate::report::{ChartView, StoredReport};
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmView {
+    pub name: String,
+    pub role: String,
+    pub git_ref: Option<String>,
+    pub sha: Option<String>,
+    pub config_diff: Option<String>,
+    /// `control`, `t0`, `t1`…: the arm's colour class, the same as in the charts.
+    pub colour: String,
+}
+
+/// One trial as the timeline shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialView {
+    pub seq: i64,
+    pub arm: String,
+    pub colour: String,
+    /// The warp phase's cell (`sync-on/B1`), when there is one.
+    pub cell: Option<String>,
+    pub attempt: i64,
+    pub state: String,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    /// The launcher's job: a local supervisor's pid or a cluster engine's job id, with the engine's state.
+    pub job: String,
+    /// The infrastructure reason or the failure's detail.
+    pub note: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileView {
+    /// Relative to the experiment's directory.
+    pub path: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentView {
+    pub summary: HistoryRow,
+    pub arms: Vec<ArmView>,
+    pub fingerprint: Vec<(String, String)>,
+    /// Which thresholds judged it, in words.
+    pub noise: String,
+    pub trials: Vec<TrialView>,
+    /// The verdict's reasons, most important first.
+    pub reasons: Vec<String>,
+    pub report: Option<StoredReport>,
+    pub charts: Vec<ChartView>,
+    /// Charts drawn on a log axis.
+    pub log: bool,
+    pub files: Vec<FileView>,
+    /// A live share link exists: the page may carry a preview (OpenGraph) of its verdict.
+    pub shared: bool,
+    /// The caller may create and revoke share links (the launcher or an admin).
+    pub may_share: bool,
+}
+
+/// Most files listed on the page; the rest stay downloadable by path.
+#[cfg(feature = "ssr")]
+const MAX_FILES: usize = 200;
+
+#[cfg(feature = "ssr")]
+fn colour(role: &str, treatment_index: usize) -> String {
+    if role == "control" {
+        "control".into()
+    } else {
+        format!("t{}", treatment_index % 4)
+    }
+}
+
+/// Files under `dir`, relative, sorted, at most `MAX_FILES`; hidden names are skipped.
+#[cfg(feature = "ssr")]
+fn list_files(dir: &std::path::Path) -> Vec<FileView> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Ok(meta) = e.metadata() else { continue };
+            if name.starts_with('.') || meta.file_type().is_symlink() {
+                continue;
+            }
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if let Ok(rel) = e.path().strip_prefix(dir) {
+                out.push(FileView { path: rel.to_string_lossy().to_string(), size: meta.len() });
+            }
+        }
+        if out.len() > MAX_FILES * 4 {
+            break;
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.truncate(MAX_FILES);
+    out
+}
+
+/// The fingerprint's fields as text, top level first.
+#[cfg(feature = "ssr")]
+fn fields(v: &serde_json::Value) -> Vec<(String, String)> {
+    match v.as_object() {
+        Some(map) => map.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect(),
+        None => Vec::new(),
+    }
+}
+
+#[cfg(feature = "ssr")]
+fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::ProfileUsed>) -> String {
+    use crate::format::utc_minutes;
+    match report {
+        Some(StoredReport::Pipeline(r)) => {
+            let t = &r.thresholds;
+            let base = format!(
+                "CPU ±{} % (floor {} CPU-s), elapsed ±{} %, equivalence ±{} %",
+                t.cpu_pct, t.cpu_floor_s, t.elapsed_pct, t.equivalence_tolerance_pct
+            );
+            match profile {
+                Some(p) => {
+                    format!("noise profile #{} from {} same-code trials (updated {}): {base}", p.id, p.trials, utc_minutes(p.updated_at))
+                }
+                None => format!("{} thresholds: {base}", t.source),
+            }
+        }
+        Some(StoredReport::Warp { gate, .. }) => {
+            format!("relative budgets: FAIL beyond {} %, WARN beyond {} %", gate.fail_pct, gate.warn_pct)
+        }
+        None => "not judged yet".into(),
+    }
+}
+
+#[server(prefix = "/fn", endpoint = "experiment")]
+pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<ExperimentView, ServerFnError> {
+    let not_found = || {
+        crate::auth::set_status(404);
+        ServerFnError::new(format!("not found: there is no experiment {id} you can see"))
+    };
+    // A share link for another experiment must not learn whether this one exists.
+    let principal = crate::auth::principal();
+    if !principal.can_read_experiment(id) {
+        return Err(not_found());
+    }
+    let store = crate::error::store()?;
+    let ctx = crate::context::server_context()?;
+    let failed = crate::error::read_failed("the experiment");
+    let summary = match store.experiment_summary(id).await {
+        Ok(s) => s,
+        Err(store::StoreError::NotFound { .. }) => return Err(not_found()),
+        Err(e) => return Err(failed(e)),
+    };
+    let detail = store.experiment_detail(id).await.map_err(failed)?;
+    let trials = store.trials(id).await.map_err(failed)?;
+    let (reasons, report) = match store.latest_verdict(id).await.map_err(failed)? {
+        Some((_, reasons, json)) => (reasons, StoredReport::from_json(summary.kind, &json)),
+        None => (Vec::new(), None),
+    };
+    let scale = if log { charts::Scale::Log } else { charts::Scale::Linear };
+    let charts = report.as_ref().map(|r| r.charts(scale)).unwrap_or_default();
+    let mut treatments = 0;
+    let arms: Vec<ArmView> = detail
+        .arms
+        .iter()
+        .map(|a| {
+            let c = colour(&a.role, treatments);
+            if a.role != "control" {
+                treatments += 1;
+            }
+            ArmView {
+                name: a.name.clone(),
+                role: a.role.clone(),
+                git_ref: a.git_ref.clone(),
+                sha: a.sha.clone(),
+                config_diff: a.config_diff.clone(),
+                colour: c,
+            }
+        })
+        .collect();
+    let arm_of = |arm_id: i64| {
+        detail.arms.iter().position(|a| a.id == arm_id).map(|i| (arms[i].name.clone(), arms[i].colour.clone())).unwrap_or_default()
+    };
+    let trials = trials
+        .into_iter()
+        .map(|t| {
+            let (arm, colour) = arm_of(t.arm_id);
+            TrialView {
+                seq: t.seq,
+                arm,
+                colour,
+                cell: t.cell,
+                attempt: t.attempt,
+                state: t.state.as_str().to_string(),
+                started_at: t.started_at,
+                finished_at: t.finished_at,
+                job: match (t.job_id, t.engine_state) {
+                    (Some(j), Some(e)) => format!("{j} ({e})"),
+                    (Some(j), None) => j,
+                    (None, _) => String::new(),
+                },
+                note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": "),
+            }
+        })
+        .collect();
+    let dir = ctx.data_dir.join("experiments").join(id.to_string());
+    let files = list_files(&dir);
+    let may_share = match &principal {
+        crate::auth::Principal::User { id: me, role, .. } => {
+            *role == crate::auth::Role::Admin || (*role >= crate::auth::Role::Launcher && detail.launched_by_id == Some(*me))
+        }
+        _ => false,
+    };
+    Ok(ExperimentView {
+        noise: noise_words(report.as_ref(), detail.noise_profile.as_ref()),
+        summary: summary.into(),
+        arms,
+        fingerprint: fields(&detail.fingerprint),
+        trials,
+        reasons,
+        report,
+        charts,
+        log,
+        files,
+        shared: detail.live_shares > 0,
+        may_share,
+    })
+}

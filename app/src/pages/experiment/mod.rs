@@ -1,0 +1,189 @@
+//! One experiment's page: the verdict and why, what was compared, the judge's report as tables and
+//! charts, the trials, and the files. Readable by signed-in users and by holders of a share link; it
+//! renders completely on the server, charts included, so a reviewer's link works without JavaScript.
+
+mod load;
+mod pipeline;
+mod share;
+mod trials;
+mod warp;
+
+pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView};
+pub use share::{create_share, revoke_shares};
+
+use crate::error::{AppError, ErrorView};
+use crate::format::{short_ref, utc_minutes};
+use crate::pages::history::VerdictBadge;
+use crate::report::{ChartView, StoredReport};
+use leptos::prelude::*;
+use leptos_meta::{Meta, Title};
+use leptos_router::hooks::{use_params_map, use_query_map};
+
+#[component]
+pub fn ExperimentPage() -> impl IntoView {
+    let params = use_params_map();
+    let query = use_query_map();
+    let id = move || params.read().get("id").and_then(|v| v.parse::<i64>().ok());
+    let log = move || query.read().get("scale").as_deref() == Some("log");
+    let experiment = Resource::new(
+        move || (id(), log()),
+        |(id, log)| async move {
+            match id {
+                Some(id) => load_experiment(id, log).await.map_err(AppError::from),
+                None => Err(AppError::NotFound("an experiment id is a number".into())),
+            }
+        },
+    );
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading the experiment…"</p> }>
+            {move || Suspend::new(async move {
+                match experiment.await {
+                    Ok(view) => view! { <ExperimentBody view /> }.into_any(),
+                    Err(error) => view! { <Title text="Experiment" /> <ErrorView error /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn ExperimentBody(view: ExperimentView) -> impl IntoView {
+    let s = view.summary.clone();
+    let refs = format!("{} → {}", s.base_ref.as_deref().map(short_ref).unwrap_or("?"), s.head_ref.as_deref().map(short_ref).unwrap_or("?"));
+    let og = view.shared.then(|| {
+        let verdict = s.verdict.map(|v| v.as_str().to_string()).unwrap_or_else(|| "not judged yet".into());
+        let description = view.reasons.first().cloned().unwrap_or_else(|| format!("{} experiment, {}", s.kind.as_str(), s.status.as_str()));
+        view! {
+            <Meta property="og:title" content=format!("{} — {verdict}", s.title) />
+            <Meta property="og:description" content=description />
+            <Meta property="og:type" content="article" />
+        }
+    });
+    let id = s.id;
+    view! {
+        <Title text=format!("{} · #{}", s.title, s.id) />
+        {og}
+        <div class="page-head">
+            <h1>{s.title.clone()} " " <span class="muted">"#" {s.id}</span></h1>
+            <share::ShareBox id shared=view.shared may_share=view.may_share />
+        </div>
+        <section class=format!("banner tone-{}", s.verdict.map(|v| format!("{:?}", v.tone()).to_lowercase()).unwrap_or_else(|| "none".into())) aria-label="Verdict">
+            <p class="banner-verdict"><VerdictBadge verdict=s.verdict /> <span class="muted">{s.status.as_str()}</span></p>
+            {(!view.reasons.is_empty()).then(|| view! {
+                <ul class="reasons">{view.reasons.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}</ul>
+            })}
+        </section>
+        <dl class="facts">
+            <dt>"Kind"</dt><dd>{s.kind.as_str()} {s.suite.clone().map(|x| format!(" · suite {x}"))}</dd>
+            <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
+            <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
+            <dt>"Judged with"</dt><dd>{view.noise.clone()}</dd>
+        </dl>
+        <Arms arms=view.arms.clone() fingerprint=view.fingerprint.clone() />
+        {match view.report.clone() {
+            Some(StoredReport::Pipeline(r)) => view! { <pipeline::PipelineReportView report=*r /> }.into_any(),
+            Some(StoredReport::Warp { gate, provenance }) => view! { <warp::GateView gate=*gate provenance /> }.into_any(),
+            None => view! { <p class="muted">"No report yet: the judge runs when every trial has ended."</p> }.into_any(),
+        }}
+        <Charts id charts=view.charts.clone() log=view.log />
+        <trials::Timeline trials=view.trials.clone() />
+        <Downloads id kind=s.kind judged=view.report.is_some() files=view.files.clone() />
+    }
+}
+
+#[component]
+fn Arms(arms: Vec<ArmView>, fingerprint: Vec<(String, String)>) -> impl IntoView {
+    view! {
+        <h2>"Arms"</h2>
+        <table class="data arms">
+            <thead><tr><th scope="col">"Arm"</th><th scope="col">"Role"</th><th scope="col">"Ref"</th><th scope="col">"SHA"</th><th scope="col">"Config diff"</th></tr></thead>
+            <tbody>
+                {arms.into_iter().map(|a| view! {
+                    <tr>
+                        <td><span class=format!("swatch arm-{}", a.colour) aria-hidden="true"></span> <strong>{a.name}</strong></td>
+                        <td>{a.role}</td>
+                        <td><code>{a.git_ref.unwrap_or_default()}</code></td>
+                        <td><code>{a.sha.unwrap_or_else(|| "not recorded".into())}</code></td>
+                        <td>{a.config_diff.map(|d| view! { <pre class="diff">{d}</pre> })}</td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        {(!fingerprint.is_empty()).then(|| view! {
+            <details class="fingerprint">
+                <summary>"Workload fingerprint (" {fingerprint.len()} " fields)"</summary>
+                <dl class="facts">{fingerprint.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd><code>{v}</code></dd> }).collect_view()}</dl>
+            </details>
+        })}
+    }
+    .into_any()
+}
+
+#[component]
+fn Charts(id: i64, charts: Vec<ChartView>, log: bool) -> impl IntoView {
+    if charts.is_empty() {
+        return ().into_any();
+    }
+    let any_scalable = charts.iter().any(|c| c.scalable);
+    view! {
+        <section class="charts" aria-label="Charts">
+            <div class="section-head">
+                <h2>"Charts"</h2>
+                {any_scalable.then(|| view! {
+                    <p class="scale">"Value axis: "
+                        <a href=format!("/experiments/{id}") aria-current=(!log).then_some("true")>"linear"</a> " · "
+                        <a href=format!("/experiments/{id}?scale=log") aria-current=log.then_some("true")>"log"</a>
+                    </p>
+                })}
+            </div>
+            {charts.into_iter().map(|c| {
+                let href = format!("/experiments/{id}/charts/{}.svg{}", c.name, if log && c.scalable { "?scale=log" } else { "" });
+                view! {
+                    <figure class="chart" id=format!("chart-{}", c.name)>
+                        {match c.svg {
+                            Ok(svg) => view! { <div class="svg" inner_html=svg></div> }.into_any(),
+                            Err(why) => view! { <p class="muted">{why}</p> }.into_any(),
+                        }}
+                        <figcaption>{c.caption} " · " <a href=href>"SVG"</a></figcaption>
+                    </figure>
+                }
+            }).collect_view()}
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn Downloads(id: i64, kind: judge::ExperimentKind, judged: bool, files: Vec<FileView>) -> impl IntoView {
+    let exports: &[(&str, &str)] = match kind {
+        judge::ExperimentKind::Pipeline => {
+            &[("report.md", "Markdown report"), ("stages.csv", "Stage table (CSV)"), ("report.json", "Everything (JSON)")]
+        }
+        judge::ExperimentKind::Warp => &[("gate.md", "gate.md"), ("gate.csv", "Gate table (CSV)"), ("report.json", "Everything (JSON)")],
+    };
+    view! {
+        <h2>"Downloads"</h2>
+        {if judged {
+            view! {
+                <ul class="downloads">
+                    {exports.iter().map(|(name, label)| view! {
+                        <li><a href=format!("/experiments/{id}/export/{name}") download=*name>{*label}</a></li>
+                    }).collect_view()}
+                </ul>
+            }.into_any()
+        } else {
+            view! { <p class="muted">"Reports can be downloaded once the experiment is judged."</p> }.into_any()
+        }}
+        {(!files.is_empty()).then(|| view! {
+            <details class="files">
+                <summary>"Logs and artifacts (" {files.len()} " files)"</summary>
+                <ul>
+                    {files.into_iter().map(|f| view! {
+                        <li><a href=format!("/experiments/{id}/files/{}", f.path)>{f.path.clone()}</a> " " <span class="muted">{crate::format::bytes(f.size as f64)}</span></li>
+                    }).collect_view()}
+                </ul>
+            </details>
+        })}
+    }
+    .into_any()
+}

@@ -1,0 +1,94 @@
+//! The pipeline report: per treatment arm, the stage table led by the CPU change, then the totals.
+
+use crate::format::{bytes, pct};
+use crate::pages::history::VerdictBadge;
+use judge::pipeline::report::{ArmReport, PipelineReport, StageReport};
+use leptos::prelude::*;
+
+fn interval(i: Option<[f64; 2]>) -> String {
+    i.map(|[l, h]| format!("{} … {}", pct(l), pct(h))).unwrap_or_default()
+}
+
+/// Items and bytes must match: "✓ same" or what moved.
+fn work_check(s: &StageReport) -> (bool, String) {
+    if s.items_change_pct == 0.0 && s.bytes_change_pct == 0.0 {
+        (true, "✓ same".into())
+    } else {
+        (false, format!("✗ items {}, bytes {}", pct(s.items_change_pct), pct(s.bytes_change_pct)))
+    }
+}
+
+#[component]
+fn StageLine(s: StageReport, #[prop(optional)] total: bool) -> impl IntoView {
+    let (same, work) = work_check(&s);
+    let name = if total { "All stages".to_string() } else { s.stage.clone() };
+    let detail = s.reasons.join("; ");
+    view! {
+        <tr class:total=total title=detail>
+            <th scope="row">{name}</th>
+            <td class="num strong">{pct(s.cpu_change_pct)}</td>
+            <td class="num muted">{interval(s.cpu_interval_pct)}</td>
+            <td class="num">{format!("{:.3} → {:.3}", s.cpu_control, s.cpu_treatment)}</td>
+            <td class="num">{pct(s.elapsed_change_pct)}</td>
+            <td class=if same { "ok" } else { "bad" }>{work}</td>
+            <td class="num">{format!("{} ({})", pct(s.mem_peak_change_pct), bytes(s.mem_peak_treatment))}</td>
+            <td><VerdictBadge verdict=Some(s.verdict) /></td>
+        </tr>
+    }
+}
+
+#[component]
+fn ArmTable(arm: ArmReport) -> impl IntoView {
+    let total = arm.total.clone();
+    view! {
+        <h3>
+            <VerdictBadge verdict=Some(arm.verdict) /> " " {arm.name.clone()}
+            <span class="muted">" — " {arm.trials[0]} " control, " {arm.trials[1]} " treatment trials"</span>
+        </h3>
+        <div class="table-wrap">
+            <table class="data stages">
+                <thead>
+                    <tr>
+                        <th scope="col">"Stage"</th>
+                        <th scope="col" class="num">"CPU change"</th>
+                        <th scope="col" class="num">"95 % interval"</th>
+                        <th scope="col" class="num">"CPU-s control → treatment"</th>
+                        <th scope="col" class="num">"Summed elapsed"</th>
+                        <th scope="col">"Items / bytes"</th>
+                        <th scope="col" class="num">"Peak memory"</th>
+                        <th scope="col">"Verdict"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {arm.stages.into_iter().map(|s| view! { <StageLine s /> }).collect_view()}
+                    <StageLine s=total total=true />
+                </tbody>
+            </table>
+        </div>
+        {(!arm.unpaired_stages.is_empty()).then(|| view! {
+            <p class="muted">"Stages only one arm ran: " {arm.unpaired_stages.join(", ")}</p>
+        })}
+    }
+}
+
+#[component]
+pub fn PipelineReportView(report: PipelineReport) -> impl IntoView {
+    let notes: Vec<String> = [
+        (report.duplicates_dropped > 0).then(|| format!("{} duplicate rows dropped", report.duplicates_dropped)),
+        (!report.dropped_control_trials.is_empty())
+            .then(|| format!("control trials dropped (a stage failed): {}", report.dropped_control_trials.join(", "))),
+        (!report.retried.is_empty()).then(|| format!("retried after infrastructure failures: {}", report.retried.join(", "))),
+        report.thresholds.worker_ram_bytes.map(|r| format!("worker RAM limit {}", bytes(r))),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    view! {
+        <section class="report" aria-label="Stage report">
+            <h2>"Stages"</h2>
+            <p class="muted">"CPU-seconds decide; summed elapsed time is context (noisier); items and bytes must match."</p>
+            {report.treatments.into_iter().map(|arm| view! { <ArmTable arm /> }).collect_view()}
+            {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })}
+        </section>
+    }
+}

@@ -1,0 +1,76 @@
+//! The trials as a timeline: when each ran and for how long, in the arm's colour, with its state and
+//! reason. Bars are SVG rectangles (the page's CSP allows no inline styles).
+
+use super::TrialView;
+use crate::format::{duration, utc_minutes};
+use leptos::prelude::*;
+
+/// (offset, width) of each trial in percent of the span from the first start to the last end.
+fn spans(trials: &[TrialView], now: i64) -> Vec<Option<(f64, f64)>> {
+    let start = trials.iter().filter_map(|t| t.started_at).min();
+    let end = trials.iter().filter_map(|t| t.finished_at.or(t.started_at.map(|_| now))).max();
+    let (Some(start), Some(end)) = (start, end) else { return vec![None; trials.len()] };
+    let span = (end - start).max(1) as f64;
+    trials
+        .iter()
+        .map(|t| {
+            let s = t.started_at?;
+            let e = t.finished_at.unwrap_or(now).max(s);
+            Some(((s - start) as f64 / span * 100.0, ((e - s) as f64 / span * 100.0).max(0.4)))
+        })
+        .collect()
+}
+
+#[component]
+pub fn Timeline(trials: Vec<TrialView>) -> impl IntoView {
+    if trials.is_empty() {
+        return view! { <h2>"Trials"</h2> <p class="muted">"No trials: this experiment was imported or not planned yet."</p> }.into_any();
+    }
+    // The newest end stands in for "now" so that server and browser draw the same bars.
+    let now = trials.iter().filter_map(|t| t.finished_at.or(t.started_at)).max().unwrap_or(0);
+    let spans = spans(&trials, now);
+    view! {
+        <h2>"Trials"</h2>
+        <div class="table-wrap">
+            <table class="data trials">
+                <thead>
+                    <tr>
+                        <th scope="col" class="num">"#"</th><th scope="col">"Arm"</th><th scope="col">"Started"</th>
+                        <th scope="col" class="num">"Duration"</th><th scope="col" class="timeline-col">"Timeline"</th>
+                        <th scope="col">"State"</th><th scope="col">"Job"</th><th scope="col">"Reason"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {trials.into_iter().zip(spans).map(|(t, span)| {
+                        let took = match (t.started_at, t.finished_at) {
+                            (Some(s), Some(e)) => duration(e - s),
+                            (Some(_), None) => "running".into(),
+                            _ => "—".into(),
+                        };
+                        let arm = match &t.cell { Some(c) => format!("{} · {c}", t.arm), None => t.arm.clone() };
+                        let attempt = (t.attempt > 1).then(|| format!(" (attempt {})", t.attempt));
+                        view! {
+                            <tr class=format!("state-{}", t.state)>
+                                <td class="num">{t.seq + 1}</td>
+                                <td><span class=format!("swatch arm-{}", t.colour) aria-hidden="true"></span> {arm} {attempt}</td>
+                                <td class="when">{t.started_at.map(utc_minutes).unwrap_or_else(|| "not started".into())}</td>
+                                <td class="num">{took}</td>
+                                <td class="timeline-col">
+                                    {span.map(|(x, w)| view! {
+                                        <svg class="timeline" viewBox="0 0 100 10" preserveAspectRatio="none" role="img" aria-label=format!("trial {} ran for {}", t.seq + 1, duration(t.finished_at.unwrap_or(now) - t.started_at.unwrap_or(now)))>
+                                            <rect class=format!("bar arm-{}", t.colour) x=format!("{x:.2}") y="1" width=format!("{w:.2}") height="8" />
+                                        </svg>
+                                    })}
+                                </td>
+                                <td>{t.state.clone()}</td>
+                                <td><code>{t.job.clone()}</code></td>
+                                <td>{t.note.clone()}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fills a data dir with judged experiments imported from real upstream outputs (the rows and gate inputs
+# in judge/tests/data), through the real `arbiter import` command: a pipeline regression on real
+# zephyr.stage rows, an A/A pipeline pass, a warp FAIL across four cells with a MISSING one, a warp PASS,
+# and, with --many N, N more warp experiments (for paging through the history).
+#   scripts/demo-data.sh DATA_DIR [--by USER] [--many N]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${1:?usage: scripts/demo-data.sh DATA_DIR [--by USER] [--many N]}; shift
+by=(); many=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --by) by=(--by "$2"); shift 2 ;;
+    --many) many=$2; shift 2 ;;
+    *) echo "demo-data: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+bin=${ARBITER_BIN:-target/${ARBITER_PROFILE:-debug}/arbiter}
+d=judge/tests/data
+w=$d/warp
+rows=$d/zephyr_stage_rows_subprocess_runner.csv
+import() { "$bin" import "$@" --data-dir "$data" >/dev/null; }
+
+for i in $(seq 1 "$many"); do
+  import warp --title "put-4KiB nightly $i" --label "put-4KiB/sync-on=$w/compare_pass.csv" --control-ref main --treatment-ref "nightly-$i"
+done
+import pipeline --title "Dedup A/A (same code)" --rows "$rows" \
+  --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --treatment 20261129-072231-4eb27101 \
+  --control-ref main --treatment-ref main "${by[@]}"
+import warp --title "s3 hot path: fsync batching" --label "put-4KiB/sync-on=$w/compare_pass.csv" \
+  --label "get-4MiB/sync-off=$w/compare_warn.csv" --control-ref main --treatment-ref fsync-batching "${by[@]}"
+import warp --title "s3 hot path: smaller write buffer" \
+  --label "put-4KiB/sync-on=$w/driver_cand_baseline_compare.csv" --label "put-4KiB/sync-off=$w/compare_fail.csv" \
+  --label "get-4MiB/sync-on=$w/compare_warn.csv" --label "mixed-256KiB/sync-on=$w/compare_missing_baseline.csv" \
+  --control-ref main --treatment-ref small-buffer --treatment-sha 4b825dc642cb6eb9a060e54bf8d69288fbee4904 "${by[@]}"
+import pipeline --title "Dedup: heavier MinHash" --rows "$rows" \
+  --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --control 20261129-072231-4eb27101 \
+  --treatment heavier-minhash=20261129-072244-a8070574 --worker-ram 64MiB \
+  --control-ref main --treatment-ref cpu-heavier --treatment-sha 8f3a9c2e1d0b4a5f6e7d8c9b0a1f2e3d4c5b6a79 "${by[@]}"
+echo "demo-data: imported $((many + 4)) experiments into $data"

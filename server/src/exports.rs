@@ -1,0 +1,112 @@
+//! An experiment's report as files: `GET /experiments/{id}/charts/{name}.svg` (a chart as a standalone
+//! image, which a PR comment can embed with `?share=TOKEN`) and `GET /experiments/{id}/export/{name}`
+//! (report.json, report.md and stages.csv for pipelines; gate.md, gate.csv and report.json for warp).
+//! Both read the latest verdict, so they always match the page.
+
+use crate::api::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use app::report::StoredReport;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use judge::pipeline::render::{markdown, ArmIds};
+use judge::ExperimentKind;
+use std::collections::{BTreeMap, HashMap};
+
+/// The experiment's kind and its latest stored report; NotFound while it is not judged.
+async fn report(state: &AppState, id: i64) -> ApiResult<(ExperimentKind, StoredReport, serde_json::Value)> {
+    let summary = state.store.experiment_summary(id).await?;
+    let Some((_, _, json)) = state.store.latest_verdict(id).await? else {
+        return Err(ApiError::NotFound(format!("experiment {id} is not judged yet, so it has no report")));
+    };
+    let Some(report) = StoredReport::from_json(summary.kind, &json) else {
+        return Err(ApiError::NotFound(format!("experiment {id}'s verdict holds no report (see its reasons)")));
+    };
+    Ok((summary.kind, report, json))
+}
+
+fn file(content_type: &'static str, name: &str, body: String) -> Response {
+    let mut response = ([(header::CONTENT_TYPE, content_type)], body).into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+        response.headers_mut().insert(header::CONTENT_DISPOSITION, v);
+    }
+    response
+}
+
+pub async fn chart(
+    State(state): State<AppState>,
+    Path((id, file_name)): Path<(i64, String)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> ApiResult<Response> {
+    let Some(name) = file_name.strip_suffix(".svg") else {
+        return Err(ApiError::NotFound(format!("charts are SVG: ask for {file_name}.svg")));
+    };
+    let (_, report, _) = report(&state, id).await?;
+    let scale = charts::Scale::from_query(query.get("scale").map(String::as_str));
+    let known = || report.chart_names().iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
+    let svg = match report.chart(name, scale) {
+        None => return Err(ApiError::NotFound(format!("experiment {id} has no chart {name:?}; it has {}", known()))),
+        Some(Err(e)) => return Err(ApiError::NotFound(format!("chart {name:?}: {e}"))),
+        Some(Ok(svg)) => svg,
+    };
+    let mut response = ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8")], svg).into_response();
+    // An image, never a document that runs anything; a verdict can change, so caches revalidate.
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
+    Ok(response)
+}
+
+pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, String)>) -> ApiResult<Response> {
+    let (kind, report, _) = report(&state, id).await?;
+    let prefix = format!("experiment-{id}-");
+    let response = match (name.as_str(), &report) {
+        ("report.json", _) => {
+            let json = crate::api::experiments::json_experiment(&state, id).await?;
+            let text = serde_json::to_string_pretty(&json).map_err(|e| ApiError::Internal(e.to_string()))?;
+            file("application/json", &format!("{prefix}report.json"), text + "\n")
+        }
+        ("report.md", StoredReport::Pipeline(r)) => {
+            file("text/markdown; charset=utf-8", &format!("{prefix}report.md"), markdown(r, &arm_ids(&state, id).await?))
+        }
+        ("stages.csv", StoredReport::Pipeline(r)) => {
+            file("text/csv; charset=utf-8", &format!("{prefix}stages.csv"), judge::csv_export::pipeline_stages_csv(r))
+        }
+        ("gate.md", StoredReport::Warp { gate, provenance }) => {
+            file("text/markdown; charset=utf-8", &format!("{prefix}gate.md"), judge::warp::gate_md::render(gate, provenance.as_ref()))
+        }
+        ("gate.csv", StoredReport::Warp { gate, .. }) => {
+            file("text/csv; charset=utf-8", &format!("{prefix}gate.csv"), judge::csv_export::warp_gate_csv(gate))
+        }
+        _ => {
+            let offered = match kind {
+                ExperimentKind::Pipeline => "report.md, stages.csv, report.json",
+                ExperimentKind::Warp => "gate.md, gate.csv, report.json",
+            };
+            return Err(ApiError::NotFound(format!("a {} experiment exports {offered}, not {name:?}", kind.as_str())));
+        }
+    };
+    Ok(response)
+}
+
+/// Each arm's trials as their execution ids (the latest attempt of each planned trial), for the
+/// Markdown report's "Arms" line.
+async fn arm_ids(state: &AppState, id: i64) -> ApiResult<Vec<ArmIds>> {
+    let arms = state.store.arms(id).await?;
+    let mut latest: BTreeMap<i64, store::trials::Trial> = BTreeMap::new();
+    for t in state.store.trials(id).await? {
+        if latest.get(&t.seq).is_none_or(|prev| prev.attempt < t.attempt) {
+            latest.insert(t.seq, t);
+        }
+    }
+    let mut out: Vec<ArmIds> = arms.iter().map(|(_, name, _, _)| ArmIds { name: name.clone(), trials: Vec::new() }).collect();
+    for t in latest.values() {
+        let ids = state.store.trial_run(t.id).await?.execution_ids;
+        if let Some(i) = arms.iter().position(|a| a.0 == t.arm_id) {
+            if !ids.is_empty() {
+                out[i].trials.push(ids);
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,125 @@
+//! The experiment pages as a browser without JavaScript gets them: every page is complete HTML from
+//! the server (verdict, tables, inlined SVG charts), the standalone charts and exports answer with the
+//! latest report, and share links open one experiment and its charts until they are revoked.
+
+mod common;
+
+use common::test_app::TestApp;
+use store::people::Role;
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+#[tokio::test]
+async fn a_pipeline_page_renders_its_verdict_tables_and_charts_without_javascript() {
+    let app = TestApp::builder().start().await;
+    let id = app.judged_pipeline("Heavier map").await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    let page = viewer.get(&format!("/experiments/{id}")).await;
+    assert_eq!(page.status, 200);
+    let html = &page.text;
+    assert!(html.contains("<title>Heavier map · #"), "the title names the experiment");
+    assert!(html.contains("regression"), "the verdict is in the banner");
+    assert!(html.contains("stage1-Map → Scatter: more CPU: CPU higher +27.4 %"), "the reasons are in words");
+    assert!(html.contains("+27.4 %") && html.contains("1.130 → 1.440"), "the stage table leads with the CPU change");
+    assert!(html.contains("✓ same"), "items and bytes are checked");
+    assert_eq!(count(html, "class=\"chart\" role=\"img\""), 3, "CPU, memory and quadrant charts are inlined");
+    assert!(html.contains("<title>CPU per stage</title>") && html.contains("worker RAM 64.0 MiB"));
+    assert!(html.contains("uncalibrated thresholds: CPU ±10 %"), "the page says which thresholds judged it");
+    for export in ["report.md", "stages.csv", "report.json"] {
+        assert!(html.contains(&format!("/experiments/{id}/export/{export}")), "a download link for {export}");
+    }
+    assert!(!html.contains("og:title"), "a private experiment carries no preview");
+    let log = viewer.get(&format!("/experiments/{id}?scale=log")).await;
+    assert!(log.text.contains("aria-current=\"true\">log"), "the log axis is the current one");
+
+    let md = viewer.get(&format!("/experiments/{id}/export/report.md")).await;
+    assert_eq!(md.status, 200);
+    assert!(md.text.contains("Pipeline A/B") && md.text.contains("stage1-Map → Scatter"), "{}", md.text);
+    let csv = viewer.get(&format!("/experiments/{id}/export/stages.csv")).await;
+    assert!(csv.text.starts_with("arm,stage,verdict,cpu_control_s"), "{}", csv.text);
+    assert!(csv.text.contains("treatment,TOTAL,regression"));
+    let json = viewer.get(&format!("/experiments/{id}/export/report.json")).await.json();
+    assert_eq!(json["report"]["verdict"], "regression");
+    assert_eq!(viewer.get(&format!("/experiments/{id}/export/gate.md")).await.status, 404, "a pipeline has no gate.md");
+    let svg = viewer.get(&format!("/experiments/{id}/charts/stage-memory.svg")).await;
+    assert_eq!(svg.status, 200);
+    assert_eq!(svg.headers["content-type"], "image/svg+xml; charset=utf-8");
+    assert!(svg.text.starts_with("<svg") && svg.text.contains("▲ above RAM"));
+    let unknown = viewer.get(&format!("/experiments/{id}/charts/obj-per-s.svg")).await;
+    assert_eq!(unknown.status, 404);
+    assert!(unknown.text.contains("stage-cpu, stage-memory, cpu-vs-elapsed"), "{}", unknown.text);
+}
+
+#[tokio::test]
+async fn a_warp_page_shows_the_gate_and_marks_fail_and_warn_cells() {
+    let app = TestApp::builder().start().await;
+    let id = app.judged_warp("Write buffer").await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    let html = viewer.get(&format!("/experiments/{id}")).await.text;
+    assert!(html.contains("put-4KiB/sync-on: ❌ FAIL — reqps -12.00%"), "reasons name the cells");
+    assert!(html.contains("1000.0 obj/s") && html.contains("880.0 obj/s") && html.contains("-12.00%"), "the gate table");
+    assert!(html.contains("3.91 MiB/s"), "throughput in MiB/s");
+    assert_eq!(count(html.as_str(), "class=\"chart\" role=\"img\""), 3, "obj/s, throughput and p99 charts");
+    assert!(html.contains("✖ FAIL") && html.contains("▲ WARN"), "marks in the charts");
+    assert!(html.contains("Linux test x86_64"), "provenance");
+    let md = viewer.get(&format!("/experiments/{id}/export/gate.md")).await;
+    assert!(md.text.contains("FAIL") && md.text.contains("put-4KiB/sync-on"), "{}", md.text);
+    let csv = viewer.get(&format!("/experiments/{id}/export/gate.csv")).await;
+    assert!(csv.text.lines().nth(1).unwrap().starts_with("put-4KiB/sync-on,reqps,1000,880,-12.00%,12,FAIL"), "{}", csv.text);
+}
+
+#[tokio::test]
+async fn a_share_link_opens_the_page_and_its_charts_until_revoked_and_only_then_previews_the_verdict() {
+    let app = TestApp::builder().start().await;
+    let id = app.judged_warp("Shared gate").await;
+    let other = app.judged_pipeline("Not shared").await;
+    let secret = app.share(id).await;
+    let visitor = app.anonymous();
+    assert_eq!(visitor.get(&format!("/share/{secret}")).await.status, 303);
+    let page = visitor.get(&format!("/experiments/{id}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("property=\"og:title\" content=\"Shared gate — FAIL\""), "a shared page previews its verdict");
+    assert!(!page.text.contains("Share…"), "a visitor cannot share");
+    assert_ne!(visitor.get(&format!("/experiments/{other}")).await.status, 200, "the link opens one experiment");
+
+    // A PR comment embeds the chart with the token and no session.
+    let fresh = app.anonymous();
+    let chart = fresh.get(&format!("/experiments/{id}/charts/obj-per-s.svg?share={secret}")).await;
+    assert_eq!(chart.status, 200);
+    assert!(chart.text.contains("✖ FAIL"));
+    assert_ne!(app.anonymous().get(&format!("/experiments/{id}/charts/obj-per-s.svg")).await.status, 200, "not without the token");
+
+    app.store.revoke_share_tokens(id).await.unwrap();
+    assert_ne!(visitor.get(&format!("/experiments/{id}")).await.status, 200, "revoked: the session's link no longer opens it");
+    assert_ne!(app.anonymous().get(&format!("/experiments/{id}/charts/obj-per-s.svg?share={secret}")).await.status, 200);
+    let signed_in = app.signed_in(Role::Viewer).await.get(&format!("/experiments/{id}")).await;
+    assert!(!signed_in.text.contains("og:title"), "no live link: no preview, even for a signed-in reader");
+}
+
+#[tokio::test]
+async fn history_filters_and_pages_through_the_url() {
+    let app = TestApp::builder().start().await;
+    let p = app.judged_pipeline("Pipeline one").await;
+    let w = app.judged_warp("Warp one").await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    let all = viewer.get("/experiments").await.text;
+    assert!(all.find("Warp one").unwrap() < all.find("Pipeline one").unwrap(), "newest first");
+    let warp = viewer.get("/experiments?kind=warp").await.text;
+    assert!(warp.contains("Warp one") && !warp.contains("Pipeline one"));
+    assert!(warp.contains("<option value=\"warp\" selected"), "the form keeps the filter");
+    let found = viewer.get("/experiments?q=PIPELINE").await.text;
+    assert!(found.contains(&format!("/experiments/{p}")) && !found.contains(&format!("/experiments/{w}\"")));
+    let bad = viewer.get("/experiments?since=yesterday").await.text;
+    assert!(bad.contains("since: \"yesterday\" is not a date of the form YYYY-MM-DD"), "a bad filter is named");
+    for i in 0..55 {
+        app.experiment(&format!("filler {i}"), None).await;
+    }
+    let first = viewer.get("/experiments?kind=pipeline").await.text;
+    let older =
+        first.split("rel=\"next\"").next().unwrap().rsplit("href=\"").next().unwrap().split('"').next().unwrap().replace("&amp;", "&");
+    assert!(older.starts_with("/experiments?kind=pipeline&before="), "{older}");
+    let second = viewer.get(&older).await.text;
+    assert!(second.contains("Pipeline one") && !second.contains("Warp one"), "the oldest pipeline is on page two");
+}

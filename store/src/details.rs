@@ -1,0 +1,56 @@
+//! What an experiment's page shows beyond its history line: arms with refs and config diffs, the
+//! fingerprint, the noise profile that judged it, and whether a live share link exists.
+
+use crate::{on_pool, Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct ArmDetail {
+    pub id: i64,
+    pub name: String,
+    pub role: String,
+    pub git_ref: Option<String>,
+    pub sha: Option<String>,
+    pub config_diff: Option<String>,
+}
+
+/// The noise profile a verdict used: how many same-code trials built it, and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct ProfileUsed {
+    pub id: i64,
+    pub trials: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentDetail {
+    pub arms: Vec<ArmDetail>,
+    pub fingerprint: serde_json::Value,
+    pub noise_profile: Option<ProfileUsed>,
+    /// Live (not revoked) share links.
+    pub live_shares: i64,
+    pub launched_by_id: Option<i64>,
+}
+
+impl Store {
+    pub async fn experiment_detail(&self, id: i64) -> Result<ExperimentDetail, StoreError> {
+        let head: Option<(String, Option<i64>, Option<i64>)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT fingerprint, noise_profile_id, launched_by FROM experiments WHERE id = $1").bind(id).fetch_optional(pool).await
+        })?;
+        let (fingerprint, profile_id, launched_by_id) = head.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?;
+        let arms: Vec<ArmDetail> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT id, name, role, git_ref, sha, config_diff FROM arms WHERE experiment_id = $1 ORDER BY position")
+                .bind(id).fetch_all(pool).await
+        })?;
+        let noise_profile: Option<ProfileUsed> = match profile_id {
+            None => None,
+            Some(p) => on_pool!(self, pool => {
+                sqlx::query_as("SELECT id, trials, updated_at FROM noise_profiles WHERE id = $1").bind(p).fetch_optional(pool).await
+            })?,
+        };
+        let live_shares: i64 = on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM share_tokens WHERE experiment_id = $1 AND revoked_at IS NULL").bind(id).fetch_one(pool).await
+        })?;
+        Ok(ExperimentDetail { arms, fingerprint: serde_json::from_str(&fingerprint)?, noise_profile, live_shares, launched_by_id })
+    }
+}
