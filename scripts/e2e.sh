@@ -13,6 +13,8 @@ export E2E_PASSWORD="e2e passphrase $(date +%s)"
 for user in e2e-admin:admin e2e-viewer:viewer; do
   echo "$E2E_PASSWORD" | "$bin" user add "${user%%:*}" --role "${user##*:}" --data-dir "$data" >/dev/null
 done
+# Real judged experiments (imported from upstream outputs by the real CLI), 52 fillers for paging.
+ARBITER_BIN="$bin" scripts/demo-data.sh "$data" --by e2e-admin --many 52 >/dev/null
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$bin" serve --addr "127.0.0.1:$port" --data-dir "$data" --site-root target/site >"$data/server.log" 2>&1 &
 server=$!

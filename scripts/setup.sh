@@ -66,6 +66,11 @@ if [ "$want_test" = 1 ]; then
     say "installing Debian chromium"
     apt_install chromium
   fi
+  # Verdict icons are emoji; without a colour emoji font the screenshots the browser tests save show boxes.
+  if [ ! -f /usr/share/fonts/truetype/noto/NotoColorEmoji.ttf ]; then
+    say "installing Debian fonts-noto-color-emoji (for the browser tests' screenshots)"
+    apt_install fonts-noto-color-emoji
+  fi
   if [ ! -x /usr/sbin/slurmctld ] || ! command -v munged >/dev/null; then
     say "installing Debian slurm-wlm (the cluster launcher's tests start a private single-node Slurm)"
     apt_install slurm-wlm

@@ -61,6 +61,8 @@ fn ThemeSwitch() -> impl IntoView {
         Effect::new(move |_| {
             let t = theme.get();
             if let Some(root) = document().document_element() {
+                // Effects run only once the page is hydrated: tests wait for this mark before they click.
+                let _ = root.set_attribute("data-hydrated", "");
                 let _ = match t {
                     Theme::System => root.remove_attribute("data-theme"),
                     other => root.set_attribute("data-theme", other.as_str()),

@@ -38,3 +38,8 @@ export async function signIn(page: Page, user: string, next = "/experiments") {
   // Let the bundle finish loading, so that a navigation right after does not abort it.
   await page.waitForLoadState("networkidle");
 }
+
+/** Waits until the wasm bundle has hydrated the page (buttons then act through the app, not as plain forms). */
+export async function hydrated(page: Page) {
+  await expect(page.locator("html")).toHaveAttribute("data-hydrated", "", { timeout: 20_000 });
+}

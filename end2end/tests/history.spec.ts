@@ -3,7 +3,7 @@ import { test, expect, signIn } from "./fixtures";
 test("history page renders, hydrates and navigates", async ({ page }) => {
   await signIn(page, "e2e-admin", "/");
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Experiments");
-  await expect(page.getByText("No experiments yet")).toBeVisible();
+  await expect(page.getByRole("link", { name: "Dedup: heavier MinHash" })).toBeVisible();
   await expect(page.locator("select[name=kind] option")).toHaveText(["any", "pipeline", "warp"]);
 
   // Hydration: the theme switch does nothing until the wasm bundle has taken over the page,
@@ -37,13 +37,31 @@ test("history page renders, hydrates and navigates", async ({ page }) => {
   await page.screenshot({ path: "test-results/history.png", fullPage: true });
 });
 
-test("filters live in the URL and an unknown page is a 404", async ({ page }) => {
+test("filters live in the URL, pages go back in time, and an unknown page is a 404", async ({ page }) => {
   await signIn(page, "e2e-viewer");
-  await page.locator("select[name=kind]").selectOption("warp");
+  const rows = page.locator("table.history tbody tr");
+  await expect(rows).toHaveCount(50);
+  await page.getByRole("link", { name: "Older experiments →" }).click();
+  await expect(page).toHaveURL(/before=\d+\.\d+/);
+  await expect(rows).toHaveCount(6);
+  await expect(page.getByRole("link", { name: "put-4KiB nightly 1", exact: true })).toBeVisible();
+
+  await page.goto("/experiments");
+  await page.locator("select[name=kind]").selectOption("pipeline");
   await page.getByRole("button", { name: "Filter" }).click();
-  await expect(page).toHaveURL(/kind=warp/);
+  await expect(page).toHaveURL(/kind=pipeline/);
+  await expect(rows).toHaveCount(2);
+  await expect(page.locator("select[name=kind]")).toHaveValue("pipeline");
+  await page.screenshot({ path: "test-results/history-filtered.png", fullPage: true });
+
+  await page.goto("/experiments?q=write%20buffer");
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText("s3 hot path: smaller write buffer");
+  await page.goto("/experiments?git=cpu-heavier&by=e2e-admin");
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toContainText("Dedup: heavier MinHash");
+  await page.goto("/experiments?q=nothing-is-called-this");
   await expect(page.getByText("No experiment matches these filters")).toBeVisible();
-  await expect(page.locator("select[name=kind]")).toHaveValue("warp");
 
   // Asked outside the page, so the expected 404 is not a console error of this page.
   const response = await page.request.get("/definitely/not/here");

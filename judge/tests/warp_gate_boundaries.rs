@@ -143,4 +143,11 @@ fn reasons_are_one_line_per_cell_worst_first() {
     assert_eq!(reasons.len(), 2, "the passing cell says nothing: {reasons:?}");
     assert!(reasons[0].starts_with("put-4KiB/sync-on: ❌ FAIL — reqps -12.00%, latency 13.75%"), "{reasons:?}");
     assert!(reasons[1].starts_with("get-4MiB/sync-on: ⚠️ WARN — reqps -7.00%"), "{reasons:?}");
+    let missing = parse_compare_csv("m.csv", include_str!("data/warp/compare_missing_baseline.csv"), Some("mixed/sync-on"), false).unwrap();
+    let reasons = gate(&missing, &GateConfig::default()).reasons();
+    assert_eq!(reasons.len(), 1, "{reasons:?}");
+    assert!(
+        reasons[0].starts_with("mixed/sync-on: ❓ MISSING — reqps, latency, throughput"),
+        "one reason names the metrics together: {reasons:?}"
+    );
 }

@@ -120,6 +120,14 @@ fn cases() -> Vec<Case> {
             None,
             [401, 403, 200, 409, 401, 401, 409, 401, 401, 401],
         ),
+        // C was not launched from a suite: past the gate, a re-run is a conflict.
+        case(
+            M::POST,
+            "/api/v1/experiments/{id}/rerun",
+            "/api/v1/experiments/{C}/rerun",
+            None,
+            [401, 403, 409, 409, 401, 401, 409, 401, 401, 401],
+        ),
         // The launcher owns C; the viewer may not share, the admin may share anything.
         case(
             M::POST,

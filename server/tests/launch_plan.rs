@@ -128,6 +128,20 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     let arms = app.store.arms(id).await.unwrap();
     assert_eq!((arms[0].3.as_deref(), arms[1].3.as_deref()), (Some(base.as_str()), Some(faster.as_str())));
     assert!(app.store.audit_log(5).await.unwrap().iter().any(|e| e.action == "experiment.launch"));
+
+    // A re-run launches the same code again: each arm at the SHA it ran, the same plan.
+    let r = launcher.post_json(&format!("/api/v1/experiments/{id}/rerun"), json!({})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let again = r.json()["id"].as_i64().unwrap();
+    assert_ne!(again, id);
+    let arms_again = app.store.arms(again).await.unwrap();
+    assert_eq!((arms_again[0].3.as_deref(), arms_again[1].3.as_deref()), (Some(base.as_str()), Some(faster.as_str())));
+    assert_eq!(app.store.trials(again).await.unwrap().len(), 6);
+    assert!(app.store.experiment_summary(again).await.unwrap().title.ends_with(&format!("(re-run of #{id})")));
+    let imported = app.experiment("not launched", None).await;
+    let r = launcher.post_json(&format!("/api/v1/experiments/{imported}/rerun"), json!({})).await;
+    assert_eq!(r.status, 409, "{}", r.text);
+    assert!(r.text.contains("cannot be re-run"), "{}", r.text);
 }
 
 #[tokio::test]

@@ -123,3 +123,23 @@ async fn history_filters_and_pages_through_the_url() {
     let second = viewer.get(&older).await.text;
     assert!(second.contains("Pipeline one") && !second.contains("Warp one"), "the oldest pipeline is on page two");
 }
+
+#[tokio::test]
+async fn cancel_and_rerun_are_offered_only_to_those_allowed() {
+    let app = TestApp::builder().start().await;
+    let (launcher_id, launcher) = app.user(Role::Launcher).await;
+    let running = app.experiment("still running", Some(launcher_id)).await;
+    let judged = app.judged_pipeline("launched and judged").await;
+    app.store.set_experiment_plan(judged, &serde_json::json!({"launch": {}, "suite": {}})).await.unwrap();
+    let imported = app.judged_warp("imported").await;
+    let owner = app.sign_in(&launcher).await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    async fn page(c: &common::test_app::Client, id: i64) -> String {
+        c.get(&format!("/experiments/{id}")).await.text
+    }
+    assert!(page(&owner, running).await.contains("Cancel experiment"), "its launcher may cancel a running experiment");
+    assert!(!page(&viewer, running).await.contains("Cancel experiment"), "a viewer may not");
+    assert!(page(&owner, judged).await.contains("Re-run"), "any launcher may re-run a launched experiment once it ended");
+    assert!(!page(&viewer, judged).await.contains("Re-run"));
+    assert!(!page(&owner, imported).await.contains("Re-run"), "an imported experiment has no plan to re-run");
+}

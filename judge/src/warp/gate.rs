@@ -228,8 +228,9 @@ impl GateReport {
         };
         let mut cells: Vec<(&str, RowVerdict, Vec<String>)> = Vec::new();
         for row in self.rows.iter().filter(|r| r.verdict != RowVerdict::Pass) {
+            // Metrics missing for the same reason are named together: "reqps, latency: no delta (…)".
             let what = match &row.missing_reason {
-                Some(why) => format!("{} {}", row.metric, why),
+                Some(why) => format!("{}: {why}", row.metric),
                 None => format!("{} {}", row.metric, row.delta),
             };
             match cells.iter_mut().find(|c| c.0 == row.workload) {
@@ -237,7 +238,14 @@ impl GateReport {
                     if rank(row.verdict) < rank(c.1) {
                         c.1 = row.verdict;
                     }
-                    if !c.2.contains(&what) {
+                    let joined = row.missing_reason.as_ref().and_then(|why| {
+                        let tail = format!(": {why}");
+                        c.2.iter_mut().find(|w| w.ends_with(&tail)).map(|w| {
+                            let head = w.trim_end_matches(&tail).to_string();
+                            *w = format!("{head}, {}{tail}", row.metric);
+                        })
+                    });
+                    if joined.is_none() {
                         c.2.push(what);
                     }
                 }

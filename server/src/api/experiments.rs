@@ -22,6 +22,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/experiments", get(list).post(launch))
         .route("/api/v1/experiments/{id}", get(one))
         .route("/api/v1/experiments/{id}/cancel", axum::routing::post(cancel))
+        .route("/api/v1/experiments/{id}/rerun", axum::routing::post(super::rerun::rerun))
 }
 
 /// Checks and resolves a launch. `dry_run: true` answers with the whole plan (arms with SHAs, every
@@ -34,6 +35,12 @@ async fn launch(
 ) -> ApiResult<Response> {
     let (me, _) = require(&principal, Role::Launcher)?;
     let Json(req) = body?;
+    launch_request(&state, me, &req).await
+}
+
+/// Resolves a launch request and, unless it is a dry run, stores it and wakes the scheduler (also
+/// behind re-run).
+pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiResult<Response> {
     let suite = match state.store.suite_by_name(&req.suite).await {
         Ok(s) => s,
         Err(store::StoreError::NotFound { .. }) => return Err(ApiError::BadRequest(format!("suite: there is no suite {:?}", req.suite))),
@@ -47,7 +54,7 @@ async fn launch(
         finelog_url: state.launcher.finelog.clone().unwrap_or_else(|_| "http://finelog.pending".into()),
         python: state.launcher.python.as_ref().map(|p| p.to_string_lossy().into_owned()),
     };
-    let plan = resolve(&req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
+    let plan = resolve(req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
     if req.dry_run {
         return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
     }

@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod error;
 pub mod experiments;
+pub mod rerun;
 pub mod shares;
 pub mod tokens;
 pub mod users;

@@ -77,6 +77,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/api/v1/experiments", LAUNCHER),
     rule(Method::GET, "/api/v1/experiments/{id}", Access::Experiment),
     rule(Method::POST, "/api/v1/experiments/{id}/cancel", LAUNCHER),
+    rule(Method::POST, "/api/v1/experiments/{id}/rerun", LAUNCHER),
     rule(Method::POST, "/api/v1/experiments/{id}/shares", LAUNCHER),
     rule(Method::DELETE, "/api/v1/experiments/{id}/shares", LAUNCHER),
     rule(Method::GET, "/api/v1/tokens", LAUNCHER),

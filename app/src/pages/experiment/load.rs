@@ -61,6 +61,10 @@ pub struct ExperimentView {
     pub shared: bool,
     /// The caller may create and revoke share links (the launcher or an admin).
     pub may_share: bool,
+    /// The experiment still runs and the caller launched it or is an admin.
+    pub may_cancel: bool,
+    /// The experiment was launched from a suite, has ended, and the caller may launch.
+    pub may_rerun: bool,
 }
 
 /// Most files listed on the page; the rest stay downloadable by path.
@@ -215,6 +219,10 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         .collect();
     let dir = ctx.data_dir.join("experiments").join(id.to_string());
     let files = list_files(&dir);
+    let launched = store.experiment_plan(id).await.map_err(failed)?.0.get("launch").is_some();
+    let ended =
+        matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
+    let may_launch = principal.has(crate::auth::Role::Launcher);
     let may_share = match &principal {
         crate::auth::Principal::User { id: me, role, .. } => {
             *role == crate::auth::Role::Admin || (*role >= crate::auth::Role::Launcher && detail.launched_by_id == Some(*me))
@@ -233,6 +241,8 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         log,
         files,
         shared: detail.live_shares > 0,
+        may_cancel: may_share && !ended,
+        may_rerun: may_launch && launched && ended,
         may_share,
     })
 }

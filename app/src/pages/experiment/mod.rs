@@ -2,6 +2,7 @@
 //! charts, the trials, and the files. Readable by signed-in users and by holders of a share link; it
 //! renders completely on the server, charts included, so a reviewer's link works without JavaScript.
 
+mod actions;
 mod load;
 mod pipeline;
 mod share;
@@ -65,7 +66,10 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         {og}
         <div class="page-head">
             <h1>{s.title.clone()} " " <span class="muted">"#" {s.id}</span></h1>
-            <share::ShareBox id shared=view.shared may_share=view.may_share />
+            <div class="head-actions">
+                <actions::Actions id may_cancel=view.may_cancel may_rerun=view.may_rerun />
+                <share::ShareBox id shared=view.shared may_share=view.may_share />
+            </div>
         </div>
         <section class=format!("banner tone-{}", s.verdict.map(|v| format!("{:?}", v.tone()).to_lowercase()).unwrap_or_else(|| "none".into())) aria-label="Verdict">
             <p class="banner-verdict"><VerdictBadge verdict=s.verdict /> <span class="muted">{s.status.as_str()}</span></p>
@@ -80,12 +84,19 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <dt>"Judged with"</dt><dd>{view.noise.clone()}</dd>
         </dl>
         <Arms arms=view.arms.clone() fingerprint=view.fingerprint.clone() />
+        // Pipeline: the stage table leads and the charts follow. Warp: the charts summarise the matrix
+        // above its long gate table (six rows per cell).
         {match view.report.clone() {
-            Some(StoredReport::Pipeline(r)) => view! { <pipeline::PipelineReportView report=*r /> }.into_any(),
-            Some(StoredReport::Warp { gate, provenance }) => view! { <warp::GateView gate=*gate provenance /> }.into_any(),
+            Some(StoredReport::Pipeline(r)) => view! {
+                <pipeline::PipelineReportView report=*r />
+                <Charts id charts=view.charts.clone() log=view.log />
+            }.into_any(),
+            Some(StoredReport::Warp { gate, provenance }) => view! {
+                <Charts id charts=view.charts.clone() log=view.log />
+                <warp::GateView gate=*gate provenance />
+            }.into_any(),
             None => view! { <p class="muted">"No report yet: the judge runs when every trial has ended."</p> }.into_any(),
         }}
-        <Charts id charts=view.charts.clone() log=view.log />
         <trials::Timeline trials=view.trials.clone() />
         <Downloads id kind=s.kind judged=view.report.is_some() files=view.files.clone() />
     }

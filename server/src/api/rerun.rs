@@ -1,0 +1,52 @@
+//! `POST /api/v1/experiments/{id}/rerun`: launches the same comparison again — the same suite,
+//! fingerprint, trial count and order, each arm at the SHA it ran (so it is the same code, even if the
+//! branches moved since). An exemption is not carried over: it is a decision about one run. Any launcher.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::Principal;
+use crate::launch::request::{JsonExtraArm, JsonLaunch};
+use crate::launch::submit::StoredPlan;
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::Extension;
+use store::people::Role;
+
+/// The launch request that repeats a stored plan.
+pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
+    let launch = &plan.launch;
+    let sha_of = |name: &str| launch.arms.iter().find(|a| a.name == name).map(|a| a.sha.clone());
+    let head = if launch.calibration { sha_of("calibration") } else { sha_of("treatment") };
+    JsonLaunch {
+        suite: launch.suite.clone(),
+        head: head.unwrap_or_default(),
+        base: if launch.calibration { None } else { sha_of("control") },
+        arms: launch
+            .arms
+            .iter()
+            .filter(|a| !matches!(a.name.as_str(), "control" | "treatment" | "calibration"))
+            .map(|a| JsonExtraArm { name: a.name.clone(), git_ref: a.sha.clone(), config: a.config.clone() })
+            .collect(),
+        fingerprint: launch.fingerprint.clone().into_iter().collect(),
+        trials: Some(launch.trials_per_arm),
+        order: Some(launch.order),
+        title: Some(
+            format!("{} (re-run of #{id})", launch.title.trim_end_matches(&format!(" (re-run of #{id})"))).chars().take(200).collect(),
+        ),
+        exemption: None,
+        calibration: launch.calibration,
+        dry_run: false,
+    }
+}
+
+pub async fn rerun(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Response> {
+    let (me, _) = require(&principal, Role::Launcher)?;
+    let (plan, _) = state.store.experiment_plan(id).await?;
+    let plan: StoredPlan = serde_json::from_value(plan)
+        .map_err(|_| ApiError::Conflict(format!("experiment {id} was imported or has no launch plan, so it cannot be re-run")))?;
+    let req = rerun_request(id, &plan);
+    let response = super::experiments::launch_request(&state, me, &req).await?;
+    state.store.audit(Some(me), "experiment.rerun", &format!("experiment:{id}"), None, &serde_json::json!({})).await?;
+    Ok(response)
+}
