@@ -50,7 +50,7 @@ fn UserMenu() -> impl IntoView {
 }
 
 /// Cycles the colour scheme: follow the system, light, dark. Remembered in this browser.
-#[component]
+#[island]
 fn ThemeSwitch() -> impl IntoView {
     let theme = RwSignal::new(Theme::System);
     #[cfg(feature = "hydrate")]

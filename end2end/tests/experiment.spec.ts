@@ -19,6 +19,11 @@ test("a pipeline experiment page shows the verdict, the stage table and its char
   await expect(charts.first().locator(".tips title").filter({ hasText: "heavier-minhash: 1.44 CPU-s" })).toHaveCount(1);
   await hydrated(page);
   await page.screenshot({ path: "test-results/experiment-pipeline.png", fullPage: true });
+  // Dark mode follows the system; the charts' ink follows the page.
+  await page.emulateMedia({ colorScheme: "dark" });
+  await expect(charts.first()).toHaveCSS("color", "rgb(230, 233, 237)");
+  await page.screenshot({ path: "test-results/experiment-pipeline-dark.png", fullPage: true });
+  await page.emulateMedia({ colorScheme: "light" });
 
   await page.getByRole("link", { name: "log", exact: true }).click();
   await expect(page).toHaveURL(/scale=log/);

@@ -3,6 +3,7 @@
 //! * the experiment page of a 50-stage pipeline (3 control + 3 treatment trials) and of a 24-cell warp
 //!   gate (12 workloads × drive sync on/off, 6 metrics each), charts included;
 //! * the history page with 100 000 stored experiments: first page, a deep page, and filtered views.
+//!
 //! Prints p50 / p95 / max per page in milliseconds.
 //!
 //!   scripts/bench-pages.sh [--requests 200] [--experiments 100000]

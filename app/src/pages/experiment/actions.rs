@@ -15,7 +15,7 @@ async fn post(url: String) -> Result<serde_json::Value, String> {
     }
 }
 
-#[component]
+#[island]
 pub fn Actions(id: i64, may_cancel: bool, may_rerun: bool) -> impl IntoView {
     let busy = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);

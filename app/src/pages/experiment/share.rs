@@ -51,7 +51,7 @@ async fn may_share(id: i64) -> Result<i64, ServerFnError> {
     }
 }
 
-#[component]
+#[island]
 pub fn ShareBox(id: i64, shared: bool, may_share: bool) -> impl IntoView {
     let create = ServerAction::<CreateShare>::new();
     let revoke = ServerAction::<RevokeShares>::new();
