@@ -38,17 +38,7 @@ pub fn pct(p: f64) -> String {
 
 /// Bytes as "933 MiB", "1.5 GiB".
 pub fn bytes(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let (mut v, mut i) = (b, 0);
-    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if v.abs() >= 100.0 || i == 0 {
-        format!("{v:.0} {}", UNITS[i])
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
+    judge::units::fmt_bytes(b)
 }
 
 #[cfg(test)]

@@ -84,18 +84,7 @@ pub const WARP_CHARTS: &[ChartName] = &[
 
 /// Human units: "1.5 GiB", "512 MiB".
 pub fn fmt_bytes(b: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b;
-    let mut i = 0;
-    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if v.abs() >= 100.0 || i == 0 {
-        format!("{v:.0} {}", UNITS[i])
-    } else {
-        format!("{v:.1} {}", UNITS[i])
-    }
+    judge::units::fmt_bytes(b)
 }
 
 /// Three significant digits, no exponent for everyday values: "0.00123", "12.3", "1234".

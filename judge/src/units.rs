@@ -65,6 +65,21 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
     Ok(days)
 }
 
+/// Bytes for people, in binary units: "933 MiB", "1.5 GiB", "100 B".
+pub fn fmt_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let (mut v, mut i) = (b, 0);
+    while v.abs() >= 1024.0 && i < UNITS.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if v.abs() >= 100.0 || i == 0 {
+        format!("{v:.0} {}", UNITS[i])
+    } else {
+        format!("{v:.1} {}", UNITS[i])
+    }
+}
+
 /// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
 pub fn utc_rfc3339(secs: i64) -> String {
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
