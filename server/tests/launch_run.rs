@@ -98,7 +98,10 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
     let page = launcher.get(&format!("/experiments/{heavier}")).await;
     assert_eq!(page.status, 200);
     assert!(page.text.contains("<h2>Trials</h2>") && page.text.matches("succeeded").count() >= 6, "the page lists the trials");
-    assert!(page.text.contains("<h2>Why</h2>"), "the page gives the verdict's reasons");
+    assert!(
+        page.text.contains("aria-label=\"Verdict\"") && page.text.contains("class=\"reasons\""),
+        "the page gives the verdict's reasons"
+    );
 
     // A/A: the same code on both sides is never a regression.
     let started = Instant::now();
@@ -153,7 +156,8 @@ async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
         assert!(Instant::now() < deadline, "trials did not settle");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(states(&launcher.get(&format!("/api/v1/experiments/{id}")).await.json()).iter().all(|s| s == "cancelled"));
+    let settled = states(&launcher.get(&format!("/api/v1/experiments/{id}")).await.json());
+    assert!(settled.iter().all(|s| s == "cancelled"), "every trial is cancelled: {settled:?}");
     let deadline = Instant::now() + Duration::from_secs(10);
     while server::launch::supervise::is_alive(pid) {
         assert!(Instant::now() < deadline, "the supervisor {pid} is still running");

@@ -364,6 +364,20 @@ impl Store {
         })?)
     }
 
+    /// Marks a queued (or running) experiment running; false when it has ended or was cancelled
+    /// meanwhile — then its claimed trial must not run. Atomic, so a cancel is never overwritten.
+    pub async fn start_experiment(&self, id: i64) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let n = on_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE experiments SET status = 'running', started_at = COALESCE(started_at, $1) \
+                 WHERE id = $2 AND status IN ('queued', 'running')",
+            )
+            .bind(now).bind(id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(n > 0)
+    }
+
     pub async fn set_experiment_status(&self, id: i64, status: ExperimentStatus) -> Result<(), StoreError> {
         let now = now_ms();
         let done = matches!(status, ExperimentStatus::Judged | ExperimentStatus::Errored | ExperimentStatus::Cancelled);

@@ -35,6 +35,7 @@ on_both_backends!(
     history_filters_narrow_the_list,
     history_searches_refs_people_dates_and_words,
     experiment_detail_has_arms_fingerprint_and_shares,
+    starting_never_undoes_a_cancel,
     bad_experiment_stores_nothing,
     verdicts_mark_the_experiment_judged,
     trials_are_claimed_once_each,
@@ -178,6 +179,16 @@ async fn experiment_detail_has_arms_fingerprint_and_shares(db: &TestDb) {
     db.store.revoke_share_tokens(id).await.unwrap();
     assert_eq!(db.store.experiment_detail(id).await.unwrap().live_shares, 0);
     assert!(matches!(db.store.experiment_detail(id + 1000).await, Err(StoreError::NotFound { .. })));
+}
+
+async fn starting_never_undoes_a_cancel(db: &TestDb) {
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "race")).await.unwrap();
+    assert!(db.store.start_experiment(id).await.unwrap());
+    assert!(db.store.start_experiment(id).await.unwrap(), "a second trial of a running experiment starts too");
+    assert_eq!(db.store.experiment_summary(id).await.unwrap().status, ExperimentStatus::Running);
+    db.store.set_experiment_status(id, ExperimentStatus::Cancelled).await.unwrap();
+    assert!(!db.store.start_experiment(id).await.unwrap(), "a trial claimed just before the cancel must not run");
+    assert_eq!(db.store.experiment_summary(id).await.unwrap().status, ExperimentStatus::Cancelled);
 }
 
 async fn bad_experiment_stores_nothing(db: &TestDb) {

@@ -28,8 +28,31 @@ pub struct Launcher {
     pub worker: String,
     /// The program that supervises a trial: this binary (`arbiter supervise`).
     pub supervisor: std::path::PathBuf,
-    /// Running trials: trial id → (experiment id, how to stop it).
-    running: Mutex<HashMap<i64, (i64, Stop)>>,
+    /// Running trials: trial id → (experiment id, how to stop it); and the experiments cancelled while
+    /// this server runs. One lock for both: a trial tracked after its experiment's cancel is stopped at once.
+    running: Mutex<Running>,
+}
+
+#[derive(Debug, Default)]
+struct Running {
+    trials: HashMap<i64, (i64, Stop)>,
+    cancelled: std::collections::HashSet<i64>,
+}
+
+fn signal(stop: &Stop) {
+    match stop {
+        Stop::Supervisor(pid) => super::supervise::signal_pid(*pid, libc::SIGTERM),
+        Stop::Phase(flag, pid) => {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            let pid = pid.load(std::sync::atomic::Ordering::Relaxed);
+            if pid > 0 {
+                super::supervise::signal_group(pid, libc::SIGTERM);
+            }
+        }
+        Stop::Engine(argv, spec) => {
+            tokio::spawn(super::cluster::cancel((**spec).clone(), argv.clone()));
+        }
+    }
 }
 
 impl Launcher {
@@ -42,44 +65,39 @@ impl Launcher {
             python,
             worker: host.unwrap_or_else(|| "local".into()),
             supervisor,
-            running: Mutex::new(HashMap::new()),
+            running: Mutex::new(Running::default()),
         }
     }
 
     /// Stops the running trials of an experiment: a local trial's supervisor stops its whole process
     /// group; a cluster trial's job gets the engine's cancel command.
     pub fn cancel_running(&self, experiment_id: i64) -> usize {
-        let running = self.running.lock().unwrap_or_else(|e| e.into_inner());
-        let stops: Vec<&Stop> = running.values().filter(|(e, _)| *e == experiment_id).map(|(_, s)| s).collect();
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.cancelled.insert(experiment_id);
+        let stops: Vec<&Stop> = running.trials.values().filter(|(e, _)| *e == experiment_id).map(|(_, s)| s).collect();
         for stop in &stops {
-            match stop {
-                Stop::Supervisor(pid) => super::supervise::signal_pid(*pid, libc::SIGTERM),
-                Stop::Phase(flag, pid) => {
-                    flag.store(true, std::sync::atomic::Ordering::Relaxed);
-                    let pid = pid.load(std::sync::atomic::Ordering::Relaxed);
-                    if pid > 0 {
-                        super::supervise::signal_group(pid, libc::SIGTERM);
-                    }
-                }
-                Stop::Engine(argv, spec) => {
-                    tokio::spawn(super::cluster::cancel((**spec).clone(), argv.clone()));
-                }
-            }
+            signal(stop);
         }
         stops.len()
     }
 
+    /// Registers a running trial; if its experiment was cancelled meanwhile (claimed just before the
+    /// cancel, started just after), it is stopped right away.
     pub(crate) fn track(&self, trial: &Trial, stop: Stop) {
-        self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(trial.id, (trial.experiment_id, stop));
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if running.cancelled.contains(&trial.experiment_id) {
+            signal(&stop);
+        }
+        running.trials.insert(trial.id, (trial.experiment_id, stop));
     }
 
     pub(crate) fn untrack(&self, trial: &Trial) {
-        self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(&trial.id);
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).trials.remove(&trial.id);
     }
 
     /// A warp phase's server started: a cancel stops it too.
     pub(crate) fn set_phase_pid(&self, trial: &Trial, pid: u32) {
-        if let Some((_, Stop::Phase(_, p))) = self.running.lock().unwrap_or_else(|e| e.into_inner()).get(&trial.id) {
+        if let Some((_, Stop::Phase(_, p))) = self.running.lock().unwrap_or_else(|e| e.into_inner()).trials.get(&trial.id) {
             p.store(pid, std::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -168,7 +186,12 @@ async fn run_one(state: &AppState, trial: Trial) -> Ran {
         finish_if_done(state, trial.experiment_id).await;
         return Ran::Done;
     };
-    let _ = state.store.set_experiment_status(trial.experiment_id, ExperimentStatus::Running).await;
+    // A trial claimed just before its experiment was cancelled does not run (and does not undo the cancel).
+    if let Ok(false) = state.store.start_experiment(trial.experiment_id).await {
+        apply(state, &trial, Outcome::cancelled("the experiment was cancelled before this trial started")).await;
+        finish_if_done(state, trial.experiment_id).await;
+        return Ran::Done;
+    }
     if plan.suite.kind == judge::ExperimentKind::Warp {
         super::warp::schedule::run_phase(state, &trial, &plan, arm).await;
         finish_if_done(state, trial.experiment_id).await;
