@@ -20,7 +20,7 @@ fn read_rows(files: &[PathBuf]) -> Result<Vec<StageRow>, String> {
 }
 
 /// "id1,id2" → a trial; empty parts are refused.
-fn trial(flag: &str, ids: &str) -> Result<TrialSpec, String> {
+pub(crate) fn trial(flag: &str, ids: &str) -> Result<TrialSpec, String> {
     let execution_ids: Vec<String> = ids.split(',').map(|s| s.trim().to_string()).collect();
     if execution_ids.iter().any(String::is_empty) {
         return Err(format!("{flag} {ids:?}: execution ids are comma-separated and none may be empty"));
@@ -33,7 +33,7 @@ fn valid_arm_name(name: &str) -> bool {
 }
 
 /// Groups `--treatment [NAME=]IDS` occurrences into arms, in first-seen order.
-fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> {
+pub(crate) fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> {
     let mut arms: Vec<ArmSpec> = Vec::new();
     for v in values {
         let (name, ids) = match v.split_once('=') {

@@ -1,106 +1,90 @@
-//! `arbiter import pipeline|warp`: store a judged experiment from results measured elsewhere —
-//! zephyr.stage row files with their execution ids, or warp `baseline_compare.csv` files — so they get
-//! a page, charts, history and a share link like a launched experiment. The files are judged exactly as
-//! `arbiter compare` / `arbiter gate` judge them; the rows are kept as the trials' observations.
+//! Importing results measured elsewhere — zephyr.stage row files with their execution ids, or warp
+//! `baseline_compare.csv` files — as judged experiments with a page, charts, history and a share link.
+//! The files are judged exactly as `arbiter compare` / `arbiter gate` judge them; pipeline rows are kept
+//! as the trials' observations. Two doors, one core: `arbiter import pipeline|warp` (files, straight into
+//! the store) and `POST /api/v1/imports` (the same content in JSON, see `api/imports.rs`).
 
 use crate::cli::{ImportMeta, ImportPipelineArgs, ImportWarpArgs};
+use crate::compare::Compared;
+use judge::warp::gate::GateReport;
+use judge::warp::gate_md::Provenance;
 use judge::{ExperimentKind, TrialState, Verdict};
 use serde_json::json;
+use std::path::Path;
 use store::experiments::{ArmRole, InsertArm, InsertExperiment};
 use store::trials::InsertTrial;
 use store::Store;
 
-fn check_meta(meta: &ImportMeta) -> Result<(), String> {
-    let title = meta.title.trim();
-    if title.is_empty() || title.chars().count() > 200 || title.chars().any(char::is_control) {
-        return Err("--title: 1–200 characters, no control characters".into());
+/// Who and what an import is: the title, the refs and SHAs of the arms, who it is recorded as
+/// launched by, and where its data came from.
+#[derive(Debug, Clone, Default)]
+pub struct ImportInfo {
+    pub title: String,
+    pub control_ref: Option<String>,
+    pub treatment_ref: Option<String>,
+    pub control_sha: Option<String>,
+    pub treatment_sha: Option<String>,
+    pub by: Option<i64>,
+    pub sources: Vec<String>,
+}
+
+impl ImportInfo {
+    /// Checks the free-text fields; the error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        let title = self.title.trim();
+        if title.is_empty() || title.chars().count() > 200 || title.chars().any(char::is_control) {
+            return Err("title: 1–200 characters, no control characters".into());
+        }
+        for (field, v) in [("control_ref", &self.control_ref), ("treatment_ref", &self.treatment_ref)] {
+            if v.as_deref().is_some_and(|r| r.is_empty() || r.len() > 255 || r.chars().any(|c| c.is_control() || c == ' ')) {
+                return Err(format!("{field}: a git ref of 1–255 characters without spaces"));
+            }
+        }
+        for (field, v) in [("control_sha", &self.control_sha), ("treatment_sha", &self.treatment_sha)] {
+            if v.as_deref().is_some_and(|s| !(4..=64).contains(&s.len()) || !s.chars().all(|c| c.is_ascii_hexdigit())) {
+                return Err(format!("{field}: a hex SHA of 4–64 digits"));
+            }
+        }
+        Ok(())
     }
-    for (flag, v) in [("--control-ref", &meta.control_ref), ("--treatment-ref", &meta.treatment_ref)] {
-        if v.as_deref().is_some_and(|r| r.is_empty() || r.len() > 255 || r.chars().any(|c| c.is_control() || c == ' ')) {
-            return Err(format!("{flag}: a git ref of 1–255 characters without spaces"));
+
+    fn arms(&self, treatments: &[String]) -> Vec<InsertArm> {
+        let arm = |name: &str, role, git_ref: &Option<String>, sha: &Option<String>| InsertArm {
+            name: name.into(),
+            role,
+            git_ref: git_ref.clone(),
+            sha: sha.as_deref().map(str::to_lowercase),
+            config_diff: None,
+        };
+        let mut arms = vec![arm("control", ArmRole::Control, &self.control_ref, &self.control_sha)];
+        arms.extend(treatments.iter().map(|n| arm(n, ArmRole::Treatment, &self.treatment_ref, &self.treatment_sha)));
+        arms
+    }
+
+    fn experiment(&self, kind: ExperimentKind, fingerprint: serde_json::Value, treatments: &[String]) -> InsertExperiment {
+        InsertExperiment {
+            suite_id: None,
+            kind,
+            title: self.title.trim().to_string(),
+            base_ref: self.control_sha.clone().or_else(|| self.control_ref.clone()),
+            head_ref: self.treatment_ref.clone().or_else(|| self.treatment_sha.clone()),
+            fingerprint,
+            plan: json!({"imported": true, "sources": self.sources}),
+            launched_by: self.by,
+            arms: self.arms(treatments),
         }
     }
-    for (flag, v) in [("--control-sha", &meta.control_sha), ("--treatment-sha", &meta.treatment_sha)] {
-        if v.as_deref().is_some_and(|s| !(4..=64).contains(&s.len()) || !s.chars().all(|c| c.is_ascii_hexdigit())) {
-            return Err(format!("{flag}: a hex SHA of 4–64 digits"));
-        }
-    }
-    Ok(())
 }
 
-async fn open(meta: &ImportMeta) -> Result<(Store, Option<i64>), String> {
-    let (_, url) = meta.store.resolve().map_err(|e| e.to_string())?;
-    let store = Store::open(&url).await.map_err(|e| e.to_string())?;
-    let by = match &meta.by {
-        None => None,
-        Some(name) => {
-            Some(store.user_by_name(name).await.map_err(|e| e.to_string())?.ok_or_else(|| format!("--by: there is no user {name:?}"))?.id)
-        }
-    };
-    Ok((store, by))
-}
-
-fn arms(meta: &ImportMeta, treatments: &[String]) -> Vec<InsertArm> {
-    let mut arms = vec![InsertArm {
-        name: "control".into(),
-        role: ArmRole::Control,
-        git_ref: meta.control_ref.clone(),
-        sha: meta.control_sha.as_deref().map(str::to_lowercase),
-        config_diff: None,
-    }];
-    arms.extend(treatments.iter().map(|name| InsertArm {
-        name: name.clone(),
-        role: ArmRole::Treatment,
-        git_ref: meta.treatment_ref.clone(),
-        sha: meta.treatment_sha.as_deref().map(str::to_lowercase),
-        config_diff: None,
-    }));
-    arms
-}
-
-fn experiment(
-    meta: &ImportMeta,
-    kind: ExperimentKind,
-    by: Option<i64>,
-    fingerprint: serde_json::Value,
-    arms: Vec<InsertArm>,
-) -> InsertExperiment {
-    InsertExperiment {
-        suite_id: None,
-        kind,
-        title: meta.title.trim().to_string(),
-        base_ref: meta.control_sha.clone().or_else(|| meta.control_ref.clone()),
-        head_ref: meta.treatment_ref.clone().or_else(|| meta.treatment_sha.clone()),
-        fingerprint,
-        plan: json!({"imported": true}),
-        launched_by: by,
-        arms,
-    }
-}
-
-fn announce(id: i64, verdict: Verdict, reasons: &[String]) -> i32 {
-    println!("imported experiment {id}: {}", verdict.as_str());
-    for r in reasons.iter().take(5) {
-        println!("  {r}");
-    }
-    println!("page: /experiments/{id}");
-    0
-}
-
-pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
-    check_meta(&args.meta)?;
-    let compared = crate::compare::judge_args(&args.compare)?;
-    let (store, by) = open(&args.meta).await?;
+/// Stores a judged pipeline comparison; returns the experiment id.
+pub async fn store_pipeline(store: &Store, info: &ImportInfo, compared: &Compared, worker_ram: Option<&str>) -> Result<i64, String> {
     let names: Vec<String> = compared.arms.iter().map(|a| a.name.clone()).collect();
-    let files: Vec<String> = args.compare.rows.iter().map(|p| p.display().to_string()).collect();
-    let fingerprint = json!({"imported_from": files, "worker_ram": args.compare.worker_ram});
-    let new = experiment(&args.meta, ExperimentKind::Pipeline, by, fingerprint, arms(&args.meta, &names));
-    let id = store.insert_experiment(&new).await.map_err(|e| e.to_string())?;
+    let fingerprint = json!({"imported_from": info.sources, "worker_ram": worker_ram});
+    let id = store.insert_experiment(&info.experiment(ExperimentKind::Pipeline, fingerprint, &names)).await.map_err(|e| e.to_string())?;
     let result = async {
         let arm_ids: Vec<i64> = store.arms(id).await?.into_iter().map(|a| a.0).collect();
         // Trials in plan order: the control's, then each treatment's.
-        let mut specs = vec![];
-        specs.extend(compared.control.iter().map(|t| (arm_ids[0], t)));
+        let mut specs: Vec<(i64, &judge::pipeline::aggregate::TrialSpec)> = compared.control.iter().map(|t| (arm_ids[0], t)).collect();
         for (i, arm) in compared.arms.iter().enumerate() {
             specs.extend(arm.trials.iter().map(|t| (arm_ids[i + 1], t)));
         }
@@ -120,42 +104,100 @@ pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
         store.record_verdict(id, compared.report.verdict, &compared.report.reasons, &report, None).await
     }
     .await;
-    finish(&store, id, result).await?;
-    Ok(announce(id, compared.report.verdict, &compared.report.reasons))
+    undo_on_error(store, id, result).await?;
+    Ok(id)
 }
 
-pub async fn run_warp(args: ImportWarpArgs) -> Result<i32, String> {
-    check_meta(&args.meta)?;
-    let (report, provenance) = crate::gate::gate_args(&args.gate)?;
+/// Stores a gated warp comparison and writes its gate.md; returns the experiment id and the reasons.
+pub async fn store_warp(
+    store: &Store,
+    data_dir: &Path,
+    info: &ImportInfo,
+    report: &GateReport,
+    provenance: &Provenance,
+) -> Result<(i64, Vec<String>), String> {
     let mut reasons = report.reasons();
     if reasons.is_empty() {
         reasons.push(format!("every cell within the {} % warn budget", report.warn_pct));
     }
-    let (store, by) = open(&args.meta).await?;
-    let files: Vec<String> = args.gate.compare_csv.iter().map(|p| p.display().to_string()).chain(args.gate.label.iter().cloned()).collect();
-    let fingerprint = json!({"imported_from": files, "fail_pct": report.fail_pct, "warn_pct": report.warn_pct});
-    let new = experiment(&args.meta, ExperimentKind::Warp, by, fingerprint, arms(&args.meta, &["candidate".to_string()]));
+    let fingerprint = json!({"imported_from": info.sources, "fail_pct": report.fail_pct, "warn_pct": report.warn_pct});
+    let new = info.experiment(ExperimentKind::Warp, fingerprint, &["candidate".to_string()]);
     let id = store.insert_experiment(&new).await.map_err(|e| e.to_string())?;
-    let gate_md = judge::warp::gate_md::render(&report, Some(&provenance));
+    let gate_md = judge::warp::gate_md::render(report, Some(provenance));
     let json = json!({"gate": report, "provenance": provenance, "gate_md": gate_md});
     let result = store.record_verdict(id, report.verdict, &reasons, &json, None).await;
-    finish(&store, id, result).await?;
-    let dir = crate::downloads::experiment_dir(&args.meta.store.data_dir, id).join("reports");
-    std::fs::create_dir_all(&dir)
-        .and_then(|_| std::fs::write(dir.join("gate.md"), &gate_md))
-        .map_err(|e| format!("cannot write gate.md: {e}"))?;
-    Ok(announce(id, report.verdict, &reasons))
+    undo_on_error(store, id, result).await?;
+    let dir = crate::downloads::experiment_dir(data_dir, id).join("reports");
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("gate.md"), &gate_md)) {
+        tracing::warn!(error = %e, id, "cannot write the imported experiment's gate.md");
+    }
+    Ok((id, reasons))
 }
 
 /// On failure the half-imported experiment is deleted, so nothing half-stored stays behind.
-async fn finish<T>(store: &Store, id: i64, result: Result<T, store::StoreError>) -> Result<(), String> {
-    let outcome = match result {
+async fn undo_on_error<T>(store: &Store, id: i64, result: Result<T, store::StoreError>) -> Result<(), String> {
+    match result {
         Ok(_) => Ok(()),
         Err(e) => {
             let _ = store.delete_experiment(id).await;
             Err(format!("import failed, nothing kept: {e}"))
         }
+    }
+}
+
+async fn open(meta: &ImportMeta) -> Result<(Store, ImportInfo), String> {
+    let (_, url) = meta.store.resolve().map_err(|e| e.to_string())?;
+    let store = Store::open(&url).await.map_err(|e| e.to_string())?;
+    let by = match &meta.by {
+        None => None,
+        Some(name) => {
+            Some(store.user_by_name(name).await.map_err(|e| e.to_string())?.ok_or_else(|| format!("--by: there is no user {name:?}"))?.id)
+        }
+    };
+    let info = ImportInfo {
+        title: meta.title.clone(),
+        control_ref: meta.control_ref.clone(),
+        treatment_ref: meta.treatment_ref.clone(),
+        control_sha: meta.control_sha.clone(),
+        treatment_sha: meta.treatment_sha.clone(),
+        by,
+        sources: Vec::new(),
+    };
+    Ok((store, info))
+}
+
+fn announce(id: i64, verdict: Verdict, reasons: &[String]) -> i32 {
+    println!("imported experiment {id}: {}", verdict.as_str());
+    for r in reasons.iter().take(5) {
+        println!("  {r}");
+    }
+    println!("page: /experiments/{id}");
+    0
+}
+
+/// `arbiter import pipeline`.
+pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
+    let compared = crate::compare::judge_args(&args.compare)?;
+    let (store, mut info) = open(&args.meta).await?;
+    info.sources = args.compare.rows.iter().map(|p| p.display().to_string()).collect();
+    let result = match info.check().map_err(|e| format!("--{}", e.replacen('_', "-", 1))) {
+        Ok(()) => store_pipeline(&store, &info, &compared, args.compare.worker_ram.as_deref()).await,
+        Err(e) => Err(e),
     };
     store.close().await;
-    outcome
+    Ok(announce(result?, compared.report.verdict, &compared.report.reasons))
+}
+
+/// `arbiter import warp`.
+pub async fn run_warp(args: ImportWarpArgs) -> Result<i32, String> {
+    let (report, provenance) = crate::gate::gate_args(&args.gate)?;
+    let (store, mut info) = open(&args.meta).await?;
+    info.sources = args.gate.compare_csv.iter().map(|p| p.display().to_string()).chain(args.gate.label.iter().cloned()).collect();
+    let result = match info.check().map_err(|e| format!("--{}", e.replacen('_', "-", 1))) {
+        Ok(()) => store_warp(&store, &args.meta.store.data_dir, &info, &report, &provenance).await,
+        Err(e) => Err(e),
+    };
+    store.close().await;
+    let (id, reasons) = result?;
+    Ok(announce(id, report.verdict, &reasons))
 }

@@ -40,6 +40,10 @@ pub struct LaunchArgs {
     /// Give up waiting after this many seconds (exit 2; the experiment goes on).
     #[arg(long, default_value_t = 6 * 3600)]
     pub timeout_secs: u64,
+    /// With --wait: write the pull-request comment (verdict, key table, chart images) here. It makes a
+    /// share link, so reviewers without an account can open the page and see the charts.
+    #[arg(long, value_name = "FILE", requires = "wait")]
+    pub comment_file: Option<std::path::PathBuf>,
 }
 
 /// The launch request the flags describe.
@@ -127,6 +131,11 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
                 }
                 println!("{url}");
                 let v: judge::Verdict = verdict.parse().map_err(|e| format!("the server's verdict {verdict:?}: {e}"))?;
+                if let Some(path) = &args.comment_file {
+                    let text = comment(&http, &base, &args.token, id, v, &e).await?;
+                    std::fs::write(path, text).map_err(|e| format!("--comment-file {}: {e}", path.display()))?;
+                    println!("comment written to {}", path.display());
+                }
                 return Ok(v.exit_code().code());
             }
             "cancelled" => {
@@ -141,6 +150,30 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
         }
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+}
+
+/// The pull-request comment of a judged experiment, with a new share link in its links.
+async fn comment(http: &reqwest::Client, base: &str, token: &str, id: i64, verdict: judge::Verdict, e: &Value) -> Result<String, String> {
+    let share = call(http.post(format!("{base}/api/v1/experiments/{id}/shares")).bearer_auth(token), "share link").await?;
+    let (page, secret) = (share["url"].as_str().unwrap_or_default(), share["token"].as_str().unwrap_or_default());
+    let kind: judge::ExperimentKind = e["kind"].as_str().unwrap_or_default().parse().map_err(|e| format!("the server's kind: {e}"))?;
+    let report = app::report::StoredReport::from_json(kind, &e["report"]);
+    let (markdown, charts) = match &report {
+        Some(app::report::StoredReport::Pipeline(r)) => (judge::pipeline::render::markdown(r, &[]), charts::PIPELINE_CHARTS),
+        Some(app::report::StoredReport::Warp { gate, provenance }) => {
+            (judge::warp::gate_md::render(gate, provenance.as_ref()), charts::WARP_CHARTS)
+        }
+        None => (e["reasons"].as_array().into_iter().flatten().filter_map(Value::as_str).map(|r| format!("- {r}\n")).collect(), &[][..]),
+    };
+    let images: Vec<judge::comment::CommentChart> = charts
+        .iter()
+        .map(|c| judge::comment::CommentChart {
+            caption: c.caption.to_string(),
+            url: format!("{base}/experiments/{id}/charts/{}.svg?share={secret}", c.name),
+        })
+        .collect();
+    let title = e["title"].as_str().unwrap_or_default();
+    Ok(judge::comment::pr_comment(id, title, verdict, page, &markdown, &images))
 }
 
 pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {

@@ -53,6 +53,9 @@ fn experiment_a() -> Body {
 fn experiment_c() -> Body {
     Body::Form(vec![("id".into(), "{C}".into())])
 }
+fn empty_import() -> Body {
+    Body::Json(json!({"kind": "warp", "title": ""}))
+}
 fn empty_json() -> Body {
     Body::Json(json!({}))
 }
@@ -143,6 +146,8 @@ fn cases() -> Vec<Case> {
             None,
             [401, 403, 200, 200, 401, 401, 200, 401, 401, 401],
         ),
+        // Past the gate, an empty title is a 400.
+        case(M::POST, "/api/v1/imports", "/api/v1/imports", Some(empty_import), [401, 403, 400, 400, 401, 401, 400, 401, 401, 401]),
         case(M::GET, "/api/v1/tokens", "/api/v1/tokens", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         // Past the gate, an empty name is a 400: authorization passed, validation refused.
         case(M::POST, "/api/v1/tokens", "/api/v1/tokens", Some(invalid_token), [401, 403, 400, 400, 401, 401, 400, 401, 401, 401]),

@@ -465,13 +465,26 @@ async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
     assert_eq!(plan["trials"].as_array().unwrap().len(), 2, "{plan}");
     // Launch and wait: a server that exits at start is a FAIL → exit 1, with the page's URL (experiment 1:
     // the dry run stored nothing).
-    let out = cli("s3s-cli", &["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--wait"])
-        .output()
-        .await
-        .unwrap();
+    let comment = tmp.path().join("comment.md");
+    let out =
+        cli("s3s-cli", &["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--wait", "--comment-file"])
+            .arg(&comment)
+            .output()
+            .await
+            .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("verdict: FAIL") && stdout.contains("/experiments/1") && stdout.contains("trials ended"), "{stdout}");
+    // The PR comment: the verdict, the gate table, and chart images a reviewer without an account can load.
+    let text = std::fs::read_to_string(&comment).unwrap();
+    assert!(text.starts_with("### ❌ Arbiter: FAIL — ["), "{text}");
+    assert!(text.contains("| Workload | Metric | Δ vs baseline | Verdict |"), "the gate table: {text}");
+    let image =
+        text.split("](").find(|s| s.contains("/charts/obj-per-s.svg?share=")).and_then(|s| s.split(')').next()).unwrap().to_string();
+    let path = image.strip_prefix(&app.base).unwrap().to_string();
+    let r = app.anonymous().get(&path).await;
+    assert_eq!(r.status, 200, "the chart opens with the comment's share token alone");
+    assert!(r.text.starts_with("<svg"));
     // A suite selecting a warp that is not there: phases lost → INCONCLUSIVE → exit 3 (no measuring needed).
     let missing = app.dir.path().join("suites").join("s1.toml");
     std::fs::write(&missing, suite_text("s3s-nowarp", &repo, &fast, "tool = \"warp\"\nwarp_bin = \"/nonexistent/warp\"\n")).unwrap();

@@ -142,4 +142,6 @@ async fn cancel_and_rerun_are_offered_only_to_those_allowed() {
     assert!(page(&owner, judged).await.contains("Re-run"), "any launcher may re-run a launched experiment once it ended");
     assert!(!page(&viewer, judged).await.contains("Re-run"));
     assert!(!page(&owner, imported).await.contains("Re-run"), "an imported experiment has no plan to re-run");
+    app.store.set_experiment_plan(imported, &serde_json::json!({"imported": true})).await.unwrap();
+    assert!(page(&viewer, imported).await.contains("Arbiter did not run this experiment"), "an import says so");
 }

@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod error;
 pub mod experiments;
+pub mod imports;
 pub mod rerun;
 pub mod shares;
 pub mod tokens;
@@ -13,5 +14,11 @@ use crate::state::AppState;
 use axum::Router;
 
 pub fn router() -> Router<AppState> {
-    Router::new().merge(experiments::router()).merge(shares::router()).merge(tokens::router()).merge(users::router()).merge(audit::router())
+    Router::new()
+        .merge(experiments::router())
+        .merge(imports::router())
+        .merge(shares::router())
+        .merge(tokens::router())
+        .merge(users::router())
+        .merge(audit::router())
 }

@@ -80,6 +80,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/api/v1/experiments/{id}/rerun", LAUNCHER),
     rule(Method::POST, "/api/v1/experiments/{id}/shares", LAUNCHER),
     rule(Method::DELETE, "/api/v1/experiments/{id}/shares", LAUNCHER),
+    rule(Method::POST, "/api/v1/imports", LAUNCHER),
     rule(Method::GET, "/api/v1/tokens", LAUNCHER),
     rule(Method::POST, "/api/v1/tokens", LAUNCHER),
     rule(Method::DELETE, "/api/v1/tokens/{id}", LAUNCHER),

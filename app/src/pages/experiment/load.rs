@@ -65,6 +65,8 @@ pub struct ExperimentView {
     pub may_cancel: bool,
     /// The experiment was launched from a suite, has ended, and the caller may launch.
     pub may_rerun: bool,
+    /// Imported from files (`arbiter import`): Arbiter judged it but did not run it.
+    pub imported: bool,
 }
 
 /// Most files listed on the page; the rest stay downloadable by path.
@@ -219,7 +221,9 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         .collect();
     let dir = ctx.data_dir.join("experiments").join(id.to_string());
     let files = list_files(&dir);
-    let launched = store.experiment_plan(id).await.map_err(failed)?.0.get("launch").is_some();
+    let plan = store.experiment_plan(id).await.map_err(failed)?.0;
+    let launched = plan.get("launch").is_some();
+    let imported = plan.get("imported").and_then(serde_json::Value::as_bool) == Some(true);
     let ended =
         matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
     let may_launch = principal.has(crate::auth::Role::Launcher);
@@ -243,6 +247,7 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         shared: detail.live_shares > 0,
         may_cancel: may_share && !ended,
         may_rerun: may_launch && launched && ended,
+        imported,
         may_share,
     })
 }

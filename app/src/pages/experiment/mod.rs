@@ -82,6 +82,9 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
             <dt>"Judged with"</dt><dd>{view.noise.clone()}</dd>
+            {view.imported.then(|| view! {
+                <dt>"Imported"</dt><dd>"Arbiter did not run this experiment: it judged results measured elsewhere (" <code>"arbiter import"</code> ")."</dd>
+            })}
         </dl>
         <Arms arms=view.arms.clone() fingerprint=view.fingerprint.clone() />
         // Pipeline: the stage table leads and the charts follow. Warp: the charts summarise the matrix

@@ -1,0 +1,138 @@
+//! `POST /api/v1/imports`: results measured elsewhere, judged and stored as an experiment (a launcher).
+//! The same content as `arbiter import`, in JSON: pipeline `rows` (zephyr.stage rows as CSV, a JSON array
+//! or JSON lines) with `control` / `treatment` trials (`"ID[,ID…]"`, treatments `"[NAME=]IDS"`), or warp
+//! `compare_csv` files, each `{label, text}`. Answers 201 with the id, page URL, verdict and reasons.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::Principal;
+use crate::compare::{treatment_arms, trial, Compared};
+use crate::import::{store_pipeline, store_warp, ImportInfo};
+use crate::state::AppState;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use judge::pipeline::{judge, PipelineConfig};
+use judge::warp::compare_csv::parse_compare_csv;
+use judge::warp::gate::{gate, GateConfig};
+use judge::warp::gate_md::Provenance;
+use judge::ExperimentKind;
+use serde::Deserialize;
+use serde_json::json;
+use store::people::Role;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/v1/imports", post(import))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonImport {
+    pub kind: ExperimentKind,
+    pub title: String,
+    #[serde(default)]
+    pub control_ref: Option<String>,
+    #[serde(default)]
+    pub treatment_ref: Option<String>,
+    #[serde(default)]
+    pub control_sha: Option<String>,
+    #[serde(default)]
+    pub treatment_sha: Option<String>,
+    #[serde(default)]
+    pub rows: Option<String>,
+    #[serde(default)]
+    pub control: Vec<String>,
+    #[serde(default)]
+    pub treatment: Vec<String>,
+    #[serde(default)]
+    pub worker_ram: Option<String>,
+    #[serde(default)]
+    pub compare_csv: Vec<JsonCompareCsv>,
+    #[serde(default)]
+    pub fail_pct: Option<f64>,
+    #[serde(default)]
+    pub warn_pct: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonCompareCsv {
+    pub label: String,
+    pub text: String,
+}
+
+fn pipeline(req: &JsonImport) -> Result<Compared, String> {
+    let text = req.rows.as_deref().ok_or("rows: give the zephyr.stage rows (CSV, a JSON array or JSON lines)")?;
+    let rows = judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?;
+    if req.control.is_empty() || req.treatment.is_empty() {
+        return Err("control, treatment: give at least one trial of each (execution ids, comma-separated)".into());
+    }
+    let control = req.control.iter().map(|c| trial("control", c)).collect::<Result<Vec<_>, _>>()?;
+    let arms = treatment_arms(&req.treatment).map_err(|e| e.replace("--treatment", "treatment"))?;
+    let worker_ram = req.worker_ram.as_deref().map(judge::units::parse_size).transpose().map_err(|e| format!("worker_ram: {e}"))?;
+    let config = PipelineConfig { worker_ram, ..PipelineConfig::default() };
+    let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
+    Ok(Compared { rows, control, arms, report })
+}
+
+fn warp(req: &JsonImport) -> Result<(judge::warp::gate::GateReport, Provenance), String> {
+    if req.compare_csv.is_empty() {
+        return Err("compare_csv: give at least one {label, text} baseline_compare.csv".into());
+    }
+    let (fail_pct, warn_pct) = (req.fail_pct.unwrap_or(10.0), req.warn_pct.unwrap_or(5.0));
+    if !(fail_pct.is_finite() && warn_pct.is_finite() && warn_pct >= 0.0 && warn_pct <= fail_pct) {
+        return Err(format!("fail_pct {fail_pct}, warn_pct {warn_pct}: percentages with 0 ≤ warn ≤ fail"));
+    }
+    let mut rows = Vec::new();
+    for (i, f) in req.compare_csv.iter().enumerate() {
+        if f.label.trim().is_empty() || f.label.contains('|') || f.label.len() > 120 {
+            return Err(format!("compare_csv[{i}].label: 1–120 characters, no '|'"));
+        }
+        rows.extend(parse_compare_csv(&format!("compare_csv[{i}]"), &f.text, Some(f.label.trim()), false).map_err(|e| e.to_string())?);
+    }
+    let report = gate(&rows, &GateConfig { fail_pct, warn_pct, ..GateConfig::default() });
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let provenance = Provenance {
+        generated: Some(judge::units::utc_rfc3339(now)),
+        notes: vec!["imported through the API".into()],
+        ..Provenance::default()
+    };
+    Ok((report, provenance))
+}
+
+async fn import(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    body: Result<Json<JsonImport>, JsonRejection>,
+) -> ApiResult<Response> {
+    let (me, _) = require(&principal, Role::Launcher)?;
+    let Json(req) = body?;
+    let info = ImportInfo {
+        title: req.title.clone(),
+        control_ref: req.control_ref.clone(),
+        treatment_ref: req.treatment_ref.clone(),
+        control_sha: req.control_sha.clone(),
+        treatment_sha: req.treatment_sha.clone(),
+        by: Some(me),
+        sources: vec!["POST /api/v1/imports".into()],
+    };
+    info.check().map_err(ApiError::BadRequest)?;
+    let (id, verdict, reasons) = match req.kind {
+        ExperimentKind::Pipeline => {
+            let compared = pipeline(&req).map_err(ApiError::BadRequest)?;
+            let id = store_pipeline(&state.store, &info, &compared, req.worker_ram.as_deref()).await.map_err(ApiError::Internal)?;
+            (id, compared.report.verdict, compared.report.reasons.clone())
+        }
+        ExperimentKind::Warp => {
+            let (report, provenance) = warp(&req).map_err(ApiError::BadRequest)?;
+            let (id, reasons) = store_warp(&state.store, &state.data_dir, &info, &report, &provenance).await.map_err(ApiError::Internal)?;
+            (id, report.verdict, reasons)
+        }
+    };
+    state.store.audit(Some(me), "experiment.import", &format!("experiment:{id}"), None, &json!({"kind": req.kind.as_str()})).await?;
+    let url = format!("{}/experiments/{id}", state.auth.base_url);
+    Ok((StatusCode::CREATED, Json(json!({"id": id, "url": url, "verdict": verdict.as_str(), "reasons": reasons}))).into_response())
+}
