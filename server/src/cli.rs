@@ -253,8 +253,12 @@ pub struct ImportWarpArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// zephyr.stage rows: CSV with a header, a JSON array, or JSON lines. Repeat to merge files.
-    #[arg(long = "rows", value_name = "FILE", required = true)]
+    #[arg(long = "rows", value_name = "FILE", required_unless_present = "finelog_url")]
     pub rows: Vec<PathBuf>,
+    /// Read the trials' zephyr.stage rows from this finelog server (by their execution ids) instead of,
+    /// or besides, --rows files.
+    #[arg(long, value_name = "URL")]
+    pub finelog_url: Option<String>,
     /// One control trial: execution ids, comma-separated, whose rows are summed. Repeat per trial.
     #[arg(long = "control", value_name = "IDS", required = true)]
     pub control: Vec<String>,

@@ -60,9 +60,29 @@ pub struct Compared {
     pub report: judge::pipeline::PipelineReport,
 }
 
-/// Reads and checks `compare`'s arguments and judges (also behind `arbiter import pipeline`).
-pub fn judge_args(args: &CompareArgs) -> Result<Compared, String> {
-    let rows = read_rows(&args.rows)?;
+/// The rows of every named execution id from `--finelog-url`, when given.
+pub async fn fetch_rows(args: &CompareArgs) -> Result<Vec<StageRow>, String> {
+    let Some(url) = &args.finelog_url else { return Ok(Vec::new()) };
+    let mut ids: Vec<String> = Vec::new();
+    for spec in args
+        .control
+        .iter()
+        .map(|c| trial("--control", c))
+        .chain(treatment_arms(&args.treatment)?.into_iter().flat_map(|a| a.trials).map(Ok))
+    {
+        ids.extend(spec?.execution_ids);
+    }
+    ids.sort();
+    ids.dedup();
+    let finelog = crate::launch::finelog::Finelog::new(url).map_err(|e| format!("--finelog-url: {e}"))?;
+    finelog.stage_rows(&ids).await.map_err(|e| format!("--finelog-url {url}: {e}"))
+}
+
+/// Reads and checks `compare`'s arguments and judges (also behind `arbiter import pipeline`); `fetched`
+/// are rows read from finelog ([`fetch_rows`]).
+pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared, String> {
+    let mut rows = read_rows(&args.rows)?;
+    rows.extend(fetched);
     let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("--control", c)).collect::<Result<_, _>>()?;
     let arms = treatment_arms(&args.treatment)?;
     if !(args.equivalence_tolerance.is_finite() && args.equivalence_tolerance >= 0.0) {
@@ -88,7 +108,15 @@ pub fn judge_args(args: &CompareArgs) -> Result<Compared, String> {
 
 /// Runs `compare`; returns the exit code of its verdict.
 pub fn run_compare(args: CompareArgs) -> Result<i32, String> {
-    let Compared { control, arms, report, .. } = judge_args(&args)?;
+    let fetched = match args.finelog_url {
+        None => Vec::new(),
+        Some(_) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?
+            .block_on(fetch_rows(&args))?,
+    };
+    let Compared { control, arms, report, .. } = judge_args(&args, fetched)?;
     let format = args.format.unwrap_or(if std::io::stdout().is_terminal() { ReportFormat::Table } else { ReportFormat::Json });
     let text = match format {
         ReportFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,

@@ -177,9 +177,10 @@ fn announce(id: i64, verdict: Verdict, reasons: &[String]) -> i32 {
 
 /// `arbiter import pipeline`.
 pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
-    let compared = crate::compare::judge_args(&args.compare)?;
+    let fetched = crate::compare::fetch_rows(&args.compare).await?;
+    let compared = crate::compare::judge_args(&args.compare, fetched)?;
     let (store, mut info) = open(&args.meta).await?;
-    info.sources = args.compare.rows.iter().map(|p| p.display().to_string()).collect();
+    info.sources = args.compare.rows.iter().map(|p| p.display().to_string()).chain(args.compare.finelog_url.clone()).collect();
     let result = match info.check().map_err(|e| format!("--{}", e.replacen('_', "-", 1))) {
         Ok(()) => store_pipeline(&store, &info, &compared, args.compare.worker_ram.as_deref()).await,
         Err(e) => Err(e),

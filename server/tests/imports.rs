@@ -105,3 +105,40 @@ async fn bad_imports_are_refused_by_name_and_store_nothing() {
     assert_eq!(code, Some(2));
     assert!(stderr.contains("--control-sha"), "{stderr}");
 }
+
+#[tokio::test]
+async fn executions_already_in_a_finelog_server_import_like_their_row_files() {
+    let finelog = common::finelog::FinelogServer::start(Some(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../judge/tests/data/zephyr_stage_rows_subprocess_runner.json"
+    )));
+    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    let data = app.state.data_dir.to_string_lossy().to_string();
+    let (_, from_files, _) = run(&[&["compare", "--rows", ROWS, "--format", "json"][..], &TRIALS].concat());
+    let (code, from_finelog, stderr) = run(&[&["compare", "--finelog-url", &finelog.url, "--format", "json"][..], &TRIALS].concat());
+    assert_eq!(code, Some(1), "{stderr}");
+    let expected: Value = serde_json::from_str(&from_files).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&from_finelog).unwrap(), expected, "compare reads the same rows from finelog");
+
+    let (code, stdout, stderr) = run(&[
+        &["import", "pipeline", "--data-dir", &data, "--title", "From finelog", "--finelog-url", &finelog.url][..],
+        &TRIALS,
+    ]
+    .concat());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("regression"), "{stdout}");
+    let viewer = app.signed_in(Role::Viewer).await;
+    assert_eq!(viewer.get("/api/v1/experiments/1").await.json()["report"], expected);
+
+    let (launcher, _) = app.with_token(Role::Launcher).await;
+    let r = launcher
+        .post_json(
+            "/api/v1/imports",
+            json!({"kind": "pipeline", "title": "From finelog (API)", "finelog": true, "worker_ram": "64MiB",
+                   "control": ["20261129-072203-da99fe05", "20261129-072217-adb9e3d8"], "treatment": ["heavier=20261129-072244-a8070574"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    assert_eq!(viewer.get(&format!("/api/v1/experiments/{id}")).await.json()["report"], expected);
+}

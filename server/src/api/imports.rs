@@ -43,6 +43,9 @@ pub struct JsonImport {
     pub treatment_sha: Option<String>,
     #[serde(default)]
     pub rows: Option<String>,
+    /// Read the trials' rows from this server's finelog by their execution ids (instead of `rows`).
+    #[serde(default)]
+    pub finelog: bool,
     #[serde(default)]
     pub control: Vec<String>,
     #[serde(default)]
@@ -64,14 +67,25 @@ pub struct JsonCompareCsv {
     pub text: String,
 }
 
-fn pipeline(req: &JsonImport) -> Result<Compared, String> {
-    let text = req.rows.as_deref().ok_or("rows: give the zephyr.stage rows (CSV, a JSON array or JSON lines)")?;
-    let rows = judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?;
+async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String> {
     if req.control.is_empty() || req.treatment.is_empty() {
         return Err("control, treatment: give at least one trial of each (execution ids, comma-separated)".into());
     }
     let control = req.control.iter().map(|c| trial("control", c)).collect::<Result<Vec<_>, _>>()?;
     let arms = treatment_arms(&req.treatment).map_err(|e| e.replace("--treatment", "treatment"))?;
+    let rows = match (&req.rows, req.finelog) {
+        (Some(text), false) => judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?,
+        (None, true) => {
+            let url = state.launcher.finelog.as_ref().map_err(|why| format!("finelog: this server has no finelog server ({why})"))?;
+            let mut ids: Vec<String> =
+                control.iter().chain(arms.iter().flat_map(|a| &a.trials)).flat_map(|t| t.execution_ids.clone()).collect();
+            ids.sort();
+            ids.dedup();
+            let finelog = crate::launch::finelog::Finelog::new(url).map_err(|e| format!("finelog: {e}"))?;
+            finelog.stage_rows(&ids).await.map_err(|e| format!("finelog: {e}"))?
+        }
+        _ => return Err("rows: give the zephyr.stage rows (CSV, a JSON array or JSON lines), or \"finelog\": true".into()),
+    };
     let worker_ram = req.worker_ram.as_deref().map(judge::units::parse_size).transpose().map_err(|e| format!("worker_ram: {e}"))?;
     let config = PipelineConfig { worker_ram, ..PipelineConfig::default() };
     let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
@@ -122,7 +136,7 @@ async fn import(
     info.check().map_err(ApiError::BadRequest)?;
     let (id, verdict, reasons) = match req.kind {
         ExperimentKind::Pipeline => {
-            let compared = pipeline(&req).map_err(ApiError::BadRequest)?;
+            let compared = pipeline(&state, &req).await.map_err(ApiError::BadRequest)?;
             let id = store_pipeline(&state.store, &info, &compared, req.worker_ram.as_deref()).await.map_err(ApiError::Internal)?;
             (id, compared.report.verdict, compared.report.reasons.clone())
         }
