@@ -111,19 +111,18 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
         return Ok(0);
     }
     let started = Instant::now();
-    let mut last = String::new();
+    let mut progress = Progress::new();
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
     loop {
         let e = call(http.get(format!("{base}/api/v1/experiments/{id}")).bearer_auth(&args.token), "status").await?;
         let trials = e["trials"].as_array().cloned().unwrap_or_default();
         let ended = trials.iter().filter(|t| !matches!(t["state"].as_str(), Some("queued" | "running"))).count();
         let status = e["status"].as_str().unwrap_or("").to_string();
-        let line = format!("{status}: {ended}/{} trials ended", trials.len());
-        if line != last {
-            println!("[{:>5.0} s] {line}", started.elapsed().as_secs_f64());
-            last = line;
-        }
+        progress.show(started.elapsed(), &status, ended, trials.len());
         match status.as_str() {
             "judged" => {
+                progress.done();
                 let verdict = e["verdict"].as_str().unwrap_or("");
                 println!("verdict: {verdict}");
                 for reason in e["reasons"].as_array().into_iter().flatten() {
@@ -139,6 +138,7 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
                 return Ok(v.exit_code().code());
             }
             "cancelled" => {
+                progress.done();
                 println!("cancelled: no verdict\n{url}");
                 return Ok(judge::ExitCode::NoVerdict.code());
             }
@@ -148,7 +148,66 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
         if started.elapsed() > Duration::from_secs(args.timeout_secs) {
             return Err(format!("gave up waiting after {} s; experiment {id} goes on: {url}", args.timeout_secs));
         }
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+            _ = &mut interrupt => {
+                progress.done();
+                return interrupted(&http, &base, &args.token, id, &url).await;
+            }
+        }
+    }
+}
+
+/// Ctrl-C while waiting: on a terminal, ask whether to cancel the experiment; otherwise (CI) leave it
+/// running and say so — stopping a colleague's measurement needs a yes.
+async fn interrupted(http: &reqwest::Client, base: &str, token: &str, id: i64, url: &str) -> Result<i32, String> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let ask = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let cancel = ask && {
+        eprint!("\ninterrupted: cancel experiment {id} on the server too? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        matches!(answer.trim(), "y" | "Y" | "yes")
+    };
+    if !cancel {
+        return Err(format!("interrupted; experiment {id} goes on: {url}"));
+    }
+    call(http.post(format!("{base}/api/v1/experiments/{id}/cancel")).bearer_auth(token), "cancel").await?;
+    println!("cancelled experiment {id}: {url}");
+    Ok(judge::ExitCode::NoVerdict.code())
+}
+
+/// Progress while waiting: a redrawn bar on a terminal, a plain line per change otherwise (CI logs).
+struct Progress {
+    tty: bool,
+    last: String,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress { tty: std::io::stdout().is_terminal(), last: String::new() }
+    }
+
+    fn show(&mut self, elapsed: Duration, status: &str, ended: usize, total: usize) {
+        use std::io::Write;
+        let line = format!("{status}: {ended}/{total} trials ended");
+        if self.tty {
+            let width = 30;
+            let filled = if total == 0 { 0 } else { ended * width / total };
+            print!("\r[{}{}] {line}, {:.0} s   ", "#".repeat(filled), ".".repeat(width - filled), elapsed.as_secs_f64());
+            let _ = std::io::stdout().flush();
+        } else if line != self.last {
+            println!("[{:>5.0} s] {line}", elapsed.as_secs_f64());
+        }
+        self.last = line;
+    }
+
+    fn done(&self) {
+        if self.tty {
+            println!();
+        }
     }
 }
 

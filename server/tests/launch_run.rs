@@ -194,3 +194,53 @@ async fn a_calibration_sets_the_thresholds_of_later_experiments() {
     let reasons = e["reasons"].as_array().unwrap();
     assert!(reasons.iter().any(|r| r.as_str().unwrap().starts_with(&format!("judged with noise profile #{}", profile.id))), "{e}");
 }
+
+/// `arbiter launch --wait` in CI (no terminal): Ctrl-C leaves the experiment running and says so
+/// (exit 2); stopping a measurement takes a yes at a terminal or the cancel API.
+#[tokio::test]
+async fn an_interrupted_launch_wait_leaves_the_experiment_running_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let (token_client, _) = app.with_token(Role::Launcher).await;
+    let mut child = tokio::process::Command::new(common::BIN)
+        .args([
+            "launch",
+            "--server",
+            &app.base,
+            "--suite",
+            "stage-bench",
+            "--control-ref",
+            "main",
+            "--treatment-ref",
+            "slow",
+            "--trials",
+            "1",
+            "--wait",
+        ])
+        .env("ARBITER_TOKEN", token_client.bearer.clone().unwrap())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.unwrap();
+    assert!(line.starts_with("launched experiment "), "{line}");
+    let id: i64 = line["launched experiment ".len()..].split(':').next().unwrap().parse().unwrap();
+    // Not a terminal: progress comes as plain lines.
+    line.clear();
+    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.unwrap();
+    assert!(line.contains("trials ended"), "{line}");
+    unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
+    let status = child.wait().await.unwrap();
+    let mut err = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut child.stderr.take().unwrap(), &mut err).await.unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("interrupted; experiment {id} goes on")), "{err}");
+    let e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
+    assert_ne!(e["status"], "cancelled", "nothing was cancelled without a yes");
+    let r = token_client.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(launcher.wait_until_ended(id, 120).await["status"], "cancelled");
+}
