@@ -195,7 +195,7 @@ impl Progress {
         let line = format!("{status}: {ended}/{total} trials ended");
         if self.tty {
             let width = 30;
-            let filled = if total == 0 { 0 } else { ended * width / total };
+            let filled = (ended * width).checked_div(total).unwrap_or(0);
             print!("\r[{}{}] {line}, {:.0} s   ", "#".repeat(filled), ".".repeat(width - filled), elapsed.as_secs_f64());
             let _ = std::io::stdout().flush();
         } else if line != self.last {
