@@ -244,3 +244,51 @@ async fn an_interrupted_launch_wait_leaves_the_experiment_running_and_says_so() 
     assert_eq!(r.status, 200, "{}", r.text);
     assert_eq!(launcher.wait_until_ended(id, 120).await["status"], "cancelled");
 }
+
+/// `arbiter launch --wait` exits with the verdict's code: a regression is 1, a cancelled experiment 4.
+#[tokio::test]
+async fn launch_wait_exits_1_on_a_regression_and_4_when_cancelled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let (token_client, _) = app.with_token(Role::Launcher).await;
+    let token = token_client.bearer.clone().unwrap();
+    let cli = |head: &str| {
+        let mut cmd = tokio::process::Command::new(common::BIN);
+        cmd.args([
+            "launch",
+            "--server",
+            &app.base,
+            "--suite",
+            "stage-bench",
+            "--control-ref",
+            "main",
+            "--treatment-ref",
+            head,
+            "--trials",
+            "1",
+            "--wait",
+        ])
+        .env("ARBITER_TOKEN", &token)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let out = cli("heavier").output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("verdict: regression"), "{stdout}");
+
+    let mut child = cli("slow").spawn().unwrap();
+    let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.unwrap();
+    let id: i64 = line["launched experiment ".len()..].split(':').next().unwrap().parse().unwrap();
+    let r = token_client.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let mut rest = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut out, &mut rest).await.unwrap();
+    assert_eq!(child.wait().await.unwrap().code(), Some(4), "{rest}");
+    assert!(rest.contains("cancelled: no verdict"), "{rest}");
+    assert_eq!(launcher.get(&format!("/api/v1/experiments/{id}")).await.json()["status"], "cancelled");
+}
