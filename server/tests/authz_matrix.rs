@@ -105,6 +105,7 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/unshare", "/fn/unshare", Some(experiment_c), [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
         case(M::POST, "/fn/admin", "/fn/admin", None, ADMIN_API),
+        case(M::GET, "/api/v1/openapi.json", "/api/v1/openapi.json", None, [200, 200, 200, 200, 200, 200, 200, 401, 401, 200]),
         case(M::GET, "/api/v1/experiments", "/api/v1/experiments", None, READER_API),
         // Past the gate, an unknown suite is a 400.
         case(

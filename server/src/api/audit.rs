@@ -19,6 +19,8 @@ struct AuditParams {
     limit: Option<u32>,
 }
 
+#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(("limit" = Option<u32>, Query, description = "1–1000, default 100")),
+    responses((status = 200, description = "the newest audit entries: who, when, what, why"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
 async fn list(State(state): State<AppState>, params: Result<Query<AuditParams>, QueryRejection>) -> ApiResult<Json<Vec<AuditEntry>>> {
     let limit = params?.0.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {

@@ -28,6 +28,11 @@ pub fn router() -> Router<AppState> {
 /// Checks and resolves a launch. `dry_run: true` answers with the whole plan (arms with SHAs, every
 /// trial's argv, the worst-case time) and stores nothing; otherwise the experiment and its queued
 /// trials are stored and the scheduler is woken: 201 with the id and the page's URL.
+/// Launch an experiment (or, with `dry_run`, return its plan and store nothing).
+#[utoipa::path(post, path = "/api/v1/experiments", tag = "experiments", request_body = JsonLaunch,
+    responses((status = 201, description = "stored and queued: id, page URL, trial count"), (status = 200, description = "dry run: the plan"),
+              (status = 400, description = "the request is not valid (the field is named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role"),
+              (status = 503, description = "no finelog server for a pipeline launch")))]
 async fn launch(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -78,6 +83,8 @@ pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiR
 
 /// Stops an experiment: queued trials are cancelled, running ones stopped (their process groups),
 /// and no verdict is given. Its launcher or an admin.
+#[utoipa::path(post, path = "/api/v1/experiments/{id}/cancel", tag = "experiments", params(("id" = i64, Path)),
+    responses((status = 200, description = "queued trials cancelled, running ones stopping"), (status = 404, description = "no such experiment"), (status = 409, description = "it has already ended"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 async fn cancel(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -118,6 +125,13 @@ pub struct ListParams {
     limit: Option<u32>,
 }
 
+#[utoipa::path(get, path = "/api/v1/experiments", tag = "experiments",
+    params(("kind" = Option<String>, Query, description = "pipeline | warp"), ("status" = Option<String>, Query), ("verdict" = Option<String>, Query),
+           ("suite" = Option<String>, Query), ("git" = Option<String>, Query, description = "a ref either arm ran, or a SHA (prefix of at least 4 hex digits)"),
+           ("by" = Option<String>, Query, description = "who launched it"), ("since" = Option<String>, Query, description = "YYYY-MM-DD, UTC, inclusive"),
+           ("until" = Option<String>, Query, description = "YYYY-MM-DD, UTC, inclusive"), ("q" = Option<String>, Query, description = "words in the title, suite or refs"),
+           ("before" = Option<String>, Query, description = "CREATED.ID: the previous page's next cursor"), ("limit" = Option<u32>, Query, description = "1–500, default 50")),
+    responses((status = 200, description = "a page of experiments, newest first, and the next page's cursor"), (status = 400, description = "a filter is not valid (named)"), (status = 401, description = "no valid credentials")))]
 async fn list(State(state): State<AppState>, params: Result<Query<ListParams>, QueryRejection>) -> ApiResult<Json<HistoryPage>> {
     let Query(p) = params?;
     let limit = p.limit.unwrap_or(50);
@@ -160,6 +174,8 @@ pub struct JsonExperiment {
     pub report: Option<serde_json::Value>,
 }
 
+#[utoipa::path(get, path = "/api/v1/experiments/{id}", tag = "experiments", params(("id" = i64, Path)),
+    responses((status = 200, description = "the experiment: summary, arms, trials, reasons and the judge's full report"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials")))]
 async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<JsonExperiment>> {
     json_experiment(&state, id).await.map(Json)
 }

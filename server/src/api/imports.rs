@@ -28,9 +28,11 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/imports", post(import))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonImport {
+    /// `pipeline` or `warp`.
+    #[schema(value_type = String)]
     pub kind: ExperimentKind,
     pub title: String,
     #[serde(default)]
@@ -60,7 +62,7 @@ pub struct JsonImport {
     pub warn_pct: Option<f64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonCompareCsv {
     pub label: String,
@@ -117,6 +119,9 @@ fn warp(req: &JsonImport) -> Result<(judge::warp::gate::GateReport, Provenance),
     Ok((report, provenance))
 }
 
+/// Judge and store results measured elsewhere (zephyr.stage rows or warp compare CSVs).
+#[utoipa::path(post, path = "/api/v1/imports", tag = "experiments", request_body = JsonImport,
+    responses((status = 201, description = "id, page URL, verdict and reasons"), (status = 400, description = "the content is not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn import(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,

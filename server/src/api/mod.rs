@@ -5,6 +5,7 @@ pub mod audit;
 pub mod error;
 pub mod experiments;
 pub mod imports;
+pub mod openapi;
 pub mod rerun;
 pub mod shares;
 pub mod tokens;
@@ -17,6 +18,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(experiments::router())
         .merge(imports::router())
+        .merge(openapi::router())
         .merge(shares::router())
         .merge(tokens::router())
         .merge(users::router())

@@ -40,6 +40,8 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
     }
 }
 
+#[utoipa::path(post, path = "/api/v1/experiments/{id}/rerun", tag = "experiments", params(("id" = i64, Path)),
+    responses((status = 201, description = "the new experiment: id, page URL"), (status = 409, description = "imported or without a launch plan"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 pub async fn rerun(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Response> {
     let (me, _) = require(&principal, Role::Launcher)?;
     let (plan, _) = state.store.experiment_plan(id).await?;

@@ -30,6 +30,8 @@ async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResul
     }
 }
 
+#[utoipa::path(post, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),
+    responses((status = 201, description = "the share link (url, token), shown once"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 async fn create(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Response> {
     let me = may_share(&state, &principal, id).await?;
     let secret = token::generate();
@@ -39,6 +41,8 @@ async fn create(State(state): State<AppState>, Extension(principal): Extension<P
     Ok((StatusCode::CREATED, Json(json!({"id": share_id, "experiment": id, "url": url, "token": secret}))).into_response())
 }
 
+#[utoipa::path(delete, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),
+    responses((status = 200, description = "how many links were revoked"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 async fn revoke(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
     let me = may_share(&state, &principal, id).await?;
     let n = state.store.revoke_share_tokens(id).await?;

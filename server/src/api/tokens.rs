@@ -27,6 +27,8 @@ struct ListParams {
     all: bool,
 }
 
+#[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens", params(("user" = Option<String>, Query, description = "an admin may list another user's")),
+    responses((status = 200, description = "the caller's API tokens (never their secrets)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn list(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -40,16 +42,20 @@ async fn list(
     Ok(Json(state.store.list_api_tokens(if all { None } else { Some(me) }).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewToken {
     name: String,
     #[serde(default)]
+    /// viewer | launcher | admin; default: the user's own.
+    #[schema(value_type = Option<String>)]
     role: Option<Role>,
     #[serde(default)]
     expires_in_days: Option<u32>,
 }
 
+#[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = NewToken,
+    responses((status = 201, description = "the token, its secret shown once"), (status = 400, description = "not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -67,6 +73,8 @@ async fn create(
     Ok((StatusCode::CREATED, Json(json!({"id": id, "name": new.name.trim(), "role": role, "token": secret}))).into_response())
 }
 
+#[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens", params(("id" = i64, Path)),
+    responses((status = 200, description = "revoked"), (status = 404, description = "no such active token of yours"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn revoke(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
     let (me, role) = require(&principal, Role::Launcher)?;
     let owned = state.store.list_api_tokens(Some(me)).await?.iter().any(|t| t.id == id);

@@ -29,6 +29,8 @@ struct JsonUser {
     disabled_at: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/api/v1/users", tag = "users",
+    responses((status = 200, description = "every user"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
 async fn list(State(state): State<AppState>) -> ApiResult<Json<Vec<JsonUser>>> {
     let users = state.store.list_users().await?;
     Ok(Json(
@@ -39,14 +41,18 @@ async fn list(State(state): State<AppState>) -> ApiResult<Json<Vec<JsonUser>>> {
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewUser {
     name: String,
+    /// viewer | launcher | admin.
+    #[schema(value_type = String)]
     role: Role,
     password: String,
 }
 
+#[utoipa::path(post, path = "/api/v1/users", tag = "users", request_body = NewUser,
+    responses((status = 201, description = "created"), (status = 400, description = "not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
 async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -58,10 +64,11 @@ async fn create(
     Ok((StatusCode::CREATED, Json(json!({"id": id, "name": new.name.trim(), "role": new.role}))).into_response())
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UserChange {
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     role: Option<Role>,
     #[serde(default)]
     disabled: Option<bool>,
@@ -70,6 +77,8 @@ struct UserChange {
     reason: Option<String>,
 }
 
+#[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "users", params(("id" = i64, Path)), request_body = UserChange,
+    responses((status = 200, description = "changed"), (status = 404, description = "no such user"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
 async fn update(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,

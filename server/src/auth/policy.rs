@@ -73,6 +73,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/fn/account", VIEWER),
     rule(Method::POST, "/fn/admin", ADMIN),
     // REST API.
+    rule(Method::GET, "/api/v1/openapi.json", Access::Public),
     rule(Method::GET, "/api/v1/experiments", VIEWER),
     rule(Method::POST, "/api/v1/experiments", LAUNCHER),
     rule(Method::GET, "/api/v1/experiments/{id}", Access::Experiment),

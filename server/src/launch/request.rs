@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonLaunch {
     pub suite: String,
@@ -22,6 +22,7 @@ pub struct JsonLaunch {
     #[serde(default)]
     pub arms: Vec<JsonExtraArm>,
     #[serde(default)]
+    #[schema(value_type = Object)]
     pub fingerprint: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
     pub trials: Option<u32>,
@@ -39,7 +40,7 @@ pub struct JsonLaunch {
     pub dry_run: bool,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonExtraArm {
     pub name: String,
@@ -50,7 +51,7 @@ pub struct JsonExtraArm {
 }
 
 /// How a configuration-only arm differs from its ref.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum JsonConfigDiff {
     /// A commit applied to the arm's worktree.
@@ -61,7 +62,7 @@ pub enum JsonConfigDiff {
     Overrides(BTreeMap<String, String>),
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonExemption {
     pub reason: String,
