@@ -15,6 +15,7 @@ pub fn Layout(children: Children) -> impl IntoView {
             <nav aria-label="Main">
                 <A href="/experiments">"Experiments"</A>
                 <A href="/launch">"Launch"</A>
+                <A href="/import">"Import"</A>
                 <A href="/trends">"Trends"</A>
             </nav>
             <UserMenu />

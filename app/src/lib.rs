@@ -28,6 +28,7 @@ use leptos_router::{path, SsrMode};
 use pages::account::AccountPage;
 use pages::admin::AdminPage;
 use pages::experiment::ExperimentPage;
+use pages::import::ImportPage;
 use pages::login::{LoginPage, SetupPage};
 use pages::{history::HistoryPage, launch::LaunchPage, not_found::NotFound, trends::TrendsPage};
 
@@ -66,6 +67,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/experiments") view=HistoryPage ssr=SsrMode::Async />
                     <Route path=path!("/experiments/:id") view=ExperimentPage ssr=SsrMode::Async />
                     <Route path=path!("/launch") view=LaunchPage />
+                    <Route path=path!("/import") view=ImportPage />
                     <Route path=path!("/trends") view=TrendsPage />
                     <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async />
                     <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async />

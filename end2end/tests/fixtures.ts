@@ -43,3 +43,14 @@ export async function signIn(page: Page, user: string, next = "/experiments") {
 export async function hydrated(page: Page) {
   await expect(page.locator("html")).toHaveAttribute("data-hydrated", "", { timeout: 20_000 });
 }
+
+/** Takes an expected refusal (HTTP status for a URL, and the console line the browser logs for it) out of
+ *  the problems the fixture would otherwise fail the test on. */
+export function expectRefusal(problems: string[], status: number, urlPart: string) {
+  const expected = (p: string) =>
+    (p.startsWith(`HTTP ${status}:`) && p.includes(urlPart)) ||
+    (p.startsWith("console: Failed to load resource") && p.includes(`status of ${status}`));
+  const kept = problems.filter((p) => !expected(p));
+  expect(kept.length, "the expected refusal happened").toBeLessThan(problems.length);
+  problems.splice(0, problems.length, ...kept);
+}

@@ -94,6 +94,7 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/experiments/{id}/charts/{name}", "/experiments/{A}/charts/stage-cpu.svg", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/export/{name}", "/experiments/{A}/export/report.md", None, EXPERIMENT_PAGE),
         case(M::GET, "/launch", "/launch", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
+        case(M::GET, "/import", "/import", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/trends", "/trends", None, READER_PAGE),
         case(M::GET, "/account", "/account", None, READER_PAGE),
         case(M::GET, "/admin", "/admin", None, [303, 403, 403, 200, 303, 303, 403, 401, 401, 303]),

@@ -4,6 +4,7 @@ pub mod account;
 pub mod admin;
 pub mod experiment;
 pub mod history;
+pub mod import;
 pub mod launch;
 pub mod login;
 pub mod not_found;

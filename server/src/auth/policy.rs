@@ -61,6 +61,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::GET, "/experiments/{id}/charts/{name}", Access::Experiment),
     rule(Method::GET, "/experiments/{id}/export/{name}", Access::Experiment),
     rule(Method::GET, "/launch", LAUNCHER),
+    rule(Method::GET, "/import", LAUNCHER),
     rule(Method::GET, "/trends", VIEWER),
     rule(Method::GET, "/account", VIEWER),
     rule(Method::GET, "/admin", ADMIN),
