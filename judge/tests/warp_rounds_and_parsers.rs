@@ -175,3 +175,17 @@ fn matrix_phase_without_successful_rounds_is_missing() {
     assert!(report.rows.iter().any(|r| r.metric == "reqps" && r.verdict == RowVerdict::Missing));
     assert!(report.rows.iter().any(|r| r.metric == "error-rate" && r.verdict == RowVerdict::Fail && r.delta == "100.00pp"));
 }
+
+#[test]
+fn round_results_summarise_to_the_drivers_own_median_summaries() {
+    use judge::warp::rounds::{parse_median_summary, parse_round_results};
+    for (rounds, medians) in [
+        (include_str!("data/warp/driver_base_round_results.csv"), include_str!("data/warp/driver_base_median_summary.csv")),
+        (include_str!("data/warp/driver_cand_round_results.csv"), include_str!("data/warp/driver_cand_median_summary.csv")),
+    ] {
+        let ours = parse_round_results("round_results.csv", rounds).unwrap();
+        let theirs = parse_median_summary("median_summary.csv", medians).unwrap();
+        assert_eq!(ours, theirs);
+    }
+    assert!(parse_round_results("x.csv", "a,b\n1,2\n").unwrap_err().contains("no size column"));
+}

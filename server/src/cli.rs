@@ -144,6 +144,10 @@ pub struct GateArgs {
     /// Label FILE's rows NAME (e.g. put-4KiB/sync-on=put.csv); the file is gated too.
     #[arg(long = "label", value_name = "NAME=FILE")]
     pub label: Vec<String>,
+    /// A cell from the driver's round files: NAME=BASELINE_ROUNDS.csv,CANDIDATE_ROUNDS.csv
+    /// (round_results.csv), summarised and compared as the driver does.
+    #[arg(long = "rounds", value_name = "NAME=BASELINE,CANDIDATE")]
+    pub rounds: Vec<String>,
     /// A regression beyond this percentage fails.
     #[arg(long, default_value_t = 10.0)]
     pub fail_pct: f64,

@@ -24,8 +24,8 @@ fn inputs(args: &GateArgs) -> Result<Vec<(PathBuf, Option<String>)>, String> {
             out.push((file.clone(), Some(name.clone())));
         }
     }
-    if out.is_empty() {
-        return Err("name at least one --compare-csv FILE (or --label NAME=FILE)".into());
+    if out.is_empty() && args.rounds.is_empty() {
+        return Err("name at least one --compare-csv FILE (or --label NAME=FILE, or --rounds NAME=BASELINE,CANDIDATE)".into());
     }
     Ok(out)
 }
@@ -54,6 +54,20 @@ pub fn gate_args(args: &GateArgs) -> Result<(GateReport, Provenance), String> {
     for (path, label) in inputs(args)? {
         let text = crate::read_input(&path)?;
         rows.extend(parse_compare_csv(&path.display().to_string(), &text, label.as_deref(), args.strict).map_err(|e| e.to_string())?);
+    }
+    for r in &args.rounds {
+        let bad = || format!("--rounds {r:?}: expected NAME=BASELINE_ROUNDS.csv,CANDIDATE_ROUNDS.csv");
+        let (name, files) = r.split_once('=').ok_or_else(bad)?;
+        let (base, cand) = files.split_once(',').ok_or_else(bad)?;
+        if name.trim().is_empty() || name.contains('|') {
+            return Err(format!("--rounds {r:?}: the name must be non-empty and contain no '|'"));
+        }
+        let summary = |f: &str| -> Result<Vec<judge::warp::rounds::PhaseSummary>, String> {
+            let path = PathBuf::from(f.trim());
+            judge::warp::rounds::parse_round_results(&path.display().to_string(), &crate::read_input(&path)?)
+        };
+        let csv = judge::warp::rounds::write_compare_csv(&summary(base)?, &summary(cand)?);
+        rows.extend(parse_compare_csv(&format!("--rounds {name}"), &csv, Some(name.trim()), args.strict).map_err(|e| e.to_string())?);
     }
     let config = GateConfig {
         fail_pct: args.fail_pct,

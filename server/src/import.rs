@@ -193,7 +193,14 @@ pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
 pub async fn run_warp(args: ImportWarpArgs) -> Result<i32, String> {
     let (report, provenance) = crate::gate::gate_args(&args.gate)?;
     let (store, mut info) = open(&args.meta).await?;
-    info.sources = args.gate.compare_csv.iter().map(|p| p.display().to_string()).chain(args.gate.label.iter().cloned()).collect();
+    info.sources = args
+        .gate
+        .compare_csv
+        .iter()
+        .map(|p| p.display().to_string())
+        .chain(args.gate.label.iter().cloned())
+        .chain(args.gate.rounds.iter().cloned())
+        .collect();
     let result = match info.check().map_err(|e| format!("--{}", e.replacen('_', "-", 1))) {
         Ok(()) => store_warp(&store, &args.meta.store.data_dir, &info, &report, &provenance).await,
         Err(e) => Err(e),

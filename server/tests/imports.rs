@@ -142,3 +142,32 @@ async fn executions_already_in_a_finelog_server_import_like_their_row_files() {
     let id = r.json()["id"].as_i64().unwrap();
     assert_eq!(viewer.get(&format!("/api/v1/experiments/{id}")).await.json()["report"], expected);
 }
+
+#[tokio::test]
+async fn the_drivers_round_files_gate_and_import_like_its_own_compare_csv() {
+    let app = TestApp::builder().start().await;
+    let data = app.state.data_dir.to_string_lossy().to_string();
+    let w = "../judge/tests/data/warp";
+    let rounds = format!("put-4KiB/sync-on={w}/driver_base_round_results.csv,{w}/driver_cand_round_results.csv");
+    let (code_r, from_rounds, err) = run(&["gate", "--rounds", &rounds, "--format", "json"]);
+    let (code_c, from_compare, _) =
+        run(&["gate", "--label", &format!("put-4KiB/sync-on={w}/driver_cand_baseline_compare.csv"), "--format", "json"]);
+    assert_eq!(code_r, code_c, "{err}");
+    let (r, c): (Value, Value) = (serde_json::from_str(&from_rounds).unwrap(), serde_json::from_str(&from_compare).unwrap());
+    assert_eq!(r["report"], c["report"], "rounds → medians → compare rows as the driver computes them");
+    let (code, stdout, stderr) = run(&["import", "warp", "--data-dir", &data, "--title", "From rounds", "--rounds", &rounds]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(&format!("imported experiment 1: {}", c["report"]["verdict"].as_str().unwrap())), "{stdout}");
+    let (launcher, _) = app.with_token(Role::Launcher).await;
+    let body = json!({"kind": "warp", "title": "From rounds (API)", "rounds": [{"label": "put-4KiB/sync-on",
+        "baseline": std::fs::read_to_string(format!("{w}/driver_base_round_results.csv")).unwrap(),
+        "candidate": std::fs::read_to_string(format!("{w}/driver_cand_round_results.csv")).unwrap()}]});
+    let resp = launcher.post_json("/api/v1/imports", body).await;
+    assert_eq!(resp.status, 201, "{}", resp.text);
+    let id = resp.json()["id"].as_i64().unwrap();
+    let viewer = app.signed_in(Role::Viewer).await;
+    assert_eq!(viewer.get(&format!("/api/v1/experiments/{id}")).await.json()["report"]["gate"], c["report"]);
+    let (code, _, stderr) = run(&["gate", "--rounds", "no-comma=a.csv"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("expected NAME=BASELINE_ROUNDS.csv,CANDIDATE_ROUNDS.csv"), "{stderr}");
+}

@@ -174,6 +174,62 @@ pub fn parse_median_summary(source: &str, text: &str) -> Result<Vec<PhaseSummary
     Ok(out)
 }
 
+/// Upstream's `round_results.csv` (one line per attempt of each round) → one summary per (size, tool,
+/// concurrency), as the driver summarises it: the last attempt of each round counts, `status = ok` is a
+/// successful round, medians over successful rounds.
+pub fn parse_round_results(source: &str, text: &str) -> Result<Vec<PhaseSummary>, String> {
+    let mut reader = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(text.trim_start_matches('\u{feff}').as_bytes());
+    let headers = reader.headers().map_err(|e| format!("{source}: {e}"))?.clone();
+    let col = |name: &str| {
+        headers.iter().position(|h| h == name).ok_or_else(|| format!("{source}, line 1: no {name} column (not a round_results.csv)"))
+    };
+    let [size, tool, round, attempt, conc, status, bps, reqps, lat, p90, p99] =
+        ["size", "tool", "round", "attempt", "concurrency", "status", "throughput_bps", "reqps", "latency_ms", "req_p90_ms", "req_p99_ms"]
+            .map(col);
+    let (size, tool, round, attempt, conc, status) = (size?, tool?, round?, attempt?, conc?, status?);
+    let (bps, reqps, lat, p90, p99) = (bps?, reqps?, lat?, p90?, p99?);
+    // (size, tool, concurrency) in first-seen order → round → (attempt, Round).
+    let mut phases: Vec<((String, String, u32), std::collections::BTreeMap<u32, (u32, Round)>)> = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 2;
+        let r = record.map_err(|e| format!("{source}, line {line}: {e}"))?;
+        let field = |c: usize| r.get(c).unwrap_or("");
+        let int = |c: usize, what: &str| {
+            field(c).parse::<u32>().map_err(|_| format!("{source}, line {line}: {what} {:?} is not a whole number", field(c)))
+        };
+        let num = |c: usize| field(c).parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+        let key = (field(size).to_string(), field(tool).to_string(), int(conc, "concurrency")?);
+        let this = Round {
+            ok: field(status) == "ok",
+            reqps: num(reqps),
+            throughput_bps: num(bps),
+            latency_ms: num(lat),
+            p90_ms: num(p90),
+            p99_ms: num(p99),
+        };
+        let (n, a) = (int(round, "round")?, int(attempt, "attempt")?);
+        let rounds = match phases.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, rounds)) => rounds,
+            None => {
+                phases.push((key, Default::default()));
+                &mut phases.last_mut().expect("just pushed").1
+            }
+        };
+        if rounds.get(&n).is_none_or(|(prev, _)| *prev < a) {
+            rounds.insert(n, (a, this));
+        }
+    }
+    if phases.is_empty() {
+        return Err(format!("{source}: no rounds"));
+    }
+    Ok(phases
+        .into_iter()
+        .map(|((size, tool, conc), rounds)| {
+            PhaseSummary::from_rounds(&size, &tool, conc, &rounds.into_values().map(|(_, r)| r).collect::<Vec<_>>())
+        })
+        .collect())
+}
+
 fn delta(new: Option<f64>, base: Option<f64>) -> String {
     match (new, base) {
         (Some(n), Some(b)) if b != 0.0 => format!("{:.2}", (n - b) / b * 100.0),

@@ -56,10 +56,21 @@ pub struct JsonImport {
     pub worker_ram: Option<String>,
     #[serde(default)]
     pub compare_csv: Vec<JsonCompareCsv>,
+    /// Warp cells from the driver's round files (round_results.csv of each phase).
+    #[serde(default)]
+    pub rounds: Vec<JsonRounds>,
     #[serde(default)]
     pub fail_pct: Option<f64>,
     #[serde(default)]
     pub warn_pct: Option<f64>,
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JsonRounds {
+    pub label: String,
+    pub baseline: String,
+    pub candidate: String,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -95,8 +106,8 @@ async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String
 }
 
 fn warp(req: &JsonImport) -> Result<(judge::warp::gate::GateReport, Provenance), String> {
-    if req.compare_csv.is_empty() {
-        return Err("compare_csv: give at least one {label, text} baseline_compare.csv".into());
+    if req.compare_csv.is_empty() && req.rounds.is_empty() {
+        return Err("compare_csv: give at least one {label, text} baseline_compare.csv (or rounds: {label, baseline, candidate})".into());
     }
     let (fail_pct, warn_pct) = (req.fail_pct.unwrap_or(10.0), req.warn_pct.unwrap_or(5.0));
     if !(fail_pct.is_finite() && warn_pct.is_finite() && warn_pct >= 0.0 && warn_pct <= fail_pct) {
@@ -108,6 +119,15 @@ fn warp(req: &JsonImport) -> Result<(judge::warp::gate::GateReport, Provenance),
             return Err(format!("compare_csv[{i}].label: 1–120 characters, no '|'"));
         }
         rows.extend(parse_compare_csv(&format!("compare_csv[{i}]"), &f.text, Some(f.label.trim()), false).map_err(|e| e.to_string())?);
+    }
+    for (i, r) in req.rounds.iter().enumerate() {
+        if r.label.trim().is_empty() || r.label.contains('|') || r.label.len() > 120 {
+            return Err(format!("rounds[{i}].label: 1–120 characters, no '|'"));
+        }
+        let base = judge::warp::rounds::parse_round_results(&format!("rounds[{i}].baseline"), &r.baseline)?;
+        let cand = judge::warp::rounds::parse_round_results(&format!("rounds[{i}].candidate"), &r.candidate)?;
+        let csv = judge::warp::rounds::write_compare_csv(&base, &cand);
+        rows.extend(parse_compare_csv(&format!("rounds[{i}]"), &csv, Some(r.label.trim()), false).map_err(|e| e.to_string())?);
     }
     let report = gate(&rows, &GateConfig { fail_pct, warn_pct, ..GateConfig::default() });
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
