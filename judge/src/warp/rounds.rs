@@ -189,7 +189,8 @@ pub fn parse_round_results(source: &str, text: &str) -> Result<Vec<PhaseSummary>
     let (size, tool, round, attempt, conc, status) = (size?, tool?, round?, attempt?, conc?, status?);
     let (bps, reqps, lat, p90, p99) = (bps?, reqps?, lat?, p90?, p99?);
     // (size, tool, concurrency) in first-seen order → round → (attempt, Round).
-    let mut phases: Vec<((String, String, u32), std::collections::BTreeMap<u32, (u32, Round)>)> = Vec::new();
+    type Phase = ((String, String, u32), std::collections::BTreeMap<u32, (u32, Round)>);
+    let mut phases: Vec<Phase> = Vec::new();
     for (i, record) in reader.records().enumerate() {
         let line = i + 2;
         let r = record.map_err(|e| format!("{source}, line {line}: {e}"))?;
