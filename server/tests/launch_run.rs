@@ -15,7 +15,8 @@ use store::people::Role;
 
 const BENCH: &str = include_str!("data/stage_bench.py");
 
-/// main: the benchmark; branches heavier (×3 CPU), leaky (3 GiB peak), broken (a stage fails), slow.
+/// main: the benchmark; branches heavier (×3 CPU), lighter (÷3), leaky (3 GiB peak), broken (a stage
+/// fails), slow.
 fn repository(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "-b", "main"]);
@@ -24,6 +25,7 @@ fn repository(dir: &Path) {
     git(dir, &["commit", "-q", "-m", "benchmark"]);
     for (branch, from, to) in [
         ("heavier", "WORK = 400_000", "WORK = 1_200_000"),
+        ("lighter", "WORK = 400_000", "WORK = 133_000"),
         ("leaky", "MEM_PEAK = 100 * 2**20", "MEM_PEAK = 3 * 2**30"),
         ("broken", "FAIL_STAGE = None", "FAIL_STAGE = \"stage1-Reduce\""),
         ("slow", "SLEEP = 0.0", "SLEEP = 60.0"),
@@ -245,9 +247,10 @@ async fn an_interrupted_launch_wait_leaves_the_experiment_running_and_says_so() 
     assert_eq!(launcher.wait_until_ended(id, 120).await["status"], "cancelled");
 }
 
-/// `arbiter launch --wait` exits with the verdict's code: a regression is 1, a cancelled experiment 4.
+/// `arbiter launch --wait` exits with the verdict's code: a pass is 0, a regression 1, a cancelled
+/// experiment 4.
 #[tokio::test]
-async fn launch_wait_exits_1_on_a_regression_and_4_when_cancelled() {
+async fn launch_wait_exits_0_on_a_pass_1_on_a_regression_and_4_when_cancelled() {
     let tmp = tempfile::tempdir().unwrap();
     let finelog = FinelogServer::start(None);
     let (app, launcher) = app(tmp.path(), &finelog).await;
@@ -274,6 +277,10 @@ async fn launch_wait_exits_1_on_a_regression_and_4_when_cancelled() {
         .stderr(std::process::Stdio::piped());
         cmd
     };
+    let out = cli("lighter").output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("verdict: pass"), "a third of the CPU is a pass: {stdout}");
     let out = cli("heavier").output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
