@@ -299,3 +299,53 @@ async fn launch_wait_exits_0_on_a_pass_1_on_a_regression_and_4_when_cancelled() 
     assert!(rest.contains("cancelled: no verdict"), "{rest}");
     assert_eq!(launcher.get(&format!("/api/v1/experiments/{id}")).await.json()["status"], "cancelled");
 }
+
+/// At a terminal (a real pty, through util-linux `script`), Ctrl-C while waiting asks whether to cancel
+/// the experiment; "y" cancels it on the server and exits 4. The progress is a redrawn bar there.
+#[tokio::test]
+async fn at_a_terminal_ctrl_c_asks_and_yes_cancels_the_experiment() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let (token_client, _) = app.with_token(Role::Launcher).await;
+    let command = format!(
+        "{} launch --server {} --suite stage-bench --control-ref main --treatment-ref slow --trials 1 --wait; echo EXIT=$?",
+        common::BIN,
+        app.base
+    );
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qfec", &command, "/dev/null"])
+        .env("ARBITER_TOKEN", token_client.bearer.clone().unwrap())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 4096];
+    let mut wait_for = async |needle: &str, seen: &mut String| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !seen.contains(needle) {
+            assert!(std::time::Instant::now() < deadline, "never saw {needle:?} in {seen:?}");
+            let n = tokio::time::timeout(Duration::from_secs(60), stdout.read(&mut buf)).await.unwrap().unwrap();
+            assert!(n > 0, "the terminal closed before {needle:?}: {seen:?}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    };
+    wait_for("trials ended", &mut seen).await;
+    assert!(seen.contains("\r[") && seen.contains("/2 trials ended"), "a redrawn progress bar: {seen:?}");
+    let id: i64 = seen.split("launched experiment ").nth(1).unwrap().split(':').next().unwrap().parse().unwrap();
+    stdin.write_all(b"\x03").await.unwrap();
+    wait_for("[y/N]", &mut seen).await;
+    stdin.write_all(b"y\n").await.unwrap();
+    wait_for("EXIT=", &mut seen).await;
+    let _ = child.wait().await;
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).await.unwrap();
+    seen.push_str(&rest);
+    assert!(seen.contains(&format!("cancelled experiment {id}")), "{seen:?}");
+    assert!(seen.contains("EXIT=4"), "{seen:?}");
+    assert_eq!(launcher.wait_until_ended(id, 120).await["status"], "cancelled");
+}
