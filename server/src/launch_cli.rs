@@ -99,6 +99,10 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
     let base = args.server.trim_end_matches('/').to_string();
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().map_err(|e| e.to_string())?;
     let body = request(&args)?;
+    // Registered before anything is launched (tokio's ctrl_c() would only listen from its first poll, and
+    // a Ctrl-C before that would kill the process without asking).
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| format!("cannot listen for Ctrl-C: {e}"))?;
     let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.token).json(&body), "launch").await?;
     if args.dry_run {
         println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?);
@@ -112,8 +116,6 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
     }
     let started = Instant::now();
     let mut progress = Progress::new();
-    let interrupt = tokio::signal::ctrl_c();
-    tokio::pin!(interrupt);
     loop {
         let e = call(http.get(format!("{base}/api/v1/experiments/{id}")).bearer_auth(&args.token), "status").await?;
         let trials = e["trials"].as_array().cloned().unwrap_or_default();
@@ -150,7 +152,7 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
         }
         tokio::select! {
             _ = tokio::time::sleep(Duration::from_secs(2)) => {}
-            _ = &mut interrupt => {
+            _ = interrupt.recv() => {
                 progress.done();
                 return interrupted(&http, &base, &args.token, id, &url).await;
             }
