@@ -83,9 +83,7 @@ pub const WARP_CHARTS: &[ChartName] = &[
 ];
 
 /// Human units: "1.5 GiB", "512 MiB".
-pub fn fmt_bytes(b: f64) -> String {
-    judge::units::fmt_bytes(b)
-}
+pub use judge::units::fmt_bytes;
 
 /// Three significant digits, no exponent for everyday values: "0.00123", "12.3", "1234".
 pub fn fmt_num(v: f64) -> String {

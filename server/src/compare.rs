@@ -60,22 +60,21 @@ pub struct Compared {
     pub report: judge::pipeline::PipelineReport,
 }
 
+/// The zephyr.stage rows of every execution id of these trials, from a finelog server.
+pub async fn rows_from_finelog(url: &str, control: &[TrialSpec], arms: &[ArmSpec]) -> Result<Vec<StageRow>, String> {
+    let mut ids: Vec<String> = control.iter().chain(arms.iter().flat_map(|a| &a.trials)).flat_map(|t| t.execution_ids.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let finelog = crate::launch::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
+    finelog.stage_rows(&ids).await.map_err(|e| format!("{url}: {e}"))
+}
+
 /// The rows of every named execution id from `--finelog-url`, when given.
 pub async fn fetch_rows(args: &CompareArgs) -> Result<Vec<StageRow>, String> {
     let Some(url) = &args.finelog_url else { return Ok(Vec::new()) };
-    let mut ids: Vec<String> = Vec::new();
-    for spec in args
-        .control
-        .iter()
-        .map(|c| trial("--control", c))
-        .chain(treatment_arms(&args.treatment)?.into_iter().flat_map(|a| a.trials).map(Ok))
-    {
-        ids.extend(spec?.execution_ids);
-    }
-    ids.sort();
-    ids.dedup();
-    let finelog = crate::launch::finelog::Finelog::new(url).map_err(|e| format!("--finelog-url: {e}"))?;
-    finelog.stage_rows(&ids).await.map_err(|e| format!("--finelog-url {url}: {e}"))
+    let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("--control", c)).collect::<Result<_, _>>()?;
+    let arms = treatment_arms(&args.treatment)?;
+    rows_from_finelog(url, &control, &arms).await.map_err(|e| format!("--finelog-url {e}"))
 }
 
 /// Reads and checks `compare`'s arguments and judges (also behind `arbiter import pipeline`); `fetched`

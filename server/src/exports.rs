@@ -14,7 +14,7 @@ use judge::ExperimentKind;
 use std::collections::{BTreeMap, HashMap};
 
 /// The experiment's kind and its latest stored report; NotFound while it is not judged.
-async fn report(state: &AppState, id: i64) -> ApiResult<(ExperimentKind, StoredReport, serde_json::Value)> {
+async fn report(state: &AppState, id: i64) -> ApiResult<(ExperimentKind, StoredReport)> {
     let summary = state.store.experiment_summary(id).await?;
     let Some((_, _, json)) = state.store.latest_verdict(id).await? else {
         return Err(ApiError::NotFound(format!("experiment {id} is not judged yet, so it has no report")));
@@ -22,7 +22,7 @@ async fn report(state: &AppState, id: i64) -> ApiResult<(ExperimentKind, StoredR
     let Some(report) = StoredReport::from_json(summary.kind, &json) else {
         return Err(ApiError::NotFound(format!("experiment {id}'s verdict holds no report (see its reasons)")));
     };
-    Ok((summary.kind, report, json))
+    Ok((summary.kind, report))
 }
 
 fn file(content_type: &'static str, name: &str, body: String) -> Response {
@@ -41,7 +41,7 @@ pub async fn chart(
     let Some(name) = file_name.strip_suffix(".svg") else {
         return Err(ApiError::NotFound(format!("charts are SVG: ask for {file_name}.svg")));
     };
-    let (_, report, _) = report(&state, id).await?;
+    let (_, report) = report(&state, id).await?;
     let scale = charts::Scale::from_query(query.get("scale").map(String::as_str));
     let known = || report.chart_names().iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
     let svg = match report.chart(name, scale) {
@@ -58,7 +58,7 @@ pub async fn chart(
 }
 
 pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, String)>) -> ApiResult<Response> {
-    let (kind, report, _) = report(&state, id).await?;
+    let (kind, report) = report(&state, id).await?;
     let prefix = format!("experiment-{id}-");
     let response = match (name.as_str(), &report) {
         ("report.json", _) => {

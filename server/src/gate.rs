@@ -62,12 +62,9 @@ pub fn gate_args(args: &GateArgs) -> Result<(GateReport, Provenance), String> {
         if name.trim().is_empty() || name.contains('|') {
             return Err(format!("--rounds {r:?}: the name must be non-empty and contain no '|'"));
         }
-        let summary = |f: &str| -> Result<Vec<judge::warp::rounds::PhaseSummary>, String> {
-            let path = PathBuf::from(f.trim());
-            judge::warp::rounds::parse_round_results(&path.display().to_string(), &crate::read_input(&path)?)
-        };
-        let csv = judge::warp::rounds::write_compare_csv(&summary(base)?, &summary(cand)?);
-        rows.extend(parse_compare_csv(&format!("--rounds {name}"), &csv, Some(name.trim()), args.strict).map_err(|e| e.to_string())?);
+        let read = |f: &str| crate::read_input(&PathBuf::from(f.trim()));
+        let source = format!("--rounds {name}");
+        rows.extend(judge::warp::rounds::compare_rows_from_rounds(&source, name.trim(), &read(base)?, &read(cand)?, args.strict)?);
     }
     let config = GateConfig {
         fail_pct: args.fail_pct,

@@ -128,7 +128,11 @@ pub async fn store_warp(
     let result = store.record_verdict(id, report.verdict, &reasons, &json, None).await;
     undo_on_error(store, id, result).await?;
     let dir = crate::downloads::experiment_dir(data_dir, id).join("reports");
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("gate.md"), &gate_md)) {
+    let written = match tokio::fs::create_dir_all(&dir).await {
+        Ok(()) => tokio::fs::write(dir.join("gate.md"), &gate_md).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = written {
         tracing::warn!(error = %e, id, "cannot write the imported experiment's gate.md");
     }
     Ok((id, reasons))

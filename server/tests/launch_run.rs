@@ -65,6 +65,25 @@ trials = 3
     (app, launcher)
 }
 
+/// `arbiter launch --wait` of one control/`head` pair on the stage-bench suite, output piped.
+fn launch_cli(app: &TestApp, token: &str, head: &str) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(common::BIN);
+    cmd.args(["launch", "--server", &app.base, "--suite", "stage-bench", "--control-ref", "main", "--treatment-ref", head])
+        .args(["--trials", "1", "--wait"])
+        .env("ARBITER_TOKEN", token)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    cmd
+}
+
+/// The experiment id of the CLI's first line, `launched experiment ID: URL`.
+async fn launched_id(out: &mut tokio::io::BufReader<tokio::process::ChildStdout>) -> i64 {
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(out, &mut line).await.unwrap();
+    let id = line.strip_prefix("launched experiment ").and_then(|rest| rest.split(':').next()).unwrap_or_else(|| panic!("{line}"));
+    id.parse().unwrap()
+}
+
 async fn launch(client: &Client, head: &str) -> i64 {
     let r = client.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": head, "base": "main", "trials": 3})).await;
     assert_eq!(r.status, 201, "{}", r.text);
@@ -205,33 +224,11 @@ async fn an_interrupted_launch_wait_leaves_the_experiment_running_and_says_so() 
     let finelog = FinelogServer::start(None);
     let (app, launcher) = app(tmp.path(), &finelog).await;
     let (token_client, _) = app.with_token(Role::Launcher).await;
-    let mut child = tokio::process::Command::new(common::BIN)
-        .args([
-            "launch",
-            "--server",
-            &app.base,
-            "--suite",
-            "stage-bench",
-            "--control-ref",
-            "main",
-            "--treatment-ref",
-            "slow",
-            "--trials",
-            "1",
-            "--wait",
-        ])
-        .env("ARBITER_TOKEN", token_client.bearer.clone().unwrap())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = launch_cli(&app, &token_client.bearer.clone().unwrap(), "slow").spawn().unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.unwrap();
-    assert!(line.starts_with("launched experiment "), "{line}");
-    let id: i64 = line["launched experiment ".len()..].split(':').next().unwrap().parse().unwrap();
+    let id = launched_id(&mut out).await;
     // Not a terminal: progress comes as plain lines.
-    line.clear();
+    let mut line = String::new();
     tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.unwrap();
     assert!(line.contains("trials ended"), "{line}");
     unsafe { libc::kill(child.id().unwrap() as i32, libc::SIGINT) };
@@ -256,27 +253,7 @@ async fn launch_wait_exits_0_on_a_pass_1_on_a_regression_and_4_when_cancelled() 
     let (app, launcher) = app(tmp.path(), &finelog).await;
     let (token_client, _) = app.with_token(Role::Launcher).await;
     let token = token_client.bearer.clone().unwrap();
-    let cli = |head: &str| {
-        let mut cmd = tokio::process::Command::new(common::BIN);
-        cmd.args([
-            "launch",
-            "--server",
-            &app.base,
-            "--suite",
-            "stage-bench",
-            "--control-ref",
-            "main",
-            "--treatment-ref",
-            head,
-            "--trials",
-            "1",
-            "--wait",
-        ])
-        .env("ARBITER_TOKEN", &token)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-        cmd
-    };
+    let cli = |head: &str| launch_cli(&app, &token, head);
     // A third of the CPU: a pass (exit 0). On a loaded machine one pair's stages can sit under the CPU
     // floor while elapsed moves, which the judge calls inconclusive (exit 3): the code must then match.
     let out = cli("lighter").output().await.unwrap();
@@ -297,9 +274,7 @@ async fn launch_wait_exits_0_on_a_pass_1_on_a_regression_and_4_when_cancelled() 
 
     let mut child = cli("slow").spawn().unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line).await.unwrap();
-    let id: i64 = line["launched experiment ".len()..].split(':').next().unwrap().parse().unwrap();
+    let id = launched_id(&mut out).await;
     let r = token_client.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     let mut rest = String::new();

@@ -30,14 +30,20 @@ pub struct ExperimentDetail {
     /// Live (not revoked) share links.
     pub live_shares: i64,
     pub launched_by_id: Option<i64>,
+    /// Launched from a suite (its plan holds the launch, so it can be re-run).
+    pub launched: bool,
+    /// Imported from files: Arbiter judged it but did not run it.
+    pub imported: bool,
 }
 
 impl Store {
     pub async fn experiment_detail(&self, id: i64) -> Result<ExperimentDetail, StoreError> {
-        let head: Option<(String, Option<i64>, Option<i64>)> = on_pool!(self, pool => {
-            sqlx::query_as("SELECT fingerprint, noise_profile_id, launched_by FROM experiments WHERE id = $1").bind(id).fetch_optional(pool).await
+        let head: Option<(String, String, Option<i64>, Option<i64>)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT fingerprint, plan, noise_profile_id, launched_by FROM experiments WHERE id = $1").bind(id).fetch_optional(pool).await
         })?;
-        let (fingerprint, profile_id, launched_by_id) = head.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?;
+        let (fingerprint, plan, profile_id, launched_by_id) =
+            head.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?;
+        let plan: serde_json::Value = serde_json::from_str(&plan)?;
         let arms: Vec<ArmDetail> = on_pool!(self, pool => {
             sqlx::query_as("SELECT id, name, role, git_ref, sha, config_diff FROM arms WHERE experiment_id = $1 ORDER BY position")
                 .bind(id).fetch_all(pool).await
@@ -51,6 +57,14 @@ impl Store {
         let live_shares: i64 = on_pool!(self, pool => {
             sqlx::query_scalar("SELECT COUNT(*) FROM share_tokens WHERE experiment_id = $1 AND revoked_at IS NULL").bind(id).fetch_one(pool).await
         })?;
-        Ok(ExperimentDetail { arms, fingerprint: serde_json::from_str(&fingerprint)?, noise_profile, live_shares, launched_by_id })
+        Ok(ExperimentDetail {
+            arms,
+            fingerprint: serde_json::from_str(&fingerprint)?,
+            noise_profile,
+            live_shares,
+            launched_by_id,
+            launched: plan.get("launch").is_some(),
+            imported: plan.get("imported").and_then(serde_json::Value::as_bool) == Some(true),
+        })
     }
 }

@@ -174,6 +174,9 @@ async fn experiment_detail_has_arms_fingerprint_and_shares(db: &TestDb) {
     assert_eq!(d.arms[0].git_ref.as_deref(), Some("refs/heads/control"));
     assert_eq!(d.fingerprint["workers"], 2);
     assert_eq!((d.live_shares, d.noise_profile.clone()), (0, None));
+    assert_eq!((d.launched, d.imported), (false, false), "the sample's plan is neither a launch nor an import");
+    db.store.set_experiment_plan(id, &json!({"imported": true})).await.unwrap();
+    assert!(db.store.experiment_detail(id).await.unwrap().imported);
     db.store.insert_share_token(id, "hash-1", None).await.unwrap();
     assert_eq!(db.store.experiment_detail(id).await.unwrap().live_shares, 1);
     db.store.revoke_share_tokens(id).await.unwrap();

@@ -264,6 +264,21 @@ pub fn compare_fields(new: &PhaseSummary, base: Option<&PhaseSummary>) -> Vec<St
     out
 }
 
+/// One labelled cell from two round_results.csv texts (baseline, candidate): summarised and compared as
+/// the driver does, then read back as the rows the gate takes. `source` names the cell in errors.
+pub fn compare_rows_from_rounds(
+    source: &str,
+    label: &str,
+    baseline: &str,
+    candidate: &str,
+    strict: bool,
+) -> Result<Vec<super::compare_csv::CompareRow>, String> {
+    let base = parse_round_results(&format!("{source} (baseline)"), baseline)?;
+    let cand = parse_round_results(&format!("{source} (candidate)"), candidate)?;
+    let csv = write_compare_csv(&base, &cand);
+    super::compare_csv::parse_compare_csv(source, &csv, Some(label), strict).map_err(|e| e.to_string())
+}
+
 /// The whole `baseline_compare.csv`: each candidate row against the baseline of the same size, tool and
 /// concurrency.
 pub fn write_compare_csv(baseline: &[PhaseSummary], candidate: &[PhaseSummary]) -> String {

@@ -90,12 +90,7 @@ async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String
         (Some(text), false) => judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?,
         (None, true) => {
             let url = state.launcher.finelog.as_ref().map_err(|why| format!("finelog: this server has no finelog server ({why})"))?;
-            let mut ids: Vec<String> =
-                control.iter().chain(arms.iter().flat_map(|a| &a.trials)).flat_map(|t| t.execution_ids.clone()).collect();
-            ids.sort();
-            ids.dedup();
-            let finelog = crate::launch::finelog::Finelog::new(url).map_err(|e| format!("finelog: {e}"))?;
-            finelog.stage_rows(&ids).await.map_err(|e| format!("finelog: {e}"))?
+            crate::compare::rows_from_finelog(url, &control, &arms).await.map_err(|e| format!("finelog: {e}"))?
         }
         _ => return Err("rows: give the zephyr.stage rows (CSV, a JSON array or JSON lines), or \"finelog\": true".into()),
     };
@@ -114,20 +109,25 @@ fn warp(req: &JsonImport) -> Result<(judge::warp::gate::GateReport, Provenance),
         return Err(format!("fail_pct {fail_pct}, warn_pct {warn_pct}: percentages with 0 ≤ warn ≤ fail"));
     }
     let mut rows = Vec::new();
-    for (i, f) in req.compare_csv.iter().enumerate() {
-        if f.label.trim().is_empty() || f.label.contains('|') || f.label.len() > 120 {
-            return Err(format!("compare_csv[{i}].label: 1–120 characters, no '|'"));
+    let check_label = |field: String, label: &str| {
+        if label.trim().is_empty() || label.contains('|') || label.len() > 120 {
+            return Err(format!("{field}.label: 1–120 characters, no '|'"));
         }
+        Ok(())
+    };
+    for (i, f) in req.compare_csv.iter().enumerate() {
+        check_label(format!("compare_csv[{i}]"), &f.label)?;
         rows.extend(parse_compare_csv(&format!("compare_csv[{i}]"), &f.text, Some(f.label.trim()), false).map_err(|e| e.to_string())?);
     }
     for (i, r) in req.rounds.iter().enumerate() {
-        if r.label.trim().is_empty() || r.label.contains('|') || r.label.len() > 120 {
-            return Err(format!("rounds[{i}].label: 1–120 characters, no '|'"));
-        }
-        let base = judge::warp::rounds::parse_round_results(&format!("rounds[{i}].baseline"), &r.baseline)?;
-        let cand = judge::warp::rounds::parse_round_results(&format!("rounds[{i}].candidate"), &r.candidate)?;
-        let csv = judge::warp::rounds::write_compare_csv(&base, &cand);
-        rows.extend(parse_compare_csv(&format!("rounds[{i}]"), &csv, Some(r.label.trim()), false).map_err(|e| e.to_string())?);
+        check_label(format!("rounds[{i}]"), &r.label)?;
+        rows.extend(judge::warp::rounds::compare_rows_from_rounds(
+            &format!("rounds[{i}]"),
+            r.label.trim(),
+            &r.baseline,
+            &r.candidate,
+            false,
+        )?);
     }
     let report = gate(&rows, &GateConfig { fail_pct, warn_pct, ..GateConfig::default() });
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);

@@ -13,6 +13,15 @@ use axum::response::Response;
 use axum::Extension;
 use store::people::Role;
 
+/// "Title (re-run of #ID)", replacing an earlier re-run's suffix rather than stacking them.
+fn rerun_title(title: &str, id: i64) -> String {
+    let original = match title.rsplit_once(" (re-run of #") {
+        Some((head, tail)) if tail.strip_suffix(')').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) => head,
+        _ => title,
+    };
+    format!("{original} (re-run of #{id})").chars().take(200).collect()
+}
+
 /// The launch request that repeats a stored plan.
 pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
     let launch = &plan.launch;
@@ -31,9 +40,7 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         fingerprint: launch.fingerprint.clone().into_iter().collect(),
         trials: Some(launch.trials_per_arm),
         order: Some(launch.order),
-        title: Some(
-            format!("{} (re-run of #{id})", launch.title.trim_end_matches(&format!(" (re-run of #{id})"))).chars().take(200).collect(),
-        ),
+        title: Some(rerun_title(&launch.title, id)),
         exemption: None,
         calibration: launch.calibration,
         dry_run: false,
@@ -51,4 +58,16 @@ pub async fn rerun(State(state): State<AppState>, Extension(principal): Extensio
     let response = super::experiments::launch_request(&state, me, &req).await?;
     state.store.audit(Some(me), "experiment.rerun", &format!("experiment:{id}"), None, &serde_json::json!({})).await?;
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rerun_title;
+
+    #[test]
+    fn a_rerun_of_a_rerun_names_only_the_latest() {
+        assert_eq!(rerun_title("dedup: abc vs main", 3), "dedup: abc vs main (re-run of #3)");
+        assert_eq!(rerun_title("dedup: abc vs main (re-run of #3)", 7), "dedup: abc vs main (re-run of #7)");
+        assert_eq!(rerun_title("odd (re-run of #x)", 7), "odd (re-run of #x) (re-run of #7)");
+    }
 }

@@ -220,10 +220,8 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         })
         .collect();
     let dir = ctx.data_dir.join("experiments").join(id.to_string());
-    let files = list_files(&dir);
-    let plan = store.experiment_plan(id).await.map_err(failed)?.0;
-    let launched = plan.get("launch").is_some();
-    let imported = plan.get("imported").and_then(serde_json::Value::as_bool) == Some(true);
+    // A directory walk: off the async threads.
+    let files = tokio::task::spawn_blocking(move || list_files(&dir)).await.unwrap_or_default();
     let ended =
         matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
     let may_launch = principal.has(crate::auth::Role::Launcher);
@@ -246,8 +244,8 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         files,
         shared: detail.live_shares > 0,
         may_cancel: may_share && !ended,
-        may_rerun: may_launch && launched && ended,
-        imported,
+        may_rerun: may_launch && detail.launched && ended,
+        imported: detail.imported,
         may_share,
     })
 }
