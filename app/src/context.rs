@@ -4,6 +4,9 @@
 use leptos::prelude::*;
 use std::path::PathBuf;
 
+/// A suite checked for storing: its name, kind and definition (JSON).
+pub type ParsedSuite = (String, judge::ExperimentKind, serde_json::Value);
+
 #[derive(Clone)]
 pub struct ServerContext {
     pub data_dir: PathBuf,
@@ -13,6 +16,10 @@ pub struct ServerContext {
     pub new_secret: fn() -> String,
     /// What the store keeps of a token.
     pub digest: fn(&str) -> String,
+    /// Parses and checks a suite's TOML exactly as suite files are checked: its name, kind and definition.
+    pub parse_suite: fn(&str) -> Result<ParsedSuite, String>,
+    /// A stored suite definition written back as TOML.
+    pub suite_toml: fn(&serde_json::Value) -> Result<String, String>,
 }
 
 pub fn server_context() -> Result<ServerContext, ServerFnError> {

@@ -66,8 +66,11 @@ pub fn read_failed(what: &'static str) -> impl Fn(store::StoreError) -> ServerFn
     }
 }
 
-/// A bad-request error for server functions; [`AppError`] shows it as "That request is not valid".
+/// A bad-request error for server functions (answered with 400); [`AppError`] shows it as "That
+/// request is not valid".
 pub fn bad_request(message: impl std::fmt::Display) -> ServerFnError {
+    #[cfg(feature = "ssr")]
+    crate::auth::set_status(400);
     ServerFnError::new(format!("bad request: {message}"))
 }
 

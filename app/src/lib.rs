@@ -30,7 +30,13 @@ use pages::admin::AdminPage;
 use pages::experiment::ExperimentPage;
 use pages::import::ImportPage;
 use pages::login::{LoginPage, SetupPage};
-use pages::{history::HistoryPage, launch::LaunchPage, not_found::NotFound, trends::TrendsPage};
+use pages::{
+    history::HistoryPage,
+    launch::LaunchPage,
+    not_found::NotFound,
+    suites::{SuitePage, SuitesPage},
+    trends::TrendsPage,
+};
 
 /// The HTML document around the app (rendered on the server only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -66,9 +72,11 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=HistoryPage ssr=SsrMode::Async />
                     <Route path=path!("/experiments") view=HistoryPage ssr=SsrMode::Async />
                     <Route path=path!("/experiments/:id") view=ExperimentPage ssr=SsrMode::Async />
-                    <Route path=path!("/launch") view=LaunchPage />
+                    <Route path=path!("/launch") view=LaunchPage ssr=SsrMode::Async />
                     <Route path=path!("/import") view=ImportPage />
-                    <Route path=path!("/trends") view=TrendsPage />
+                    <Route path=path!("/trends") view=TrendsPage ssr=SsrMode::Async />
+                    <Route path=path!("/suites") view=SuitesPage ssr=SsrMode::Async />
+                    <Route path=path!("/suites/:name") view=SuitePage ssr=SsrMode::Async />
                     <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async />
                     <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=LoginPage />

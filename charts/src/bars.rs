@@ -214,7 +214,7 @@ impl BarChart {
                     }
                     let (x0, y0) = chart.backend_coord(&(lo, ya));
                     let (x1, y1) = chart.backend_coord(&(t(v), yb));
-                    tips.push(Tip { x0, y0, x1, y1, text: bar.tip.clone() });
+                    tips.push(Tip { x0, y0, x1, y1, text: bar.tip.clone(), href: None });
                 }
                 let (lx, ly) = chart.backend_coord(&(lo, mid));
                 root.draw(&Text::new(
@@ -229,6 +229,7 @@ impl BarChart {
                     x1: lx - 4,
                     y1: ly + (row_h as i32) / 2 - 2,
                     text: g.label.clone(),
+                    href: None,
                 });
                 if let Some(mark) = g.mark {
                     let (text, color) = mark.text_and_color();
@@ -247,7 +248,7 @@ impl BarChart {
                     .map_err(draw_err)?;
                 let (x0, y0) = chart.backend_coord(&(t(*v), n as f64));
                 let (_, y1) = chart.backend_coord(&(t(*v), 0.0));
-                tips.push(Tip { x0: x0 - 3, y0, x1: x0 + 3, y1, text: format!("{label}: {}", format(*v)) });
+                tips.push(Tip { x0: x0 - 3, y0, x1: x0 + 3, y1, text: format!("{label}: {}", format(*v)), href: None });
             }
             root.present().map_err(draw_err)?;
         }

@@ -10,11 +10,13 @@ mod bars;
 mod pipeline;
 mod quadrant;
 mod svg;
+mod trend;
 mod warp;
 
 pub use bars::{Bar, BarChart, Group, Mark};
 pub use pipeline::{pipeline_cpu, pipeline_memory};
 pub use quadrant::pipeline_quadrant;
+pub use trend::{series_color, trend_chart, TrendPoint, TrendSeries};
 pub use warp::{warp_metric, WarpChart};
 
 use plotters::style::RGBColor;

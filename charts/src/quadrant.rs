@@ -98,7 +98,7 @@ pub fn pipeline_quadrant(report: &PipelineReport, _scale: Scale) -> Result<Strin
                 root.draw(&Text::new(clip(stage, 24), (px + dx, py), (FONT, 13).into_font().color(&INK).pos(Pos::new(h, VPos::Center))))
                     .map_err(draw_err)?;
             }
-            tips.push(Tip { x0: px - 6, y0: py - 6, x1: px + 6, y1: py + 6, text: tip.clone() });
+            tips.push(Tip { x0: px - 6, y0: py - 6, x1: px + 6, y1: py + 6, text: tip.clone(), href: None });
         }
         root.present().map_err(draw_err)?;
     }

@@ -29,6 +29,8 @@ pub struct Tip {
     pub x1: i32,
     pub y1: i32,
     pub text: String,
+    /// Where a click on the area goes (a trend point opens its experiment).
+    pub href: Option<String>,
 }
 
 /// Finishes a plotters SVG: `role="img"`, the chart's title as its accessible name, theme ink, tips.
@@ -45,7 +47,11 @@ pub fn finish(svg: String, title: &str, tips: &[Tip]) -> String {
     for t in tips {
         let (x, y) = (t.x0.min(t.x1), t.y0.min(t.y1));
         let (w, h) = ((t.x1 - t.x0).abs().max(3), (t.y1 - t.y0).abs().max(3));
-        out.push_str(&format!("<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\"><title>{}</title></rect>", escape(&t.text)));
+        let rect = format!("<rect x=\"{x}\" y=\"{y}\" width=\"{w}\" height=\"{h}\"><title>{}</title></rect>", escape(&t.text));
+        match &t.href {
+            Some(href) => out.push_str(&format!("<a href=\"{}\">{rect}</a>", escape(href))),
+            None => out.push_str(&rect),
+        }
     }
     out.push_str("</g></svg>\n");
     out
@@ -59,7 +65,7 @@ mod tests {
     fn finishing_adds_a_name_ink_and_tips() {
         let raw =
             r##"<svg width="10" height="10" viewBox="0 0 10 10" xmlns="http://www.w3.org/2000/svg"><text fill="#000000">a</text></svg>"##;
-        let tip = Tip { x0: 5, y0: 5, x1: 1, y1: 2, text: "x < y & \"z\"".into() };
+        let tip = Tip { x0: 5, y0: 5, x1: 1, y1: 2, text: "x < y & \"z\"".into(), href: None };
         let out = finish(raw.to_string(), "CPU <per> stage", &[tip]);
         assert!(out.starts_with(r#"<svg width="10" height="10" viewBox="0 0 10 10" xmlns="http://www.w3.org/2000/svg" class="chart" role="img" aria-label="CPU &lt;per&gt; stage"><title>"#));
         assert!(out.contains(r#"<text fill="currentColor">a</text>"#));

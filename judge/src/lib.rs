@@ -8,8 +8,10 @@
 
 pub mod comment;
 pub mod csv_export;
+pub mod launch_rules;
 pub mod pipeline;
 pub mod stats;
+pub mod trend;
 pub mod units;
 pub mod vocab;
 pub mod warp;

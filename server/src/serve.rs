@@ -168,6 +168,8 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
         base_url: state.auth.base_url.clone(),
         new_secret: crate::auth::token::generate,
         digest: |t| crate::auth::token::digest(t),
+        parse_suite: crate::suites::parse_for_store,
+        suite_toml: crate::suites::to_toml,
     };
     let context = leptos_context(state.store.clone(), server);
     let options = state.leptos_options.clone();
@@ -183,6 +185,7 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
         .route("/experiments/{id}/files/{*path}", get(downloads::download))
         .route("/experiments/{id}/charts/{name}", get(exports::chart))
         .route("/experiments/{id}/export/{name}", get(exports::export))
+        .route("/experiments/{id}/events", get(crate::progress::events))
         .merge(api::router())
         .leptos_routes_with_context(&state, generate_route_list(App), context, move || shell(options.clone()))
         .route_layer(from_fn(policy::authorize))

@@ -65,6 +65,12 @@ fn invalid_token() -> Body {
 fn no_such_suite() -> Body {
     Body::Json(json!({"suite": "no-such-suite", "head": "main", "dry_run": true}))
 }
+fn no_suite() -> Body {
+    Body::Form(vec![("name".into(), "no-such-suite".into())])
+}
+fn bad_suite() -> Body {
+    Body::Form(vec![("toml".into(), "name = ".into())])
+}
 fn demote() -> Body {
     Body::Json(json!({"role": "viewer"}))
 }
@@ -93,6 +99,9 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/experiments/{id}/files/{*path}", "/experiments/{A}/files/report.txt", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/charts/{name}", "/experiments/{A}/charts/stage-cpu.svg", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/export/{name}", "/experiments/{A}/export/report.md", None, EXPERIMENT_PAGE),
+        case(M::GET, "/experiments/{id}/events", "/experiments/{A}/events", None, EXPERIMENT_PAGE),
+        case(M::GET, "/suites", "/suites", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
+        case(M::GET, "/suites/{name}", "/suites/no-such-suite", None, [303, 403, 404, 404, 303, 303, 404, 401, 401, 303]),
         case(M::GET, "/launch", "/launch", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/import", "/import", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/trends", "/trends", None, READER_PAGE),
@@ -105,6 +114,11 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/share", "/fn/share", Some(experiment_c), [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/unshare", "/fn/unshare", Some(experiment_c), [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
+        case(M::POST, "/fn/trends", "/fn/trends", Some(history), READER_API),
+        case(M::POST, "/fn/launch_suites", "/fn/launch_suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
+        case(M::POST, "/fn/suites", "/fn/suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
+        case(M::POST, "/fn/suite", "/fn/suite", Some(no_suite), [401, 403, 404, 404, 401, 401, 404, 401, 401, 401]),
+        case(M::POST, "/fn/save_suite", "/fn/save_suite", Some(bad_suite), [401, 403, 403, 400, 401, 401, 403, 401, 401, 401]),
         case(M::POST, "/fn/admin", "/fn/admin", None, ADMIN_API),
         case(M::GET, "/api/v1/openapi.json", "/api/v1/openapi.json", None, [200, 200, 200, 200, 200, 200, 200, 401, 401, 200]),
         case(M::GET, "/api/v1/experiments", "/api/v1/experiments", None, READER_API),

@@ -402,7 +402,8 @@ impl Store {
         Ok(())
     }
 
-    /// Stores a verdict with its reasons and full report, and marks the experiment judged — atomically.
+    /// Stores a verdict with its reasons and full report, marks the experiment judged and writes its
+    /// trend points (`judge::trend::points`) — atomically.
     pub async fn record_verdict(
         &self,
         experiment_id: i64,
@@ -411,6 +412,11 @@ impl Store {
         report: &serde_json::Value,
         noise_profile_id: Option<i64>,
     ) -> Result<i64, StoreError> {
+        let kind: String = on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT kind FROM experiments WHERE id = $1").bind(experiment_id).fetch_optional(pool).await
+        })?
+        .ok_or_else(|| StoreError::NotFound { what: "experiment", key: experiment_id.to_string() })?;
+        let points = judge::trend::points(kind.parse()?, report);
         let reasons = serde_json::to_string(reasons)?;
         let report = serde_json::to_string(report)?;
         let now = now_ms();
@@ -430,6 +436,7 @@ impl Store {
             )
             .bind(experiment_id).bind(verdict.as_str()).bind(&reasons).bind(&report).bind(noise_profile_id).bind(now)
             .fetch_one(&mut *tx).await?;
+            crate::trends::write_points!(tx, experiment_id, points.iter());
             tx.commit().await?;
             Ok(id)
         })

@@ -14,6 +14,7 @@ pub mod people;
 pub mod suites;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod trends;
 pub mod trials;
 
 pub use connect::{redact_url, DatabaseUrl};

@@ -112,6 +112,29 @@ impl Store {
         })?)
     }
 
+    /// Every noise profile of a suite, newest first.
+    pub async fn noise_profiles(&self, suite_id: i64) -> Result<Vec<NoiseProfile>, StoreError> {
+        let rows: Vec<(i64, String, String, String, i64, i64)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, fingerprint_hash, fingerprint, profile, trials, updated_at FROM noise_profiles WHERE suite_id = $1 ORDER BY updated_at DESC",
+            )
+            .bind(suite_id).fetch_all(pool).await
+        })?;
+        rows.into_iter()
+            .map(|(id, fingerprint_hash, fingerprint, profile, trials, updated_at)| {
+                Ok(NoiseProfile {
+                    id,
+                    suite_id,
+                    fingerprint_hash,
+                    fingerprint: serde_json::from_str(&fingerprint)?,
+                    profile: serde_json::from_str(&profile)?,
+                    trials,
+                    updated_at,
+                })
+            })
+            .collect()
+    }
+
     pub async fn noise_profile(&self, suite_id: i64, fingerprint_hash: &str) -> Result<Option<NoiseProfile>, StoreError> {
         let row: Option<(i64, String, String, i64, i64)> = on_pool!(self, pool => {
             sqlx::query_as(

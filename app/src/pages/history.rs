@@ -239,6 +239,16 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
     }
     let older = view.older.as_deref().map(|c| filter.older_href(c));
     view! {
+        <ExperimentTable rows=view.rows />
+        {older.map(|href| view! { <p class="pager"><a href=href rel="next">"Older experiments →"</a></p> })}
+    }
+    .into_any()
+}
+
+/// Experiments as the history page lists them (also a suite's recent experiments).
+#[component]
+pub fn ExperimentTable(rows: Vec<HistoryRow>) -> impl IntoView {
+    view! {
         <table class="history">
             <thead>
                 <tr>
@@ -252,12 +262,10 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
                 </tr>
             </thead>
             <tbody>
-                {view.rows.into_iter().map(|row| view! { <HistoryLine row /> }).collect_view()}
+                {rows.into_iter().map(|row| view! { <HistoryLine row /> }).collect_view()}
             </tbody>
         </table>
-        {older.map(|href| view! { <p class="pager"><a href=href rel="next">"Older experiments →"</a></p> })}
     }
-    .into_any()
 }
 
 #[component]

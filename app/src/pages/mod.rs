@@ -8,4 +8,5 @@ pub mod import;
 pub mod launch;
 pub mod login;
 pub mod not_found;
+pub mod suites;
 pub mod trends;

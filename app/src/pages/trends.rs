@@ -1,20 +1,191 @@
-//! The trends page: how a suite's numbers move across experiments over time.
+//! `/trends`: for a suite, one metric of one stage or cell over time — the control arm of every judged
+//! experiment, one point each, linking back to it; one series per workload fingerprint (a changed
+//! fingerprint starts a new series, drawn as such). Suite, metric, item and range live in the URL.
 
+use crate::error::{AppError, ErrorView};
+use crate::format::utc_minutes;
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrendFilter {
+    pub suite: Option<String>,
+    pub metric: Option<String>,
+    pub item: Option<String>,
+    pub since: Option<String>,
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrendLine {
+    pub experiment_id: i64,
+    pub at: i64,
+    pub series: usize,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrendsView {
+    pub suites: Vec<String>,
+    /// The filter as applied (defaults filled in).
+    pub chosen: TrendFilter,
+    pub metrics: Vec<(String, String)>,
+    pub items: Vec<String>,
+    pub svg: Result<String, String>,
+    /// Fingerprints in words, in series order.
+    pub series: Vec<String>,
+    pub unit: String,
+    /// Newest first.
+    pub points: Vec<TrendLine>,
+}
+
+#[cfg(feature = "ssr")]
+fn words(fingerprint: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(fingerprint).unwrap_or_default();
+    let text = v
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect::<Vec<_>>().join(", "));
+    text.filter(|t| !t.is_empty()).unwrap_or_else(|| "no fingerprint".into())
+}
+
+#[server(prefix = "/fn", endpoint = "trends", input = Json)]
+pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnError> {
+    let store = crate::error::store()?;
+    let failed = crate::error::read_failed("the trends");
+    let suites = store.suites().await.map_err(failed)?;
+    let Some(suite) = filter.suite.as_ref().and_then(|n| suites.iter().find(|s| &s.name == n)).or(suites.first()).cloned() else {
+        let svg = Err("There are no suites yet: trends chart a suite's judged experiments.".to_string());
+        return Ok(TrendsView {
+            suites: vec![],
+            chosen: filter,
+            metrics: vec![],
+            items: vec![],
+            svg,
+            series: vec![],
+            unit: String::new(),
+            points: vec![],
+        });
+    };
+    let day = |d: &Option<String>, end: bool| -> Result<Option<i64>, ServerFnError> {
+        d.as_deref()
+            .filter(|d| !d.is_empty())
+            .map(|d| judge::units::parse_date(d).map(|days| days * 86_400_000 + if end { 86_399_999 } else { 0 }))
+            .transpose()
+            .map_err(crate::error::bad_request)
+    };
+    let (since, until) = (day(&filter.since, false)?, day(&filter.until, true)?);
+    let choices = store.trend_choices(suite.id).await.map_err(failed)?;
+    let metrics: Vec<judge::trend::TrendMetric> =
+        judge::trend::metrics(suite.kind).iter().copied().filter(|m| choices.iter().any(|c| c.0 == m.name)).collect();
+    let metric = filter.metric.as_deref().and_then(|m| metrics.iter().find(|x| x.name == m)).or(metrics.first()).copied();
+    let mut items: Vec<String> = choices.iter().filter(|c| metric.is_some_and(|m| m.name == c.0)).map(|c| c.1.clone()).collect();
+    items.dedup();
+    let default_item = items.iter().find(|i| *i == judge::trend::ALL_STAGES).or(items.first()).cloned();
+    let item = filter.item.clone().filter(|i| items.contains(i)).or(default_item);
+    let chosen = TrendFilter {
+        suite: Some(suite.name.clone()),
+        metric: metric.map(|m| m.name.to_string()),
+        item: item.clone(),
+        since: filter.since.clone(),
+        until: filter.until.clone(),
+    };
+    let mut view = TrendsView {
+        suites: suites.iter().map(|s| s.name.clone()).collect(),
+        chosen,
+        metrics: metrics.iter().map(|m| (m.name.to_string(), m.label.to_string())).collect(),
+        items,
+        svg: Err("No judged experiment of this suite has trend points yet.".into()),
+        series: Vec::new(),
+        unit: metric.map(|m| m.unit.to_string()).unwrap_or_default(),
+        points: Vec::new(),
+    };
+    let (Some(metric), Some(item)) = (metric, item) else { return Ok(view) };
+    let query =
+        store::trends::TrendQuery { suite_id: suite.id, metric: metric.name.into(), items: vec![item.clone()], since, until, limit: 1000 };
+    let rows = store.trend(&query).await.map_err(failed)?;
+    let mut keys: Vec<&str> = Vec::new();
+    let mut series: Vec<charts::TrendSeries> = Vec::new();
+    for r in &rows {
+        let i = keys.iter().position(|k| *k == r.fingerprint).unwrap_or_else(|| {
+            keys.push(&r.fingerprint);
+            series.push(charts::TrendSeries { label: words(&r.fingerprint), points: Vec::new() });
+            keys.len() - 1
+        });
+        let tip = format!("#{} · {} · {} {}", r.experiment_id, utc_minutes(r.at), charts::fmt_num(r.value), metric.unit);
+        series[i].points.push(charts::TrendPoint { at: r.at, value: r.value, href: format!("/experiments/{}", r.experiment_id), tip });
+        view.points.push(TrendLine { experiment_id: r.experiment_id, at: r.at, series: i, value: r.value });
+    }
+    view.points.reverse();
+    view.series = series.iter().map(|s| s.label.clone()).collect();
+    let title = format!("{} of {item} — {}", metric.label, suite.name);
+    view.svg = charts::trend_chart(&title, metric.unit, &series).map_err(|e| e.to_string());
+    Ok(view)
+}
 
 #[component]
 pub fn TrendsPage() -> impl IntoView {
+    let query = use_query_map();
+    let filter = Memo::new(move |_| {
+        query.with(|q| {
+            let get = |k: &str| q.get(k).filter(|v| !v.is_empty());
+            TrendFilter { suite: get("suite"), metric: get("metric"), item: get("item"), since: get("since"), until: get("until") }
+        })
+    });
+    let trends = Resource::new(move || filter.get(), load_trends);
     view! {
         <Title text="Trends" />
         <h1>"Trends"</h1>
-        <section class="empty">
-            <h2>"No trends to show yet"</h2>
-            <p>
-                "Trends chart a suite's judged metrics (CPU-seconds per stage, obj/s and p99 per warp cell) across "
-                "experiments. They appear once experiments with verdicts are stored."
-            </p>
-            <p><a href="/experiments">"Back to the experiments"</a></p>
-        </section>
+        <Suspense fallback=|| view! { <p class="muted">"Loading the trends…"</p> }>
+            {move || Suspend::new(async move {
+                match trends.await {
+                    Ok(v) => view! { <TrendsBody v /> }.into_any(),
+                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn TrendsBody(v: TrendsView) -> impl IntoView {
+    let c = v.chosen.clone();
+    let options = |all: Vec<(String, String)>, current: Option<String>| {
+        all.into_iter()
+            .map(
+                |(value, label)| view! { <option value=value.clone() selected=current.as_deref() == Some(value.as_str())>{label}</option> },
+            )
+            .collect_view()
+    };
+    let unit = v.unit.clone();
+    view! {
+        <form class="filters" method="get" action="/trends" role="search">
+            <label>"Suite" <select name="suite">{options(v.suites.iter().map(|s| (s.clone(), s.clone())).collect(), c.suite.clone())}</select></label>
+            <label>"Metric" <select name="metric">{options(v.metrics.clone(), c.metric.clone())}</select></label>
+            <label>"Stage or cell" <select name="item">{options(v.items.iter().map(|s| (s.clone(), s.clone())).collect(), c.item.clone())}</select></label>
+            <label>"From" <input name="since" type="date" value=c.since.clone().unwrap_or_default() /></label>
+            <label>"To" <input name="until" type="date" value=c.until.clone().unwrap_or_default() /></label>
+            <button type="submit">"Show"</button>
+        </form>
+        <p class="muted">"Each point is the control arm of one judged experiment; a new workload fingerprint starts a new series."</p>
+        {match v.svg {
+            Ok(svg) => view! { <figure class="chart trend"><div class="svg" inner_html=svg></div>
+                <figcaption>{format!("{} series, {} points", v.series.len(), v.points.len())}</figcaption></figure> }.into_any(),
+            Err(why) => view! { <section class="empty"><h2>"Nothing to chart yet"</h2><p>{why}</p></section> }.into_any(),
+        }}
+        {(!v.points.is_empty()).then(|| view! {
+            <details class="trend-points">
+                <summary>"The points (newest first)"</summary>
+                <table class="data">
+                    <thead><tr><th scope="col">"Experiment"</th><th scope="col">"Launched"</th><th scope="col">"Fingerprint"</th><th scope="col">{unit.clone()}</th></tr></thead>
+                    <tbody>{v.points.iter().take(200).map(|p| view! {
+                        <tr><td><a href=format!("/experiments/{}", p.experiment_id)>{format!("#{}", p.experiment_id)}</a></td>
+                            <td>{utc_minutes(p.at)}</td><td>{v.series.get(p.series).cloned()}</td><td class="num">{format!("{:.4}", p.value)}</td></tr>
+                    }).collect_view()}</tbody>
+                </table>
+            </details>
+        })}
     }
 }

@@ -51,7 +51,7 @@ pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiR
         Err(store::StoreError::NotFound { .. }) => return Err(ApiError::BadRequest(format!("suite: there is no suite {:?}", req.suite))),
         Err(e) => return Err(e.into()),
     };
-    let definition: SuiteDefinition =
+    let mut definition: SuiteDefinition =
         serde_json::from_value(suite.definition).map_err(|e| ApiError::Internal(format!("stored suite {:?}: {e}", req.suite)))?;
     let ctx = RunContext {
         data_dir: &state.data_dir,
@@ -69,9 +69,13 @@ pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiR
              or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"
         )));
     }
+    // Budgets asked for this experiment judge it: the stored copy of the suite carries them.
+    if let (Some(b), Some(warp)) = (req.budgets, definition.warp.as_mut()) {
+        (warp.fail_pct, warp.warn_pct) = (b.fail_pct, b.warn_pct);
+    }
     let id = crate::launch::submit::store_launch(&state.store, suite.id, &definition, &plan, me).await?;
-    let detail =
-        json!({"suite": definition.name, "arms": plan.arms.iter().map(|a| json!({"name": a.name, "sha": a.sha})).collect::<Vec<_>>()});
+    let detail = json!({"suite": definition.name, "arms": plan.arms.iter().map(|a| json!({"name": a.name, "sha": a.sha})).collect::<Vec<_>>(),
+        "budgets": req.budgets});
     state.store.audit(Some(me), "experiment.launch", &format!("experiment:{id}"), None, &detail).await?;
     if let Some(reason) = &plan.exemption {
         state.store.audit(Some(me), "exemption.request", &format!("experiment:{id}"), Some(reason), &json!({})).await?;

@@ -5,7 +5,7 @@
 use super::error::{ApiError, ApiResult};
 use crate::auth::principal::require;
 use crate::auth::Principal;
-use crate::launch::request::{JsonExtraArm, JsonLaunch};
+use crate::launch::request::{JsonBudgets, JsonExtraArm, JsonLaunch};
 use crate::launch::submit::StoredPlan;
 use crate::state::AppState;
 use axum::extract::{Path, State};
@@ -42,6 +42,8 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         order: Some(launch.order),
         title: Some(rerun_title(&launch.title, id)),
         exemption: None,
+        // The budgets the original was judged with (its own, or the suite's at the time).
+        budgets: plan.suite.warp.as_ref().map(|w| JsonBudgets { fail_pct: w.fail_pct, warn_pct: w.warn_pct }),
         calibration: launch.calibration,
         dry_run: false,
     }

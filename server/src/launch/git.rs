@@ -5,12 +5,7 @@ use std::path::{Path, PathBuf};
 use tokio::process::Command;
 
 /// Characters a ref may hold here (branch, tag, SHA, `HEAD~2`, `origin/main`); never a leading '-'.
-pub fn is_safe_ref(r: &str) -> bool {
-    (1..=200).contains(&r.len())
-        && !r.starts_with('-')
-        && !r.contains("..")
-        && r.chars().all(|c| c.is_ascii_alphanumeric() || "._/@^~+-".contains(c))
-}
+pub use judge::launch_rules::is_safe_ref;
 
 async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new("git")

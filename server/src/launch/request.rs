@@ -5,6 +5,7 @@
 use super::git::{is_safe_ref, Repo};
 use super::plan::plan;
 use crate::suites::definition::{is_safe_value, Fingerprint, SuiteDefinition, TrialOrder};
+use judge::launch_rules as rules;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -32,6 +33,9 @@ pub struct JsonLaunch {
     pub title: Option<String>,
     #[serde(default)]
     pub exemption: Option<JsonExemption>,
+    /// Warp suites: this experiment's budgets instead of the suite's (recorded with it and in the audit log).
+    #[serde(default)]
+    pub budgets: Option<JsonBudgets>,
     /// A calibration: `trials` same-code runs of `head` (one arm), whose spread becomes the suite's noise
     /// profile for this fingerprint.
     #[serde(default)]
@@ -60,6 +64,15 @@ pub enum JsonConfigDiff {
     Patch(String),
     /// Settings outside the fingerprint, passed to the arm's environment.
     Overrides(BTreeMap<String, String>),
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JsonBudgets {
+    /// FAIL beyond this relative change, in %.
+    pub fail_pct: f64,
+    /// WARN beyond this relative change, in %.
+    pub warn_pct: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
@@ -122,48 +135,38 @@ pub struct RunContext<'a> {
     pub python: Option<String>,
 }
 
-fn is_arm_name(n: &str) -> bool {
-    (1..=40).contains(&n.len()) && n.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-}
-
-fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
-    if text.trim().is_empty() || text.chars().count() > max || text.chars().any(char::is_control) {
-        return Err(format!("{field}: give 1–{max} characters of plain text"));
-    }
-    Ok(())
-}
-
 /// Checks the request and resolves it against the suite and its repository.
 pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext<'_>) -> Result<LaunchPlan, String> {
     for (field, r) in [("head", Some(&req.head)), ("base", req.base.as_ref())] {
         if let Some(r) = r {
-            if !is_safe_ref(r) {
-                return Err(format!("{field}: {r:?} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')"));
-            }
+            rules::check_ref(field, r)?;
         }
     }
     if let Some(t) = &req.title {
-        check_text("title", t, 200)?;
+        rules::check_text("title", t, rules::TITLE_MAX)?;
     }
     let exemption = match &req.exemption {
         Some(e) => {
-            check_text("exemption.reason", &e.reason, 2000)?;
+            rules::check_text("exemption.reason", &e.reason, rules::REASON_MAX)?;
             Some(e.reason.trim().to_string())
         }
         None => None,
     };
     let trials = req.trials.unwrap_or(suite.defaults.trials);
-    if !(1..=100).contains(&trials) {
-        return Err(format!("trials: {trials} is outside 1..=100"));
+    rules::check_trials(suite.kind, trials)?;
+    if let Some(b) = req.budgets {
+        if suite.kind != judge::ExperimentKind::Warp {
+            return Err("budgets: only a warp suite has relative budgets".into());
+        }
+        rules::check_budgets(b.fail_pct, b.warn_pct)?;
     }
     if req.calibration && (req.base.is_some() || !req.arms.is_empty() || trials < 2) {
         return Err("calibration: give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)".into());
     }
     let mut names = vec!["control".to_string(), "treatment".to_string()];
     for arm in &req.arms {
-        if !is_arm_name(&arm.name) {
-            return Err(format!("arm name {:?}: use 1–40 lower-case letters, digits, '-' or '_'", arm.name));
-        }
+        rules::check_arm_name(&arm.name)?;
+        rules::check_ref(&format!("arm {:?} ref", arm.name), &arm.git_ref)?;
         if names.contains(&arm.name) {
             return Err(format!("arm name {:?} is used twice", arm.name));
         }
@@ -212,9 +215,6 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
     if let Some(warp) = suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp) {
         if req.calibration {
             return Err("calibration: a warp suite has no noise profile; launch an A/A (head and base the same) instead".into());
-        }
-        if trials > 20 {
-            return Err(format!("trials: {trials} repeats of the phase order; a warp experiment allows 1–20"));
         }
         runs = warp_runs(ctx, suite, warp, &fingerprint, &arms, trials as usize, order)?;
         estimated_minutes = Some((super::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);

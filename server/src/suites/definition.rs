@@ -7,6 +7,8 @@ use judge::ExperimentKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use judge::launch_rules::{is_safe_value, FieldSpec};
+
 /// Placeholders every arm command may use besides the fingerprint's own fields.
 pub const RUN_PLACEHOLDERS: &[&str] = &["worktree", "run_tag", "arm", "sha", "finelog_url", "region", "cluster", "data_dir", "python"];
 
@@ -116,31 +118,6 @@ impl Resources {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum FieldSpec {
-    String {
-        #[serde(default)]
-        allowed: Vec<String>,
-        #[serde(default)]
-        default: Option<String>,
-    },
-    Integer {
-        #[serde(default)]
-        min: Option<i64>,
-        #[serde(default)]
-        max: Option<i64>,
-        #[serde(default)]
-        allowed: Vec<i64>,
-        #[serde(default)]
-        default: Option<i64>,
-    },
-    Bool {
-        #[serde(default)]
-        default: Option<bool>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Locality {
     pub prefix: String,
@@ -152,12 +129,6 @@ pub struct Locality {
 
 /// A fingerprint value, after validation: what every arm of an experiment shares.
 pub type Fingerprint = BTreeMap<String, serde_json::Value>;
-
-/// Characters a substituted value may hold: enough for refs, paths, URLs and prefixes, nothing a
-/// shell or an option parser would read as syntax.
-pub fn is_safe_value(v: &str) -> bool {
-    !v.is_empty() && v.len() <= 1024 && !v.starts_with('-') && v.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@=+,-".contains(c))
-}
 
 fn is_name(v: &str) -> bool {
     (1..=64).contains(&v.len()) && v.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
@@ -249,7 +220,7 @@ impl SuiteDefinition {
                 ));
             }
             if let Some(default) = spec.default_value() {
-                check_field(name, spec, &default).map_err(|e| format!("fingerprint.{name}.default: {e}"))?;
+                spec.check(&default).map_err(|e| format!("fingerprint.{name}.default: {e}"))?;
             }
         }
         if !self.locality.is_empty() && !self.fingerprint.contains_key("sample") {
@@ -294,7 +265,7 @@ impl SuiteDefinition {
                 return Err(format!("fingerprint.{name}: use a name of letters, digits, '-' or '_' that is not a placeholder"));
             }
             if let Some(default) = spec.default_value() {
-                check_field(name, spec, &default).map_err(|e| format!("fingerprint.{name}.default: {e}"))?;
+                spec.check(&default).map_err(|e| format!("fingerprint.{name}.default: {e}"))?;
             }
         }
         Ok(())
@@ -324,11 +295,7 @@ impl SuiteDefinition {
         }
         let mut out = Fingerprint::new();
         for (name, spec) in &self.fingerprint {
-            let value = match given.get(name) {
-                Some(v) => v.clone(),
-                None => spec.default_value().ok_or_else(|| format!("fingerprint field {name:?} has no default; give a value"))?,
-            };
-            check_field(name, spec, &value).map_err(|e| format!("fingerprint field {name:?}: {e}"))?;
+            let value = judge::launch_rules::fingerprint_value(name, spec, given.get(name))?;
             out.insert(name.clone(), value);
         }
         Ok(out)
@@ -397,52 +364,5 @@ impl SuiteDefinition {
                 Ok(out)
             })
             .collect()
-    }
-}
-
-impl FieldSpec {
-    fn default_value(&self) -> Option<serde_json::Value> {
-        match self {
-            FieldSpec::String { default, .. } => default.clone().map(serde_json::Value::from),
-            FieldSpec::Integer { default, .. } => default.map(serde_json::Value::from),
-            FieldSpec::Bool { default } => default.map(serde_json::Value::from),
-        }
-    }
-}
-
-fn check_field(_name: &str, spec: &FieldSpec, value: &serde_json::Value) -> Result<(), String> {
-    match (spec, value) {
-        (FieldSpec::String { allowed, .. }, serde_json::Value::String(s)) => {
-            if !is_safe_value(s) {
-                return Err(format!("{s:?} holds characters a fingerprint value may not (use letters, digits and ._/:@=+,-)"));
-            }
-            if !allowed.is_empty() && !allowed.contains(s) {
-                return Err(format!("{s:?} is not allowed; use one of {}", allowed.join(", ")));
-            }
-            Ok(())
-        }
-        (FieldSpec::Integer { min, max, allowed, .. }, serde_json::Value::Number(n)) => {
-            let v = n.as_i64().ok_or_else(|| format!("{n} is not an integer"))?;
-            if min.is_some_and(|m| v < m) || max.is_some_and(|m| v > m) {
-                return Err(format!(
-                    "{v} is outside {}..={}",
-                    min.map_or("".into(), |m| m.to_string()),
-                    max.map_or("".into(), |m| m.to_string())
-                ));
-            }
-            if !allowed.is_empty() && !allowed.contains(&v) {
-                return Err(format!("{v} is not allowed; use one of {allowed:?}"));
-            }
-            Ok(())
-        }
-        (FieldSpec::Bool { .. }, serde_json::Value::Bool(_)) => Ok(()),
-        (spec, value) => {
-            let wanted = match spec {
-                FieldSpec::String { .. } => "a string",
-                FieldSpec::Integer { .. } => "an integer",
-                FieldSpec::Bool { .. } => "a boolean",
-            };
-            Err(format!("{value} is not {wanted}"))
-        }
     }
 }

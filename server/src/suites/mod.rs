@@ -59,9 +59,39 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
     Ok(suites)
 }
 
-/// Copies the loaded suites into the store (creating or replacing each by name).
+/// A suite written in the UI: checked like a file, but with nothing to be relative to, so its
+/// repository (and a warp suite's binaries) must be absolute paths or clone URLs.
+pub fn parse_for_store(text: &str) -> Result<app::context::ParsedSuite, String> {
+    let definition = SuiteDefinition::from_toml(text)?;
+    if !is_url(&definition.repository) && Path::new(&definition.repository).is_relative() {
+        return Err(format!("repository {:?}: give an absolute path or a clone URL", definition.repository));
+    }
+    let json = serde_json::to_value(&definition).map_err(|e| e.to_string())?;
+    Ok((definition.name, definition.kind, json))
+}
+
+/// A stored definition as TOML (what the suites page shows and edits).
+pub fn to_toml(definition: &serde_json::Value) -> Result<String, String> {
+    let d: SuiteDefinition = serde_json::from_value(definition.clone()).map_err(|e| format!("the stored suite does not parse: {e}"))?;
+    toml::to_string_pretty(&d).map_err(|e| format!("cannot write the suite as TOML: {e}"))
+}
+
+/// Copies the loaded suites into the store (creating or replacing each by name). A suite last saved
+/// from the suites page stays as saved: its file is not loaded over it (a warning says so).
 pub async fn sync(store: &Store, suites: &[LoadedSuite]) -> Result<(), String> {
+    let edited: Vec<String> = store
+        .suites()
+        .await
+        .map_err(|e| format!("cannot read the stored suites: {e}"))?
+        .into_iter()
+        .filter(|s| s.source == "ui")
+        .map(|s| s.name)
+        .collect();
     for s in suites {
+        if edited.contains(&s.definition.name) {
+            tracing::warn!(suite = %s.definition.name, file = %s.path.display(), "the suite was edited on the suites page; its file is not loaded over it");
+            continue;
+        }
         let json = serde_json::to_value(&s.definition).map_err(|e| e.to_string())?;
         store
             .upsert_suite(&s.definition.name, s.definition.kind, &json, &format!("file:{}", s.path.display()))
@@ -69,4 +99,24 @@ pub async fn sync(store: &Store, suites: &[LoadedSuite]) -> Result<(), String> {
             .map_err(|e| format!("cannot store suite {:?}: {e}", s.definition.name))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_stored_suite_written_as_toml_reads_back_the_same() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let suites = super::load_dir(&dir).unwrap();
+        assert!(suites.len() >= 2);
+        for s in suites {
+            let json = serde_json::to_value(&s.definition).unwrap();
+            let text = super::to_toml(&json).unwrap();
+            let (name, kind, back) = super::parse_for_store(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!((name.as_str(), kind, &back), (s.definition.name.as_str(), s.definition.kind, &json));
+        }
+        let relative = super::to_toml(&serde_json::to_value(&super::load_dir(&dir).unwrap()[0].definition).unwrap())
+            .unwrap()
+            .replace(&std::fs::canonicalize(&dir).unwrap_or(dir.clone()).to_string_lossy().to_string(), "rel");
+        assert!(super::parse_for_store(&relative.replace("repository = \"/", "repository = \"rel/")).unwrap_err().contains("absolute"));
+    }
 }

@@ -3,12 +3,14 @@
 //! renders completely on the server, charts included, so a reviewer's link works without JavaScript.
 
 mod actions;
+mod live;
 mod load;
 mod pipeline;
 mod share;
 mod trials;
 mod warp;
 
+pub use live::{JsonProgress, JsonRunning};
 pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView};
 pub use share::{create_share, revoke_shares};
 
@@ -77,6 +79,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                 <ul class="reasons">{view.reasons.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}</ul>
             })}
         </section>
+        {matches!(s.status, judge::ExperimentStatus::Queued | judge::ExperimentStatus::Running).then(|| view! { <live::LiveProgress id /> })}
         <dl class="facts">
             <dt>"Kind"</dt><dd>{s.kind.as_str()} {s.suite.clone().map(|x| format!(" · suite {x}"))}</dd>
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>

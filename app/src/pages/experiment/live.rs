@@ -1,0 +1,114 @@
+//! Live progress while an experiment runs (an island): it listens to `/experiments/{id}/events`
+//! (server-sent events) and redraws the counts, the bar, the times and each running trial's log tail
+//! without a reload; when the verdict is stored it loads the page again to show the result.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonRunning {
+    pub seq: i64,
+    pub arm: String,
+    pub cell: Option<String>,
+    pub attempt: i64,
+    pub job_id: Option<String>,
+    pub engine_state: Option<String>,
+    pub started_at: Option<i64>,
+    /// The last lines of the trial's log (at most 20 lines, 4 KiB).
+    pub log_tail: String,
+}
+
+/// One progress event's data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonProgress {
+    pub status: String,
+    /// Planned trials (one per position; a retry is the same trial again).
+    pub total: usize,
+    /// Positions whose latest attempt has ended.
+    pub ended: usize,
+    /// Every attempt by state (`queued`, `running`, `succeeded`, `failed`, `infra_failed`, `cancelled`).
+    pub states: BTreeMap<String, usize>,
+    pub elapsed_s: Option<f64>,
+    /// From the mean duration of the ended trials; unknown before the first one ends.
+    pub remaining_s: Option<f64>,
+    pub running: Vec<JsonRunning>,
+    pub done: bool,
+}
+
+fn duration(s: f64) -> String {
+    let s = s.round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
+    }
+}
+
+#[island]
+pub fn LiveProgress(id: i64) -> impl IntoView {
+    let progress = RwSignal::new(None::<JsonProgress>);
+    let updates = RwSignal::new(0u32);
+    #[cfg(feature = "hydrate")]
+    listen(id, progress, updates);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = id;
+    let states = ["queued", "running", "succeeded", "failed", "infra_failed", "cancelled"];
+    view! {
+        <section class="live" aria-label="Progress" data-updates=move || updates.get().to_string()>
+            <h2>"Progress"</h2>
+            {move || match progress.get() {
+                None => view! { <p class="muted">"Waiting for the first update…"</p> }.into_any(),
+                Some(p) => view! {
+                    <p class="live-summary">
+                        <progress max=p.total.max(1).to_string() value=p.ended.to_string()></progress>
+                        " " <strong class="live-count">{format!("{}/{} trials ended", p.ended, p.total)}</strong>
+                        {format!(" · {} · elapsed {} · {}", p.status, p.elapsed_s.map(duration).unwrap_or_else(|| "not started".into()),
+                            match (p.remaining_s, p.done) {
+                                (_, true) => "ended: loading the result…".to_string(),
+                                (Some(r), _) => format!("about {} left", duration(r)),
+                                (None, _) => "remaining time known after the first trial".to_string(),
+                            })}
+                    </p>
+                    <ul class="live-states">
+                        {states.iter().map(|s| view! { <li class=format!("state-{s}")>{format!("{s}: {}", p.states.get(*s).copied().unwrap_or(0))}</li> }).collect_view()}
+                    </ul>
+                    {p.running.into_iter().map(|r| view! {
+                        <details class="running" open=true>
+                            <summary>{format!("trial {} · {}{}{} · attempt {}", r.seq + 1, r.arm, r.cell.map(|c| format!(" · {c}")).unwrap_or_default(),
+                                r.job_id.map(|j| format!(" · job {j}")).unwrap_or_default(), r.attempt + 1)}
+                                {r.engine_state.map(|s| format!(" · engine: {s}"))}</summary>
+                            <pre class="log-tail">{if r.log_tail.is_empty() { "(no output yet)".to_string() } else { r.log_tail }}</pre>
+                        </details>
+                    }).collect_view()}
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+#[cfg(feature = "hydrate")]
+fn listen(id: i64, progress: RwSignal<Option<JsonProgress>>, updates: RwSignal<u32>) {
+    use leptos::wasm_bindgen::{closure::Closure, JsCast};
+    let Ok(source) = web_sys::EventSource::new(&format!("/experiments/{id}/events")) else { return };
+    let on_progress = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+        if let Some(p) = ev.data().as_string().and_then(|t| serde_json::from_str::<JsonProgress>(&t).ok()) {
+            progress.set(Some(p));
+            updates.update(|n| *n += 1);
+        }
+    });
+    let closing = source.clone();
+    let on_done = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+        closing.close();
+        if let Some(p) = ev.data().as_string().and_then(|t| serde_json::from_str::<JsonProgress>(&t).ok()) {
+            progress.set(Some(p));
+        }
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().reload();
+        }
+    });
+    let _ = source.add_event_listener_with_callback("progress", on_progress.as_ref().unchecked_ref());
+    let _ = source.add_event_listener_with_callback("done", on_done.as_ref().unchecked_ref());
+    on_progress.forget();
+    on_done.forget();
+}

@@ -1,0 +1,193 @@
+//! The launch form's values, the rules they are checked with as the user types (the server's own, from
+//! `judge::launch_rules`), and the JSON request they make.
+
+use super::SuiteChoice;
+use judge::launch_rules as rules;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+/// An extra arm as typed: name, ref and optional `KEY=value` override lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExtraArm {
+    pub name: String,
+    pub git_ref: String,
+    pub overrides: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FormValues {
+    pub head: String,
+    pub base: String,
+    pub title: String,
+    pub trials: String,
+    pub order: String,
+    pub fingerprint: BTreeMap<String, String>,
+    pub arms: Vec<ExtraArm>,
+    pub exempt: bool,
+    pub reason: String,
+    pub fail_pct: String,
+    pub warn_pct: String,
+}
+
+impl FormValues {
+    /// A fresh form for a suite: its defaults filled in.
+    pub fn for_suite(suite: &SuiteChoice) -> FormValues {
+        let fingerprint = suite
+            .fingerprint
+            .iter()
+            .map(|(k, spec)| {
+                let v = match spec.default_value() {
+                    Some(Value::String(s)) => s,
+                    Some(v) => v.to_string(),
+                    None => String::new(),
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        let (fail, warn) = suite.budgets.map(|(f, w)| (f.to_string(), w.to_string())).unwrap_or_default();
+        FormValues {
+            trials: suite.trials.to_string(),
+            order: suite.order.clone(),
+            fingerprint,
+            fail_pct: fail,
+            warn_pct: warn,
+            ..Default::default()
+        }
+    }
+}
+
+fn overrides(arm: &ExtraArm) -> Result<Option<Map<String, Value>>, String> {
+    let mut map = Map::new();
+    for line in arm.overrides.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let (k, v) = line.split_once('=').ok_or_else(|| format!("arm {:?}: override {line:?} is not KEY=value", arm.name))?;
+        map.insert(k.trim().to_string(), Value::from(v.trim()));
+    }
+    Ok((!map.is_empty()).then_some(map))
+}
+
+/// Every problem with the values, by form field (`head`, `fingerprint.workers`, `arms.0.name`, …), in the
+/// words the server would use. Empty when the server's static checks would pass.
+pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut put = |field: String, r: Result<(), String>| {
+        if let Err(e) = r {
+            out.entry(field).or_insert(e);
+        }
+    };
+    put("head".into(), rules::check_ref("head", f.head.trim()));
+    if !f.base.trim().is_empty() {
+        put("base".into(), rules::check_ref("base", f.base.trim()));
+    }
+    if !f.title.trim().is_empty() {
+        put("title".into(), rules::check_text("title", &f.title, rules::TITLE_MAX));
+    }
+    put(
+        "trials".into(),
+        f.trials
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| format!("trials: {:?} is not a whole number", f.trials))
+            .and_then(|t| rules::check_trials(suite.kind, t)),
+    );
+    for (name, spec) in &suite.fingerprint {
+        let given = f.fingerprint.get(name).filter(|t| !t.trim().is_empty()).map(|t| spec.value_of_text(t));
+        put(format!("fingerprint.{name}"), rules::fingerprint_value(name, spec, given.as_ref()).map(|_| ()));
+    }
+    for (i, arm) in f.arms.iter().enumerate() {
+        put(format!("arms.{i}.name"), rules::check_arm_name(arm.name.trim()));
+        if f.arms[..i].iter().any(|a| a.name.trim() == arm.name.trim()) {
+            put(format!("arms.{i}.name"), Err(format!("arm name {:?} is used twice", arm.name.trim())));
+        }
+        put(format!("arms.{i}.ref"), rules::check_ref(&format!("arm {:?} ref", arm.name.trim()), arm.git_ref.trim()));
+        put(format!("arms.{i}.overrides"), overrides(arm).map(|_| ()));
+    }
+    if f.exempt {
+        put("reason".into(), rules::check_text("exemption.reason", &f.reason, rules::REASON_MAX));
+    }
+    if suite.budgets.is_some() {
+        let pct = |s: &str| s.trim().parse::<f64>().map_err(|_| format!("budgets: {s:?} is not a number"));
+        put("budgets".into(), pct(&f.fail_pct).and_then(|fail| pct(&f.warn_pct).and_then(|warn| rules::check_budgets(fail, warn))));
+    }
+    out
+}
+
+/// The request body (`POST /api/v1/experiments`). Fields left empty take the suite's defaults there.
+pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibration: bool) -> Value {
+    let fingerprint: Map<String, Value> = suite
+        .fingerprint
+        .iter()
+        .filter_map(|(name, spec)| f.fingerprint.get(name).filter(|t| !t.trim().is_empty()).map(|t| (name.clone(), spec.value_of_text(t))))
+        .collect();
+    let mut body = json!({"suite": suite.name, "head": f.head.trim(), "fingerprint": fingerprint, "dry_run": dry_run});
+    if let Ok(t) = f.trials.trim().parse::<u32>() {
+        body["trials"] = json!(t);
+    }
+    if calibration {
+        body["calibration"] = json!(true);
+        return body;
+    }
+    body["order"] = json!(f.order);
+    if !f.base.trim().is_empty() {
+        body["base"] = json!(f.base.trim());
+    }
+    if !f.title.trim().is_empty() {
+        body["title"] = json!(f.title.trim());
+    }
+    let arms: Vec<Value> = f
+        .arms
+        .iter()
+        .map(|a| {
+            let mut arm = json!({"name": a.name.trim(), "ref": a.git_ref.trim()});
+            if let Ok(Some(map)) = overrides(a) {
+                arm["config"] = json!({"overrides": map});
+            }
+            arm
+        })
+        .collect();
+    if !arms.is_empty() {
+        body["arms"] = json!(arms);
+    }
+    if f.exempt {
+        body["exemption"] = json!({"reason": f.reason.trim()});
+    }
+    if let (Some((fail, warn)), Ok(f2), Ok(w2)) = (suite.budgets, f.fail_pct.trim().parse::<f64>(), f.warn_pct.trim().parse::<f64>()) {
+        if (f2, w2) != (fail, warn) {
+            body["budgets"] = json!({"fail_pct": f2, "warn_pct": w2});
+        }
+    }
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn suite() -> SuiteChoice {
+        let d = json!({"description": "x", "defaults": {"trials": 3, "order": "abba"},
+            "fingerprint": {"workers": {"type": "integer", "min": 1, "max": 4, "default": 2}, "sample": {"type": "string", "allowed": ["a", "b"]}}});
+        SuiteChoice::from_definition("s", judge::ExperimentKind::Pipeline, &d).unwrap()
+    }
+
+    #[test]
+    fn defaults_problems_and_body() {
+        let s = suite();
+        let mut f = FormValues::for_suite(&s);
+        assert_eq!((f.trials.as_str(), f.order.as_str(), f.fingerprint["workers"].as_str()), ("3", "abba", "2"));
+        let p = problems(&s, &f);
+        assert!(p["head"].starts_with("head: ") && p["fingerprint.sample"].contains("has no default"), "{p:?}");
+        f.head = "feature".into();
+        f.fingerprint.insert("sample".into(), "b".into());
+        f.fingerprint.insert("workers".into(), "9".into());
+        assert_eq!(problems(&s, &f)["fingerprint.workers"], "fingerprint field \"workers\": 9 is outside 1..=4");
+        f.fingerprint.insert("workers".into(), "3".into());
+        f.arms.push(ExtraArm { name: "low-mem".into(), git_ref: "main".into(), overrides: "CACHE_MB=64".into() });
+        assert!(problems(&s, &f).is_empty(), "{:?}", problems(&s, &f));
+        let b = launch_body(&s, &f, true, false);
+        assert_eq!(b["fingerprint"], json!({"workers": 3, "sample": "b"}));
+        assert_eq!(b["arms"][0]["config"], json!({"overrides": {"CACHE_MB": "64"}}));
+        assert!(b["base"].is_null() && b["dry_run"] == true && b["trials"] == 3);
+        f.exempt = true;
+        assert!(problems(&s, &f)["reason"].starts_with("exemption.reason"));
+        assert_eq!(launch_body(&s, &f, false, true)["calibration"], true);
+    }
+}

@@ -1,0 +1,229 @@
+//! The launch form (an island): fields from the chosen suite, checked as they are typed with the
+//! server's own rules; Preview asks the server for the dry-run plan, Launch and Calibrate store the
+//! experiment and open its page.
+
+use super::body::{launch_body, problems, ExtraArm, FormValues};
+use super::preview::PlanPreview;
+use super::SuiteChoice;
+use judge::launch_rules::FieldSpec;
+use leptos::prelude::*;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Action {
+    Preview,
+    Launch,
+    Calibrate,
+}
+
+#[island]
+pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
+    let start = suites.iter().find(|s| s.name == initial).unwrap_or(&suites[0]).clone();
+    let suites = StoredValue::new(suites);
+    let suite = RwSignal::new(start.clone());
+    let values = RwSignal::new(FormValues::for_suite(&start));
+    let tried = RwSignal::new(false);
+    let plan = RwSignal::new(None::<serde_json::Value>);
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let found = Memo::new(move |_| problems(&suite.get(), &values.get()));
+    let shown = move |field: &str| {
+        let v = values.get();
+        let typed = match field.split_once('.') {
+            Some(("fingerprint", _)) | Some(("arms", _)) => true,
+            _ => match field {
+                "head" => !v.head.is_empty(),
+                "reason" => !v.reason.is_empty(),
+                _ => true,
+            },
+        };
+        (tried.get() || typed).then(|| found.get().get(field).cloned()).flatten()
+    };
+    let message = move |field: &'static str| move || shown(field).map(|m| view! { <span class="problem" role="alert">{m}</span> });
+    let choose = move |name: String| {
+        if let Some(s) = suites.with_value(|all| all.iter().find(|s| s.name == name).cloned()) {
+            let head = values.get_untracked().head;
+            values.set(FormValues { head, ..FormValues::for_suite(&s) });
+            suite.set(s);
+            plan.set(None);
+            error.set(None);
+        }
+    };
+    let send = move |what: Action| {
+        tried.set(true);
+        error.set(None);
+        let problems = found.get_untracked();
+        // A calibration sends only the suite, head, trials and fingerprint: other fields do not block it.
+        let blocking = problems.keys().any(|k| what != Action::Calibrate || k == "head" || k == "trials" || k.starts_with("fingerprint."));
+        if blocking {
+            error.set(Some(format!("fix the marked fields first: {}", problems.values().cloned().collect::<Vec<_>>().join("; "))));
+            return;
+        }
+        let body = launch_body(&suite.get_untracked(), &values.get_untracked(), what == Action::Preview, what == Action::Calibrate);
+        busy.set(true);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            let sent = match gloo_net::http::Request::post("/api/v1/experiments").json(&body) {
+                Ok(request) => request.send().await.map_err(|e| format!("the server could not be reached ({e})")),
+                Err(e) => Err(e.to_string()),
+            };
+            busy.set(false);
+            let response = match sent {
+                Ok(r) => r,
+                Err(e) => return error.set(Some(e)),
+            };
+            let ok = response.ok();
+            let answer: serde_json::Value = response.json().await.unwrap_or_default();
+            if !ok {
+                plan.set(None);
+                return error.set(Some(answer["error"].as_str().unwrap_or("the launch was refused").to_string()));
+            }
+            match (answer["id"].as_i64(), web_sys::window()) {
+                (Some(id), Some(w)) => drop(w.location().set_href(&format!("/experiments/{id}"))),
+                _ => plan.set(Some(answer["plan"].clone())),
+            }
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = body;
+    };
+    let edit = move |f: fn(&mut FormValues, String)| move |ev: leptos::ev::Event| values.update(|v| f(v, event_target_value(&ev)));
+    let is_warp = move || suite.with(|s| s.budgets.is_some());
+    view! {
+        <form class="launch" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); send(Action::Preview) }>
+            <fieldset>
+                <legend>"Suite and arms"</legend>
+                <label>"Suite"
+                    <select name="suite" on:change=move |ev| choose(event_target_value(&ev)) prop:value=move || suite.with(|s| s.name.clone())>
+                        {suites.with_value(|all| all.iter().map(|s| view! { <option value=s.name.clone()>{format!("{} ({})", s.name, s.kind.as_str())}</option> }).collect_view())}
+                    </select>
+                    <span class="hint">{move || suite.with(|s| s.description.clone())}</span>
+                </label>
+                <label>"Treatment ref (your branch head)"
+                    <input name="head" type="text" placeholder="my-branch" prop:value=move || values.with(|v| v.head.clone()) on:input=edit(|v, x| v.head = x) />
+                    {message("head")}
+                </label>
+                <label>{move || format!("Control ref (empty: merge-base with {})", suite.with(|s| s.base_branch.clone()))}
+                    <input name="base" type="text" placeholder="merge-base" prop:value=move || values.with(|v| v.base.clone()) on:input=edit(|v, x| v.base = x) />
+                    {message("base")}
+                </label>
+                <label>"Title (optional)"
+                    <input name="title" type="text" prop:value=move || values.with(|v| v.title.clone()) on:input=edit(|v, x| v.title = x) />
+                    {message("title")}
+                </label>
+                <ExtraArms values=values message_of=move |f: String| shown(&f) />
+            </fieldset>
+            <fieldset>
+                <legend>"Workload fingerprint (every arm runs the same)"</legend>
+                {move || suite.with(|s| s.fingerprint.iter().map(|(name, spec)| field_input(name.clone(), spec.clone(), values, move |f: String| shown(&f))).collect_view())}
+            </fieldset>
+            <fieldset>
+                <legend>"Trials"</legend>
+                <label>{move || if is_warp() { "Repeats of the phase order" } else { "Trials per arm" }}
+                    <input name="trials" type="number" min="1" prop:value=move || values.with(|v| v.trials.clone()) on:input=edit(|v, x| v.trials = x) />
+                    {message("trials")}
+                </label>
+                <label>"Order"
+                    <select name="order" prop:value=move || values.with(|v| v.order.clone()) on:change=edit(|v, x| v.order = x)>
+                        <option value="interleaved">"interleaved: C,T,C,T"</option>
+                        <option value="abba">"ABBA: C,T,T,C"</option>
+                        <option value="blocked">"blocked: C,C,T,T"</option>
+                    </select>
+                </label>
+                <Show when=is_warp>
+                    <label>"FAIL beyond (%)"
+                        <input name="fail_pct" type="number" step="0.5" prop:value=move || values.with(|v| v.fail_pct.clone()) on:input=edit(|v, x| v.fail_pct = x) />
+                    </label>
+                    <label>"WARN beyond (%)"
+                        <input name="warn_pct" type="number" step="0.5" prop:value=move || values.with(|v| v.warn_pct.clone()) on:input=edit(|v, x| v.warn_pct = x) />
+                        {message("budgets")}
+                    </label>
+                </Show>
+                <label class="check">
+                    <input name="exempt" type="checkbox" prop:checked=move || values.with(|v| v.exempt) on:change=move |ev| values.update(|v| v.exempt = event_target_checked(&ev)) />
+                    " Request an exemption (a known, accepted regression)"
+                </label>
+                <Show when=move || values.with(|v| v.exempt)>
+                    <label class="wide">"Reason (required; kept in the audit log)"
+                        <textarea name="reason" rows="2" prop:value=move || values.with(|v| v.reason.clone()) on:input=edit(|v, x| v.reason = x)></textarea>
+                        {message("reason")}
+                    </label>
+                </Show>
+            </fieldset>
+            {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
+            <div class="buttons">
+                <button type="submit" disabled=move || busy.get()>"Preview"</button>
+                <button type="button" class="primary" disabled=move || busy.get() on:click=move |_| send(Action::Launch)>"Launch"</button>
+                <button type="button" disabled=move || busy.get() on:click=move |_| send(Action::Calibrate)
+                    title="Same-code runs of the treatment ref; their spread becomes this fingerprint's noise profile">"Calibrate"</button>
+                {move || busy.get().then(|| view! { <span class="muted">"asking the server…"</span> })}
+            </div>
+            {move || plan.get().map(|p| view! { <PlanPreview plan=p /> })}
+        </form>
+    }
+}
+
+/// One fingerprint field: a select when the suite lists the allowed values, else a typed input.
+fn field_input(
+    name: String,
+    spec: FieldSpec,
+    values: RwSignal<FormValues>,
+    shown: impl Fn(String) -> Option<String> + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let key = name.clone();
+    let value = move || values.with(|v| v.fingerprint.get(&key).cloned().unwrap_or_default());
+    let key = name.clone();
+    let set = move |ev: leptos::ev::Event| {
+        let x = event_target_value(&ev);
+        values.update(|v| drop(v.fingerprint.insert(key.clone(), x)));
+    };
+    let options: Vec<String> = match &spec {
+        FieldSpec::String { allowed, .. } => allowed.clone(),
+        FieldSpec::Integer { allowed, .. } => allowed.iter().map(i64::to_string).collect(),
+        FieldSpec::Bool { .. } => vec!["true".into(), "false".into()],
+    };
+    let field = format!("fingerprint.{name}");
+    let input = if options.is_empty() {
+        let (kind, min, max) = match &spec {
+            FieldSpec::Integer { min, max, .. } => ("number", min.map(|m| m.to_string()), max.map(|m| m.to_string())),
+            _ => ("text", None, None),
+        };
+        view! { <input name=field.clone() type=kind min=min max=max prop:value=value on:input=set /> }.into_any()
+    } else {
+        view! {
+            <select name=field.clone() prop:value=value on:change=set>
+                {options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
+            </select>
+        }
+        .into_any()
+    };
+    view! { <label>{name}{input}{move || shown(field.clone()).map(|m| view! { <span class="problem" role="alert">{m}</span> })}</label> }
+}
+
+/// Extra arms: none unless added on purpose.
+#[component]
+fn ExtraArms(values: RwSignal<FormValues>, message_of: impl Fn(String) -> Option<String> + Copy + Send + Sync + 'static) -> impl IntoView {
+    let count = move || values.with(|v| v.arms.len());
+    let set = move |i: usize, f: fn(&mut ExtraArm, String)| {
+        move |ev: leptos::ev::Event| {
+            values.update(|v| {
+                if let Some(a) = v.arms.get_mut(i) {
+                    f(a, event_target_value(&ev))
+                }
+            })
+        }
+    };
+    let get = move |i: usize, f: fn(&ExtraArm) -> String| move || values.with(|v| v.arms.get(i).map(f).unwrap_or_default());
+    let problem = move |field: String| move || message_of(field.clone()).map(|m| view! { <span class="problem" role="alert">{m}</span> });
+    view! {
+        <div class="arms wide">
+            {move || (0..count()).map(|i| view! {
+                <div class="arm">
+                    <label>"Arm name"<input name=format!("arms.{i}.name") type="text" placeholder="low-mem" prop:value=get(i, |a| a.name.clone()) on:input=set(i, |a, x| a.name = x) />{problem(format!("arms.{i}.name"))}</label>
+                    <label>"Ref"<input name=format!("arms.{i}.ref") type="text" placeholder="main" prop:value=get(i, |a| a.git_ref.clone()) on:input=set(i, |a, x| a.git_ref = x) />{problem(format!("arms.{i}.ref"))}</label>
+                    <label>"Config overrides (KEY=value per line, optional)"<textarea name=format!("arms.{i}.overrides") rows="1" prop:value=get(i, |a| a.overrides.clone()) on:input=set(i, |a, x| a.overrides = x)></textarea>{problem(format!("arms.{i}.overrides"))}</label>
+                    <button type="button" on:click=move |_| values.update(|v| drop(v.arms.remove(i)))>"Remove"</button>
+                </div>
+            }).collect_view()}
+            <button type="button" on:click=move |_| values.update(|v| v.arms.push(ExtraArm::default()))>"Add an arm"</button>
+        </div>
+    }
+}

@@ -1,0 +1,70 @@
+//! The dry-run plan, as the server resolved it: arms with their SHAs, every trial's command, the trial
+//! count and the time it may take. Nothing is stored until Launch.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+fn short(sha: &str) -> String {
+    sha.chars().take(12).collect()
+}
+
+fn minutes(m: f64) -> String {
+    if m >= 90.0 {
+        format!("{:.1} h", m / 60.0)
+    } else {
+        format!("{m:.0} min")
+    }
+}
+
+#[component]
+pub fn PlanPreview(plan: Value) -> impl IntoView {
+    let arms = plan["arms"].as_array().cloned().unwrap_or_default();
+    let trials = plan["trials"].as_array().cloned().unwrap_or_default();
+    let loads: usize = trials.iter().map(|t| t["phase"]["loads"].as_array().map_or(0, Vec::len)).sum();
+    let estimate = match (plan["estimated_minutes"].as_f64(), plan["max_minutes"].as_f64()) {
+        (Some(e), Some(max)) => format!("about {}, at most {} (every trial to its timeout)", minutes(e), minutes(max)),
+        (None, Some(max)) => format!("at most {} (every trial to its timeout)", minutes(max)),
+        _ => "unknown".into(),
+    };
+    let fingerprint = plan["fingerprint"]
+        .as_object()
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default();
+    view! {
+        <section class="plan" aria-label="Plan">
+            <h2>"Plan: " {plan["title"].as_str().unwrap_or("").to_string()}</h2>
+            <p>
+                <strong class="trial-count">{format!("{} trials", trials.len())}</strong>
+                {format!(" ({} per arm, {} order{}); time: {estimate}.", plan["trials_per_arm"], plan["order"].as_str().unwrap_or(""),
+                    if loads > 0 { format!(", {loads} load runs") } else { String::new() })}
+            </p>
+            <p class="muted">{format!("Fingerprint: {fingerprint}")}
+                {plan["cluster"].as_str().map(|c| format!("; runs on {c}"))}
+                {plan["exemption"].as_str().map(|r| format!("; exemption requested: {r}"))}</p>
+            <table class="arms-plan">
+                <thead><tr><th>"Arm"</th><th>"Role"</th><th>"Ref"</th><th>"SHA"</th><th>"Config"</th></tr></thead>
+                <tbody>
+                    {arms.into_iter().map(|a| view! {
+                        <tr>
+                            <td>{a["name"].as_str().unwrap_or("").to_string()}</td>
+                            <td>{a["role"].as_str().unwrap_or("").to_string()}</td>
+                            <td><code>{a["ref"].as_str().unwrap_or("").to_string()}</code></td>
+                            <td><code class="sha">{short(a["sha"].as_str().unwrap_or(""))}</code></td>
+                            <td>{if a["config"].is_null() { String::new() } else { a["config"].to_string() }}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <ol class="commands">
+                {trials.into_iter().map(|t| {
+                    let argv = t["argv"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+                    let phase = t["phase"]["leg"].as_str().map(|leg| format!(" · phase {leg}, drive-sync {}", t["phase"]["drive_sync"]));
+                    view! {
+                        <li><span class="muted">{format!("{} · {} #{}", t["run_tag"].as_str().unwrap_or(""), t["arm"].as_str().unwrap_or(""), t["repeat"].as_u64().unwrap_or(0) + 1)}{phase}</span>
+                            <code>{argv}</code></li>
+                    }
+                }).collect_view()}
+            </ol>
+        </section>
+    }
+}

@@ -1,0 +1,147 @@
+//! `/suites/{name}`: one suite as TOML (editable by admins), its noise profiles (which thresholds its
+//! pipeline experiments are judged with, per fingerprint) and its recent experiments.
+
+use crate::error::{AppError, ErrorView};
+use crate::format::utc_minutes;
+use crate::pages::history::{ExperimentTable, HistoryRow};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileLine {
+    pub id: i64,
+    pub fingerprint: String,
+    pub trials: i64,
+    pub updated_at: i64,
+    /// Per stage: the CPU threshold it gives, in %.
+    pub stages: Vec<(String, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteView {
+    pub name: String,
+    pub kind: String,
+    pub source: String,
+    pub updated_at: i64,
+    pub toml: String,
+    pub profiles: Vec<ProfileLine>,
+    pub recent: Vec<HistoryRow>,
+    pub may_edit: bool,
+}
+
+#[cfg(feature = "ssr")]
+fn compact(v: &serde_json::Value) -> String {
+    v.as_object()
+        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default()
+}
+
+#[server(prefix = "/fn", endpoint = "suite")]
+pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
+    let me = crate::auth::require(crate::auth::Role::Launcher)?;
+    let store = crate::error::store()?;
+    let ctx = crate::context::server_context()?;
+    let failed = crate::error::read_failed("the suite");
+    let suite = match store.suite_by_name(&name).await {
+        Ok(s) => s,
+        Err(store::StoreError::NotFound { .. }) => {
+            crate::auth::set_status(404);
+            return Err(ServerFnError::new(format!("not found: there is no suite {name:?}")));
+        }
+        Err(e) => return Err(failed(e)),
+    };
+    let toml = (ctx.suite_toml)(&suite.definition).map_err(ServerFnError::new)?;
+    let profiles = store.noise_profiles(suite.id).await.map_err(failed)?;
+    let query = store::experiments::HistoryParams { suite: Some(name.clone()), ..Default::default() }
+        .query(10)
+        .map_err(crate::error::bad_request)?;
+    let recent = store.list_experiments(&query).await.map_err(failed)?;
+    Ok(SuiteView {
+        kind: suite.kind.as_str().into(),
+        source: suite.source,
+        updated_at: suite.updated_at,
+        toml,
+        profiles: profiles
+            .into_iter()
+            .map(|p| ProfileLine {
+                id: p.id,
+                fingerprint: compact(&p.fingerprint),
+                trials: p.trials,
+                updated_at: p.updated_at,
+                stages: p.profile["stages"]
+                    .as_object()
+                    .map(|m| m.iter().map(|(s, n)| (s.clone(), n["cpu"]["threshold_pct"].as_f64().unwrap_or(f64::NAN))).collect())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        recent: recent.experiments.into_iter().map(HistoryRow::from).collect(),
+        may_edit: me.has(crate::auth::Role::Admin),
+        name: suite.name,
+    })
+}
+
+#[component]
+pub fn SuitePage() -> impl IntoView {
+    let params = use_params_map();
+    let name = move || params.read().get("name").unwrap_or_default();
+    let suite = Resource::new(name, load_suite);
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading the suite…"</p> }>
+            {move || Suspend::new(async move {
+                match suite.await {
+                    Ok(v) => view! { <SuiteBody v /> }.into_any(),
+                    Err(e) => view! { <Title text="Suite" /> <ErrorView error=AppError::from(e) /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn SuiteBody(v: SuiteView) -> impl IntoView {
+    let launch = format!("/launch?suite={}", v.name);
+    let trends = format!("/trends?suite={}", v.name);
+    view! {
+        <Title text=format!("Suite {}", v.name) />
+        <div class="page-head">
+            <h1>"Suite " {v.name.clone()}</h1>
+            <p><a href=launch>"Launch with it"</a> " · " <a href=trends>"Trends"</a> " · " <a href="/suites">"All suites"</a></p>
+        </div>
+        <dl class="facts">
+            <dt>"Kind"</dt><dd>{v.kind.clone()}</dd>
+            <dt>"Source"</dt><dd>{super::source_words(&v.source)} ", updated " {utc_minutes(v.updated_at)}</dd>
+        </dl>
+        <h2>"Definition"</h2>
+        {if v.may_edit {
+            view! {
+                <p class="muted">"Saving replaces the stored suite for new launches (running experiments keep the copy they started with). A suite saved here is no longer loaded from its file at start-up."</p>
+                <super::editor::SuiteEditor original=Some(v.name.clone()) toml=v.toml.clone() />
+            }.into_any()
+        } else {
+            view! { <pre class="toml">{v.toml.clone()}</pre> }.into_any()
+        }}
+        <h2>"Noise profiles"</h2>
+        {if v.profiles.is_empty() {
+            view! { <p class="muted">"None yet: a calibration (Calibrate on the launch page) measures one per fingerprint. Until then pipeline experiments use the default thresholds."</p> }.into_any()
+        } else {
+            view! {
+                <table class="data profiles">
+                    <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Trials"</th><th scope="col">"CPU threshold per stage"</th><th scope="col">"Updated"</th></tr></thead>
+                    <tbody>{v.profiles.into_iter().map(|p| view! {
+                        <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td>{p.trials}</td>
+                            <td>{p.stages.iter().map(|(s, t)| format!("{s} {t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
+                            <td>{utc_minutes(p.updated_at)}</td></tr>
+                    }).collect_view()}</tbody>
+                </table>
+            }.into_any()
+        }}
+        <h2>"Recent experiments"</h2>
+        {if v.recent.is_empty() {
+            view! { <p class="muted">"None yet."</p> }.into_any()
+        } else {
+            view! { <ExperimentTable rows=v.recent /> }.into_any()
+        }}
+    }
+}

@@ -1,0 +1,141 @@
+//! A trend: one metric of one stage or cell over time, one point per judged experiment (its control
+//! arm), one line per workload fingerprint. A later fingerprint starts a new series, drawn in its own
+//! colour with a dashed rule where it begins, so a level change from a workload change is never read
+//! as a regression. Every point links to its experiment.
+
+use crate::bars::legend;
+use crate::svg::{finish, Tip, INK};
+use crate::{treatment_color, ChartError, CONTROL};
+use plotters::prelude::*;
+
+const FONT: &str = "sans-serif";
+const DAY_MS: f64 = 86_400_000.0;
+
+fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
+    ChartError::Draw(e.to_string())
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    /// ms since the epoch.
+    pub at: i64,
+    pub value: f64,
+    pub href: String,
+    pub tip: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendSeries {
+    /// The fingerprint in words (legend).
+    pub label: String,
+    pub points: Vec<TrendPoint>,
+}
+
+/// The colour of the `i`-th series (first fingerprint blue, later ones in palette order).
+pub fn series_color(i: usize) -> RGBColor {
+    if i == 0 {
+        CONTROL
+    } else {
+        treatment_color(i - 1)
+    }
+}
+
+fn date(ms: f64) -> String {
+    let (y, m, d) = judge::units::civil_from_days((ms / DAY_MS).floor() as i64);
+    format!("{y}-{m:02}-{d:02}")
+}
+
+pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries]) -> Result<String, ChartError> {
+    let all: Vec<&TrendPoint> = series.iter().flat_map(|s| &s.points).filter(|p| p.value.is_finite()).collect();
+    if all.is_empty() {
+        return Err(ChartError::Empty(format!("{title}: no judged experiment has this metric yet")));
+    }
+    let (t0, t1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.at as f64), b.max(p.at as f64)));
+    let pad = ((t1 - t0) * 0.04).max(3_600_000.0);
+    let (x0, x1) = (t0 - pad, t1 + pad);
+    let (v0, v1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.value), b.max(p.value)));
+    let span = (v1 - v0).max(v1.abs() * 0.05).max(1e-9);
+    let y0 = if v0 >= 0.0 { (v0 - span * 0.15).max(0.0) } else { v0 - span * 0.15 };
+    let y1 = v1 + span * 0.15;
+    let mut tips = Vec::new();
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (900, 420)).into_drawing_area();
+        root.draw(&Text::new(title, (10, 8), (FONT, 19).into_font().style(FontStyle::Bold).color(&INK))).map_err(draw_err)?;
+        let entries: Vec<(String, RGBColor, bool)> =
+            series.iter().enumerate().map(|(i, s)| (crate::bars::clip(&s.label, 60), series_color(i), true)).collect();
+        legend(&root, &entries)?;
+        let mut chart = ChartBuilder::on(&root)
+            .margin_top(56)
+            .margin_right(24)
+            .x_label_area_size(40)
+            .y_label_area_size(76)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(draw_err)?;
+        chart
+            .configure_mesh()
+            .x_labels(6)
+            .x_label_formatter(&|v| date(*v))
+            .y_label_formatter(&|v| crate::fmt_num(*v))
+            .y_desc(unit)
+            .axis_style(INK)
+            .label_style((FONT, 13).into_font().color(&INK))
+            .axis_desc_style((FONT, 14).into_font().color(&INK))
+            .light_line_style(RGBColor(128, 128, 128).mix(0.12))
+            .bold_line_style(RGBColor(128, 128, 128).mix(0.25))
+            .draw()
+            .map_err(draw_err)?;
+        for (i, s) in series.iter().enumerate() {
+            let color = series_color(i);
+            let pts: Vec<(f64, f64)> = s.points.iter().filter(|p| p.value.is_finite()).map(|p| (p.at as f64, p.value)).collect();
+            if i > 0 {
+                if let Some(first) = pts.first() {
+                    let dashes = (0..40).map(|k| y0 + (y1 - y0) * k as f64 / 40.0).collect::<Vec<_>>();
+                    chart
+                        .draw_series(
+                            dashes
+                                .chunks(2)
+                                .filter(|c| c.len() == 2)
+                                .map(|c| PathElement::new(vec![(first.0, c[0]), (first.0, c[1])], color.stroke_width(1))),
+                        )
+                        .map_err(draw_err)?;
+                    let (px, _) = chart.backend_coord(first);
+                    root.draw(&Text::new("new fingerprint", (px + 4, 60), (FONT, 12).into_font().color(&color))).map_err(draw_err)?;
+                }
+            }
+            chart.draw_series(std::iter::once(PathElement::new(pts.clone(), color.stroke_width(2)))).map_err(draw_err)?;
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(draw_err)?;
+            for p in s.points.iter().filter(|p| p.value.is_finite()) {
+                let (px, py) = chart.backend_coord(&(p.at as f64, p.value));
+                tips.push(Tip { x0: px - 6, y0: py - 6, x1: px + 6, y1: py + 6, text: p.tip.clone(), href: Some(p.href.clone()) });
+            }
+        }
+        root.present().map_err(draw_err)?;
+    }
+    Ok(finish(buf, title, &tips))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trend_links_every_point_and_marks_a_new_fingerprint() {
+        let point = |day: i64, value: f64, id: i64| TrendPoint {
+            at: day * 86_400_000,
+            value,
+            href: format!("/experiments/{id}"),
+            tip: format!("#{id}: {value}"),
+        };
+        let series = vec![
+            TrendSeries { label: "workers=2".into(), points: vec![point(20_000, 10.0, 1), point(20_001, 11.0, 2)] },
+            TrendSeries { label: "workers=4".into(), points: vec![point(20_002, 6.0, 3)] },
+        ];
+        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series).unwrap();
+        for id in 1..=3 {
+            assert!(svg.contains(&format!("<a href=\"/experiments/{id}\">")), "point {id} links to its experiment");
+        }
+        assert!(svg.contains("new fingerprint") && svg.contains("workers=4") && svg.contains("2024-10-04"), "{svg}");
+        assert!(matches!(trend_chart("x", "s", &[]), Err(ChartError::Empty(_))));
+    }
+}

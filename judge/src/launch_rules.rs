@@ -1,0 +1,207 @@
+//! The rules a launch request must follow before anything is resolved or run: plain git refs, arm
+//! names, text fields, trial counts and the fingerprint's typed fields. The server applies them when it
+//! resolves a launch; the launch form applies the very same functions as the user types, so a value the
+//! form accepts is one the server accepts, with the same message when it is not.
+
+use serde::{Deserialize, Serialize};
+
+/// A suite's fingerprint field: its type, what values it allows, and its default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FieldSpec {
+    String {
+        #[serde(default)]
+        allowed: Vec<String>,
+        #[serde(default)]
+        default: Option<String>,
+    },
+    Integer {
+        #[serde(default)]
+        min: Option<i64>,
+        #[serde(default)]
+        max: Option<i64>,
+        #[serde(default)]
+        allowed: Vec<i64>,
+        #[serde(default)]
+        default: Option<i64>,
+    },
+    Bool {
+        #[serde(default)]
+        default: Option<bool>,
+    },
+}
+
+impl FieldSpec {
+    pub fn default_value(&self) -> Option<serde_json::Value> {
+        match self {
+            FieldSpec::String { default, .. } => default.clone().map(serde_json::Value::from),
+            FieldSpec::Integer { default, .. } => default.map(serde_json::Value::from),
+            FieldSpec::Bool { default } => default.map(serde_json::Value::from),
+        }
+    }
+
+    /// The value a form's text means for this field: a number for an integer field, true/false for a
+    /// boolean, the text itself otherwise (an unparsable number stays text, so the check names it).
+    pub fn value_of_text(&self, text: &str) -> serde_json::Value {
+        let t = text.trim();
+        match self {
+            FieldSpec::Integer { .. } => t.parse::<i64>().map(serde_json::Value::from).unwrap_or_else(|_| t.into()),
+            FieldSpec::Bool { .. } => match t {
+                "true" => true.into(),
+                "false" => false.into(),
+                _ => t.into(),
+            },
+            FieldSpec::String { .. } => t.into(),
+        }
+    }
+
+    /// Checks one value against the field: its type, the characters, the range and the allowed values.
+    pub fn check(&self, value: &serde_json::Value) -> Result<(), String> {
+        match (self, value) {
+            (FieldSpec::String { allowed, .. }, serde_json::Value::String(s)) => {
+                if !is_safe_value(s) {
+                    return Err(format!("{s:?} holds characters a fingerprint value may not (use letters, digits and ._/:@=+,-)"));
+                }
+                if !allowed.is_empty() && !allowed.contains(s) {
+                    return Err(format!("{s:?} is not allowed; use one of {}", allowed.join(", ")));
+                }
+                Ok(())
+            }
+            (FieldSpec::Integer { min, max, allowed, .. }, serde_json::Value::Number(n)) => {
+                let v = n.as_i64().ok_or_else(|| format!("{n} is not an integer"))?;
+                if min.is_some_and(|m| v < m) || max.is_some_and(|m| v > m) {
+                    return Err(format!(
+                        "{v} is outside {}..={}",
+                        min.map_or("".into(), |m| m.to_string()),
+                        max.map_or("".into(), |m| m.to_string())
+                    ));
+                }
+                if !allowed.is_empty() && !allowed.contains(&v) {
+                    return Err(format!("{v} is not allowed; use one of {allowed:?}"));
+                }
+                Ok(())
+            }
+            (FieldSpec::Bool { .. }, serde_json::Value::Bool(_)) => Ok(()),
+            (spec, value) => {
+                let wanted = match spec {
+                    FieldSpec::String { .. } => "a string",
+                    FieldSpec::Integer { .. } => "an integer",
+                    FieldSpec::Bool { .. } => "a boolean",
+                };
+                Err(format!("{value} is not {wanted}"))
+            }
+        }
+    }
+}
+
+/// The message for a fingerprint field's value, as the server words it.
+pub fn check_fingerprint_field(name: &str, spec: &FieldSpec, value: &serde_json::Value) -> Result<(), String> {
+    spec.check(value).map_err(|e| format!("fingerprint field {name:?}: {e}"))
+}
+
+/// A fingerprint field's value for a launch: the given one, else the field's default; checked.
+pub fn fingerprint_value(name: &str, spec: &FieldSpec, given: Option<&serde_json::Value>) -> Result<serde_json::Value, String> {
+    let value = match given {
+        Some(v) => v.clone(),
+        None => spec.default_value().ok_or_else(|| format!("fingerprint field {name:?} has no default; give a value"))?,
+    };
+    check_fingerprint_field(name, spec, &value)?;
+    Ok(value)
+}
+
+/// Characters a substituted value may hold: enough for refs, paths, URLs and prefixes, nothing a
+/// shell or an option parser would read as syntax.
+pub fn is_safe_value(v: &str) -> bool {
+    !v.is_empty() && v.len() <= 1024 && !v.starts_with('-') && v.chars().all(|c| c.is_ascii_alphanumeric() || "._/:@=+,-".contains(c))
+}
+
+/// A plain git ref or SHA: never an option, never a range.
+pub fn is_safe_ref(r: &str) -> bool {
+    (1..=200).contains(&r.len())
+        && !r.starts_with('-')
+        && !r.contains("..")
+        && r.chars().all(|c| c.is_ascii_alphanumeric() || "._/@^~+-".contains(c))
+}
+
+/// `field` names the form field or JSON key (`head`, `base`, `arms[0].ref`).
+pub fn check_ref(field: &str, r: &str) -> Result<(), String> {
+    if is_safe_ref(r) {
+        return Ok(());
+    }
+    Err(format!("{field}: {r:?} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')"))
+}
+
+pub fn check_arm_name(name: &str) -> Result<(), String> {
+    let ok = (1..=40).contains(&name.len()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+    if !ok {
+        return Err(format!("arm name {name:?}: use 1–40 lower-case letters, digits, '-' or '_'"));
+    }
+    if matches!(name, "control" | "treatment") {
+        return Err(format!("arm name {name:?} is used twice"));
+    }
+    Ok(())
+}
+
+/// A title or a reason: 1–`max` characters of plain text.
+pub fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
+    if text.trim().is_empty() || text.chars().count() > max || text.chars().any(char::is_control) {
+        return Err(format!("{field}: give 1–{max} characters of plain text"));
+    }
+    Ok(())
+}
+
+pub const TITLE_MAX: usize = 200;
+pub const REASON_MAX: usize = 2000;
+
+/// Trials per arm: a pipeline suite runs 1–100 per arm; a warp suite repeats its phase order 1–20 times.
+pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), String> {
+    match kind {
+        crate::ExperimentKind::Pipeline if !(1..=100).contains(&trials) => Err(format!("trials: {trials} is outside 1..=100")),
+        crate::ExperimentKind::Warp if !(1..=20).contains(&trials) => {
+            Err(format!("trials: {trials} repeats of the phase order; a warp experiment allows 1–20"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A warp launch's budgets, in %: 0 < warn ≤ fail ≤ 100.
+pub fn check_budgets(fail_pct: f64, warn_pct: f64) -> Result<(), String> {
+    if !(warn_pct > 0.0 && warn_pct <= fail_pct && fail_pct <= 100.0) {
+        return Err(format!("budgets: give 0 < warn ({warn_pct}) ≤ fail ({fail_pct}) ≤ 100, in %"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields() {
+        let workers = FieldSpec::Integer { min: Some(1), max: Some(4), allowed: vec![], default: Some(2) };
+        assert_eq!(workers.value_of_text(" 3 "), json!(3));
+        assert!(workers.check(&workers.value_of_text("3")).is_ok());
+        assert_eq!(workers.check(&json!(9)).unwrap_err(), "9 is outside 1..=4");
+        assert_eq!(workers.check(&workers.value_of_text("three")).unwrap_err(), "\"three\" is not an integer");
+        let sample = FieldSpec::String { allowed: vec!["local/tiny".into()], default: None };
+        assert!(sample.check(&json!("local/tiny")).is_ok());
+        assert!(sample.check(&json!("local/huge")).unwrap_err().contains("use one of local/tiny"));
+        assert!(FieldSpec::String { allowed: vec![], default: None }.check(&json!("a;rm -rf")).unwrap_err().contains("characters"));
+        let flag = FieldSpec::Bool { default: None };
+        assert!(flag.check(&flag.value_of_text("true")).is_ok() && flag.check(&flag.value_of_text("yes")).is_err());
+    }
+
+    #[test]
+    fn refs_names_text_trials() {
+        assert!(check_ref("head", "feature/x-1").is_ok());
+        for bad in ["-x", "a..b", "a b", "", "$(x)"] {
+            assert!(check_ref("head", bad).unwrap_err().starts_with("head: "), "{bad:?}");
+        }
+        assert!(check_arm_name("low-mem").is_ok() && check_arm_name("Low").is_err() && check_arm_name("control").is_err());
+        assert!(check_text("title", "  ", 10).is_err() && check_text("title", "ok", 10).is_ok() && check_text("t", "a\nb", 10).is_err());
+        assert!(check_trials(crate::ExperimentKind::Pipeline, 100).is_ok() && check_trials(crate::ExperimentKind::Warp, 21).is_err());
+        assert!(check_trials(crate::ExperimentKind::Pipeline, 0).is_err());
+        assert!(check_budgets(10.0, 5.0).is_ok() && check_budgets(5.0, 10.0).is_err() && check_budgets(f64::NAN, 1.0).is_err());
+    }
+}

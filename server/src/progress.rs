@@ -1,0 +1,190 @@
+//! `GET /experiments/{id}/events`: an experiment's progress as server-sent events, once a second while
+//! it runs — trials by state, a progress fraction, elapsed and estimated remaining time, and the log tail
+//! and engine job of each running trial — then one `done` event when it has ended (the page then shows
+//! the stored verdict).
+
+use crate::api::error::ApiResult;
+use crate::state::AppState;
+pub use app::pages::experiment::{JsonProgress, JsonRunning};
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream};
+use judge::TrialState;
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::time::Duration;
+use store::trials::Trial;
+
+/// The latest attempt of each planned position.
+fn latest(trials: &[Trial]) -> BTreeMap<i64, &Trial> {
+    let mut by_seq: BTreeMap<i64, &Trial> = BTreeMap::new();
+    for t in trials {
+        if by_seq.get(&t.seq).is_none_or(|o| t.attempt > o.attempt) {
+            by_seq.insert(t.seq, t);
+        }
+    }
+    by_seq
+}
+
+/// The progress of `trials` at `now_ms` (pure; the log tails come from `tail_of`).
+pub fn progress(
+    status: judge::ExperimentStatus,
+    trials: &[Trial],
+    arm_names: &BTreeMap<i64, String>,
+    now_ms: i64,
+    tail_of: impl Fn(&Trial) -> String,
+) -> JsonProgress {
+    let mut states = BTreeMap::new();
+    for t in trials {
+        *states.entry(t.state.as_str().to_string()).or_insert(0) += 1;
+    }
+    let positions = latest(trials);
+    let ended: Vec<&&Trial> = positions.values().filter(|t| t.state.is_terminal()).collect();
+    let first_start = trials.iter().filter_map(|t| t.started_at).min();
+    let durations: Vec<f64> =
+        ended.iter().filter_map(|t| Some((t.finished_at? - t.started_at?) as f64 / 1000.0)).filter(|d| *d >= 0.0).collect();
+    let left = positions.len() - ended.len();
+    let remaining_s = (!durations.is_empty() && left > 0).then(|| {
+        let mean = durations.iter().sum::<f64>() / durations.len() as f64;
+        // Running trials are partly done: count what they have left of a mean trial.
+        let running_done: f64 = positions
+            .values()
+            .filter(|t| t.state == TrialState::Running)
+            .filter_map(|t| t.started_at)
+            .map(|s| ((now_ms - s) as f64 / 1000.0).min(mean))
+            .sum();
+        (mean * left as f64 - running_done).max(0.0)
+    });
+    let done = matches!(status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
+    JsonProgress {
+        status: status.as_str().to_string(),
+        total: positions.len(),
+        ended: ended.len(),
+        states,
+        elapsed_s: first_start.map(|s| (now_ms - s).max(0) as f64 / 1000.0),
+        remaining_s,
+        running: positions
+            .values()
+            .filter(|t| t.state == TrialState::Running)
+            .map(|t| JsonRunning {
+                seq: t.seq,
+                arm: arm_names.get(&t.arm_id).cloned().unwrap_or_default(),
+                cell: t.cell.clone(),
+                attempt: t.attempt,
+                job_id: t.job_id.clone(),
+                engine_state: t.engine_state.clone(),
+                started_at: t.started_at,
+                log_tail: tail_of(t),
+            })
+            .collect(),
+        done,
+    }
+}
+
+/// The last 20 lines (at most 4 KiB) of a log file; empty when there is none yet.
+pub fn log_tail(path: &std::path::Path) -> String {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(4096)));
+    let mut bytes = Vec::new();
+    let _ = f.take(4096).read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+async fn snapshot(state: &AppState, id: i64) -> ApiResult<JsonProgress> {
+    let summary = state.store.experiment_summary(id).await?;
+    let trials = state.store.trials(id).await?;
+    let arms: BTreeMap<i64, String> = state.store.arms(id).await?.into_iter().map(|(id, name, _, _)| (id, name)).collect();
+    let mut logs = BTreeMap::new();
+    for t in trials.iter().filter(|t| t.state == TrialState::Running) {
+        if let Some(path) = state.store.trial_run(t.id).await?.log_path {
+            let tail = tokio::task::spawn_blocking(move || log_tail(std::path::Path::new(&path))).await.unwrap_or_default();
+            logs.insert(t.id, tail);
+        }
+    }
+    Ok(progress(summary.status, &trials, &arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default()))
+}
+
+pub async fn events(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let first = snapshot(&state, id).await?; // a 404 for an unknown experiment, before the stream starts
+    let stream = stream::unfold((state, Some(first), false), move |(state, next, finished)| async move {
+        if finished {
+            return None;
+        }
+        let p = match next {
+            Some(p) => p,
+            None => {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                match snapshot(&state, id).await {
+                    Ok(p) => p,
+                    Err(e) => return Some((Ok(Event::default().event("error").data(format!("{e}"))), (state, None, true))),
+                }
+            }
+        };
+        let done = p.done;
+        let event = Event::default().event(if done { "done" } else { "progress" }).json_data(&p).unwrap_or_default();
+        Some((Ok(event), (state, None, done)))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(seq: i64, attempt: i64, state: TrialState, started: Option<i64>, finished: Option<i64>) -> Trial {
+        Trial {
+            id: seq * 10 + attempt,
+            experiment_id: 1,
+            arm_id: seq % 2 + 1,
+            seq,
+            cell: None,
+            repeat_index: seq / 2,
+            attempt,
+            state,
+            infra_reason: None,
+            detail: None,
+            claimed_by: None,
+            created_at: 0,
+            started_at: started,
+            finished_at: finished,
+            job_id: started.map(|s| format!("job-{s}")),
+            engine_state: None,
+        }
+    }
+
+    #[test]
+    fn counts_retries_once_and_estimates_from_ended_trials() {
+        let arms: BTreeMap<i64, String> = [(1, "control".into()), (2, "treatment".into())].into();
+        let trials = vec![
+            trial(0, 0, TrialState::Succeeded, Some(0), Some(10_000)),
+            trial(1, 0, TrialState::InfraFailed, Some(10_000), Some(12_000)),
+            trial(1, 1, TrialState::Succeeded, Some(12_000), Some(22_000)),
+            trial(2, 0, TrialState::Running, Some(22_000), None),
+            trial(3, 0, TrialState::Queued, None, None),
+        ];
+        let p = progress(judge::ExperimentStatus::Running, &trials, &arms, 26_000, |t| format!("log of {}", t.seq));
+        assert_eq!((p.total, p.ended, p.done), (4, 2, false));
+        assert_eq!(p.states["infra_failed"] + p.states["succeeded"] + p.states["running"] + p.states["queued"], 5);
+        assert_eq!(p.elapsed_s, Some(26.0));
+        // Mean of the ended positions' latest attempts: 10 s; two left, one of them 4 s in.
+        assert_eq!(p.remaining_s, Some(16.0));
+        assert_eq!(p.running.len(), 1);
+        assert_eq!((p.running[0].arm.as_str(), p.running[0].log_tail.as_str()), ("control", "log of 2"));
+        let judged = progress(judge::ExperimentStatus::Judged, &trials[..3], &arms, 30_000, |_| String::new());
+        assert!(judged.done && judged.remaining_s.is_none());
+    }
+
+    #[test]
+    fn a_log_tail_is_the_last_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        std::fs::write(&path, (0..100).map(|i| format!("line {i}\n")).collect::<String>()).unwrap();
+        let tail = log_tail(&path);
+        assert!(tail.starts_with("line 80") && tail.ends_with("line 99"), "{tail}");
+        assert_eq!(log_tail(&dir.path().join("missing")), "");
+    }
+}

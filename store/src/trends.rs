@@ -1,0 +1,83 @@
+//! Trend points (see `judge::trend`): written with each verdict, read by the trends page — a series is
+//! one suite, metric and item (stage or cell), split by workload fingerprint.
+
+use crate::{on_pool, Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+/// One stored point with the experiment it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct TrendRow {
+    pub experiment_id: i64,
+    /// The workload fingerprint's JSON (fields sorted): a new value starts a new series.
+    pub fingerprint: String,
+    pub item: String,
+    /// The experiment's launch time (ms since the epoch).
+    pub at: i64,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendQuery {
+    pub suite_id: i64,
+    pub metric: String,
+    pub items: Vec<String>,
+    /// Inclusive bounds, ms since the epoch.
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+    /// The newest points kept per item.
+    pub limit: u32,
+}
+
+impl Store {
+    /// The points of the query's items, oldest first (at most `limit` newest per item).
+    pub async fn trend(&self, q: &TrendQuery) -> Result<Vec<TrendRow>, StoreError> {
+        let mut out = Vec::new();
+        for item in &q.items {
+            let mut rows: Vec<TrendRow> = on_pool!(self, pool => {
+                sqlx::query_as(
+                    "SELECT experiment_id, fingerprint, item, at, value FROM trend_points \
+                     WHERE suite_id = $1 AND metric = $2 AND item = $3 AND at >= $4 AND at <= $5 \
+                     ORDER BY at DESC LIMIT $6",
+                )
+                .bind(q.suite_id).bind(&q.metric).bind(item).bind(q.since.unwrap_or(i64::MIN)).bind(q.until.unwrap_or(i64::MAX)).bind(i64::from(q.limit))
+                .fetch_all(pool).await
+            })?;
+            rows.reverse();
+            out.extend(rows);
+        }
+        Ok(out)
+    }
+
+    /// The items (stages or cells) and metrics of the suite's newest judged experiment with points:
+    /// what the trends page offers to chart.
+    pub async fn trend_choices(&self, suite_id: i64) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT DISTINCT metric, item FROM trend_points WHERE experiment_id = \
+                 (SELECT experiment_id FROM trend_points WHERE suite_id = $1 ORDER BY at DESC LIMIT 1) ORDER BY item, metric",
+            )
+            .bind(suite_id).fetch_all(pool).await
+        })?)
+    }
+}
+
+/// Writes an experiment's points (replacing earlier ones) inside the caller's transaction; an
+/// experiment without a suite has no trend.
+macro_rules! write_points {
+    ($tx:expr, $experiment_id:expr, $points:expr) => {{
+        sqlx::query("DELETE FROM trend_points WHERE experiment_id = $1").bind($experiment_id).execute(&mut *$tx).await?;
+        for (item, metric, value) in $points {
+            sqlx::query(
+                "INSERT INTO trend_points (experiment_id, suite_id, fingerprint, metric, item, at, value) \
+                 SELECT id, suite_id, fingerprint, $2, $3, created_at, $4 FROM experiments WHERE id = $1 AND suite_id IS NOT NULL",
+            )
+            .bind($experiment_id)
+            .bind(*metric)
+            .bind(item)
+            .bind(*value)
+            .execute(&mut *$tx)
+            .await?;
+        }
+    }};
+}
+pub(crate) use write_points;
