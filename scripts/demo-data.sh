@@ -2,7 +2,8 @@
 # Fills a data dir with judged experiments imported from real upstream outputs (the rows and gate inputs
 # in judge/tests/data), through the real `arbiter import` command: a pipeline regression on real
 # zephyr.stage rows, an A/A pipeline pass, a warp FAIL across four cells with a MISSING one, a warp PASS,
-# and, with --many N, N more warp experiments (for paging through the history).
+# and, with --many N, N more warp experiments (for paging through the history, filed under the example
+# warp suite so that its trend has a series).
 #   scripts/demo-data.sh DATA_DIR [--by USER] [--many N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,12 +22,15 @@ w=$d/warp
 rows=$d/zephyr_stage_rows_subprocess_runner.csv
 import() { "$bin" import "$@" --data-dir "$data" >/dev/null; }
 
+# The fillers are filed under the example warp suite, so its trend has a series to draw.
+nightly=("$w/compare_pass.csv" "$w/compare_warn.csv" "$w/driver_cand_baseline_compare.csv")
 for i in $(seq 1 "$many"); do
-  import warp --title "put-4KiB nightly $i" --label "put-4KiB/sync-on=$w/compare_pass.csv" --control-ref main --treatment-ref "nightly-$i"
+  import warp --title "put-4KiB nightly $i" --label "put-4KiB/sync-on=${nightly[$((i % 3))]}" --control-ref main --treatment-ref "nightly-$i" \
+    --suite s3s-fs-warp
 done
 import pipeline --title "Dedup A/A (same code)" --rows "$rows" \
   --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --treatment 20261129-072231-4eb27101 \
-  --control-ref main --treatment-ref main "${by[@]}"
+  --control-ref main --treatment-ref main --suite zephyr-pipeline "${by[@]}"
 import warp --title "s3 hot path: fsync batching" --label "put-4KiB/sync-on=$w/compare_pass.csv" \
   --label "get-4MiB/sync-off=$w/compare_warn.csv" --control-ref main --treatment-ref fsync-batching "${by[@]}"
 import warp --title "s3 hot path: smaller write buffer" \
@@ -36,5 +40,5 @@ import warp --title "s3 hot path: smaller write buffer" \
 import pipeline --title "Dedup: heavier MinHash" --rows "$rows" \
   --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --control 20261129-072231-4eb27101 \
   --treatment heavier-minhash=20261129-072244-a8070574 --worker-ram 64MiB \
-  --control-ref main --treatment-ref cpu-heavier --treatment-sha 8f3a9c2e1d0b4a5f6e7d8c9b0a1f2e3d4c5b6a79 "${by[@]}"
+  --control-ref main --treatment-ref cpu-heavier --treatment-sha 8f3a9c2e1d0b4a5f6e7d8c9b0a1f2e3d4c5b6a79 --suite zephyr-pipeline "${by[@]}"
 echo "demo-data: imported $((many + 4)) experiments into $data"

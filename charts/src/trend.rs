@@ -45,13 +45,22 @@ fn date(ms: f64) -> String {
     format!("{y}-{m:02}-{d:02}")
 }
 
+/// A time axis label: the date, or the day and UTC time when the chart spans under three days.
+fn time_label(ms: f64, span_ms: f64) -> String {
+    if span_ms >= 3.0 * DAY_MS {
+        return date(ms);
+    }
+    let minutes = (ms.rem_euclid(DAY_MS) / 60_000.0) as i64;
+    format!("{} {:02}:{:02}", &date(ms)[5..], minutes / 60, minutes % 60)
+}
+
 pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries]) -> Result<String, ChartError> {
     let all: Vec<&TrendPoint> = series.iter().flat_map(|s| &s.points).filter(|p| p.value.is_finite()).collect();
     if all.is_empty() {
         return Err(ChartError::Empty(format!("{title}: no judged experiment has this metric yet")));
     }
     let (t0, t1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.at as f64), b.max(p.at as f64)));
-    let pad = ((t1 - t0) * 0.04).max(3_600_000.0);
+    let pad = ((t1 - t0) * 0.04).max(60_000.0);
     let (x0, x1) = (t0 - pad, t1 + pad);
     let (v0, v1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.value), b.max(p.value)));
     let span = (v1 - v0).max(v1.abs() * 0.05).max(1e-9);
@@ -75,7 +84,7 @@ pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries]) -> Result<St
         chart
             .configure_mesh()
             .x_labels(6)
-            .x_label_formatter(&|v| date(*v))
+            .x_label_formatter(&|v| time_label(*v, x1 - x0))
             .y_label_formatter(&|v| crate::fmt_num(*v))
             .y_desc(unit)
             .axis_style(INK)
@@ -128,8 +137,8 @@ mod tests {
             tip: format!("#{id}: {value}"),
         };
         let series = vec![
-            TrendSeries { label: "workers=2".into(), points: vec![point(20_000, 10.0, 1), point(20_001, 11.0, 2)] },
-            TrendSeries { label: "workers=4".into(), points: vec![point(20_002, 6.0, 3)] },
+            TrendSeries { label: "workers=2".into(), points: vec![point(20_000, 10.0, 1), point(20_005, 11.0, 2)] },
+            TrendSeries { label: "workers=4".into(), points: vec![point(20_010, 6.0, 3)] },
         ];
         let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series).unwrap();
         for id in 1..=3 {
@@ -137,5 +146,6 @@ mod tests {
         }
         assert!(svg.contains("new fingerprint") && svg.contains("workers=4") && svg.contains("2024-10-04"), "{svg}");
         assert!(matches!(trend_chart("x", "s", &[]), Err(ChartError::Empty(_))));
+        assert_eq!(time_label(20_000.0 * DAY_MS + 3_723_000.0, DAY_MS), "10-04 01:02", "a short span shows the time");
     }
 }

@@ -2,11 +2,14 @@
 //! from a client on the same machine (request sent → last byte read, keep-alive, one at a time):
 //! * the experiment page of a 50-stage pipeline (3 control + 3 treatment trials) and of a 24-cell warp
 //!   gate (12 workloads × drive sync on/off, 6 metrics each), charts included;
-//! * the history page with 100 000 stored experiments: first page, a deep page, and filtered views.
+//! * the history page with 100 000 stored experiments: first page, a deep page, and filtered views;
+//! * the trends page over 1 000 000 stored trend points (a suite of 20 000 judged experiments × 50
+//!   stages): the query of one stage's series (its newest 1 000 points) and its chart, and the store
+//!   query alone, in process.
 //!
 //! Prints p50 / p95 / max per page in milliseconds.
 //!
-//!   scripts/bench-pages.sh [--requests 200] [--experiments 100000]
+//!   scripts/bench-pages.sh [--requests 200] [--experiments 100000] [--trend-points 1000000]
 
 use judge::pipeline::aggregate::TrialSpec;
 use judge::pipeline::rows::StageRow;
@@ -147,6 +150,36 @@ async fn history(url: &str, n: usize) {
     pool.close().await;
 }
 
+/// `points` trend points of one suite: `points / 50` of the stored experiments, 50 stages each, one
+/// fingerprint change half-way. Returns the suite's id.
+async fn trend_points(url: &str, points: usize) -> i64 {
+    let pool = sqlx::SqlitePool::connect(url).await.unwrap();
+    let suite: i64 = sqlx::query_scalar(
+        "INSERT INTO suites (name, kind, definition, source, created_at, updated_at) VALUES ('bench', 'pipeline', '{}', 'bench', 0, 0) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    let experiments = (points / 50) as i64;
+    sqlx::query("UPDATE experiments SET suite_id = $1 WHERE id IN (SELECT id FROM experiments ORDER BY id LIMIT $2)")
+        .bind(suite)
+        .bind(experiments)
+        .execute(&pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n < 49)          INSERT INTO trend_points (experiment_id, suite_id, fingerprint, metric, item, at, value)          SELECT e.id, e.suite_id, CASE WHEN e.id * 2 < $2 THEN '{\"workers\":2}' ELSE '{\"workers\":4}' END, 'cpu-s',                 printf('stage%02d', s.n), e.created_at, 1.0 + s.n * 0.1 + (e.id % 17) * 0.01          FROM experiments e, s WHERE e.suite_id = $1",
+    )
+    .bind(suite)
+    .bind(experiments)
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query("ANALYZE").execute(&pool).await.unwrap();
+    pool.close().await;
+    suite
+}
+
 async fn time(client: &reqwest::Client, url: &str, requests: usize) -> (Vec<f64>, usize) {
     let mut size = 0;
     for _ in 0..10 {
@@ -171,6 +204,8 @@ async fn main() {
     let bin = flag(&args, "--bin").unwrap_or_else(|| "target/release/arbiter".into());
     let requests: usize = flag(&args, "--requests").map(|v| v.parse().unwrap()).unwrap_or(200);
     let n: usize = flag(&args, "--experiments").map(|v| v.parse().unwrap()).unwrap_or(100_000);
+    let points: usize = flag(&args, "--trend-points").map(|v| v.parse().unwrap()).unwrap_or(1_000_000);
+    assert!(points / 50 <= n, "--trend-points needs at least points/50 experiments");
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}/arbiter.db", dir.path().display());
     let store = Store::open(&url).await.unwrap();
@@ -180,6 +215,30 @@ async fn main() {
     let t = Instant::now();
     history(&url, n).await;
     println!("stored {n} experiments in {:.1} s", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let suite = trend_points(&url, points).await;
+    println!("stored {points} trend points in {:.1} s", t.elapsed().as_secs_f64());
+    let query = store::trends::TrendQuery {
+        suite_id: suite,
+        metric: "cpu-s".into(),
+        items: vec!["stage07".into()],
+        since: None,
+        until: None,
+        limit: 1000,
+    };
+    let mut ms = Vec::with_capacity(requests);
+    for _ in 0..requests {
+        let t = Instant::now();
+        let rows = store.trend(&query).await.unwrap();
+        assert_eq!(rows.len(), 1000);
+        ms.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    ms.sort_by(f64::total_cmp);
+    println!(
+        "trend store query (1 000 newest of one stage), in process: p50 {:.2} ms, p95 {:.2} ms",
+        ms[ms.len() / 2],
+        ms[ms.len() * 95 / 100]
+    );
     let (p, w) = (pipeline_50(&store).await, warp_24(&store).await);
     store.close().await;
 
@@ -225,6 +284,8 @@ async fn main() {
         ("history, kind=warp&verdict=FAIL", "/experiments?kind=warp&verdict=FAIL".to_string()),
         ("history, q=branch-42", "/experiments?q=branch-42".to_string()),
         ("history, git=SHA prefix", format!("/experiments?git={}", &format!("{:040x}", 12345u64 * 104729)[..12])),
+        ("trends, 1M points, one stage", "/trends?suite=bench&metric=cpu-s&item=stage07".to_string()),
+        ("trends, 1M points, a date range", "/trends?suite=bench&metric=cpu-s&item=stage31&since=2000-01-01&until=2100-01-01".to_string()),
     ];
     println!("{requests} requests each, one at a time, after 10 warm-up requests (release server, SQLite)");
     println!("{:<34} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "max ms", "HTML KiB");

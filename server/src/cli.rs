@@ -210,9 +210,9 @@ pub enum ReportFormat {
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
     /// zephyr.stage rows and which execution ids form each trial (the arguments of `compare`).
-    Pipeline(ImportPipelineArgs),
+    Pipeline(Box<ImportPipelineArgs>),
     /// warp baseline_compare.csv files (the arguments of `gate`).
-    Warp(ImportWarpArgs),
+    Warp(Box<ImportWarpArgs>),
 }
 
 /// What an imported experiment is called and where it came from.
@@ -236,6 +236,12 @@ pub struct ImportMeta {
     /// The user it is recorded as launched by (their launcher rights then let them share it).
     #[arg(long, value_name = "USER")]
     pub by: Option<String>,
+    /// File it under this suite (same kind): it then joins the suite's trends.
+    #[arg(long, value_name = "NAME")]
+    pub suite: Option<String>,
+    /// Where suite files are read from when the suite is not in the store yet.
+    #[arg(long, env = "ARBITER_SUITES_DIR", default_value = "suites", value_name = "DIR")]
+    pub suites_dir: std::path::PathBuf,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -26,6 +26,8 @@ pub struct ImportInfo {
     pub treatment_sha: Option<String>,
     pub by: Option<i64>,
     pub sources: Vec<String>,
+    /// The suite it is filed under (its kind must match): it then joins that suite's trends.
+    pub suite_id: Option<i64>,
 }
 
 impl ImportInfo {
@@ -63,7 +65,7 @@ impl ImportInfo {
 
     fn experiment(&self, kind: ExperimentKind, fingerprint: serde_json::Value, treatments: &[String]) -> InsertExperiment {
         InsertExperiment {
-            suite_id: None,
+            suite_id: self.suite_id,
             kind,
             title: self.title.trim().to_string(),
             base_ref: self.control_sha.clone().or_else(|| self.control_ref.clone()),
@@ -79,7 +81,9 @@ impl ImportInfo {
 /// Stores a judged pipeline comparison; returns the experiment id.
 pub async fn store_pipeline(store: &Store, info: &ImportInfo, compared: &Compared, worker_ram: Option<&str>) -> Result<i64, String> {
     let names: Vec<String> = compared.arms.iter().map(|a| a.name.clone()).collect();
-    let fingerprint = json!({"imported_from": info.sources, "worker_ram": worker_ram});
+    // The workload as far as an import knows it (where the files came from is in the plan, not here, so
+    // imports of the same workload form one trend series).
+    let fingerprint = json!({"worker_ram": worker_ram});
     let id = store.insert_experiment(&info.experiment(ExperimentKind::Pipeline, fingerprint, &names)).await.map_err(|e| e.to_string())?;
     let result = async {
         let arm_ids: Vec<i64> = store.arms(id).await?.into_iter().map(|a| a.0).collect();
@@ -120,7 +124,7 @@ pub async fn store_warp(
     if reasons.is_empty() {
         reasons.push(format!("every cell within the {} % warn budget", report.warn_pct));
     }
-    let fingerprint = json!({"imported_from": info.sources, "fail_pct": report.fail_pct, "warn_pct": report.warn_pct});
+    let fingerprint = json!({"fail_pct": report.fail_pct, "warn_pct": report.warn_pct});
     let new = info.experiment(ExperimentKind::Warp, fingerprint, &["candidate".to_string()]);
     let id = store.insert_experiment(&new).await.map_err(|e| e.to_string())?;
     let gate_md = judge::warp::gate_md::render(report, Some(provenance));
@@ -149,7 +153,7 @@ async fn undo_on_error<T>(store: &Store, id: i64, result: Result<T, store::Store
     }
 }
 
-async fn open(meta: &ImportMeta) -> Result<(Store, ImportInfo), String> {
+async fn open(meta: &ImportMeta, kind: ExperimentKind) -> Result<(Store, ImportInfo), String> {
     let (_, url) = meta.store.resolve().map_err(|e| e.to_string())?;
     let store = Store::open(&url).await.map_err(|e| e.to_string())?;
     let by = match &meta.by {
@@ -158,7 +162,12 @@ async fn open(meta: &ImportMeta) -> Result<(Store, ImportInfo), String> {
             Some(store.user_by_name(name).await.map_err(|e| e.to_string())?.ok_or_else(|| format!("--by: there is no user {name:?}"))?.id)
         }
     };
+    let suite_id = match &meta.suite {
+        Some(name) => Some(suite_for_import(&store, name, Some(&meta.suites_dir), kind).await.map_err(|e| format!("--{e}"))?),
+        None => None,
+    };
     let info = ImportInfo {
+        suite_id,
         title: meta.title.clone(),
         control_ref: meta.control_ref.clone(),
         treatment_ref: meta.treatment_ref.clone(),
@@ -168,6 +177,22 @@ async fn open(meta: &ImportMeta) -> Result<(Store, ImportInfo), String> {
         sources: Vec::new(),
     };
     Ok((store, info))
+}
+
+/// The suite an import is filed under, by name; a suite only in the suites folder (a server that has not
+/// started yet) is loaded into the store first, as `serve` would.
+/// Its kind must be the import's.
+pub async fn suite_for_import(store: &Store, name: &str, suites_dir: Option<&Path>, kind: ExperimentKind) -> Result<i64, String> {
+    let mut found = store.suite_by_name(name).await;
+    if let (Err(_), Some(dir)) = (&found, suites_dir) {
+        crate::suites::sync(store, &crate::suites::load_dir(dir)?).await?;
+        found = store.suite_by_name(name).await;
+    }
+    let suite = found.map_err(|_| format!("suite: there is no suite {name:?}"))?;
+    if suite.kind != kind {
+        return Err(format!("suite: {name:?} is a {} suite; this import is {}", suite.kind.as_str(), kind.as_str()));
+    }
+    Ok(suite.id)
 }
 
 fn announce(id: i64, verdict: Verdict, reasons: &[String]) -> i32 {
@@ -183,7 +208,7 @@ fn announce(id: i64, verdict: Verdict, reasons: &[String]) -> i32 {
 pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
     let fetched = crate::compare::fetch_rows(&args.compare).await?;
     let compared = crate::compare::judge_args(&args.compare, fetched)?;
-    let (store, mut info) = open(&args.meta).await?;
+    let (store, mut info) = open(&args.meta, ExperimentKind::Pipeline).await?;
     info.sources = args.compare.rows.iter().map(|p| p.display().to_string()).chain(args.compare.finelog_url.clone()).collect();
     let result = match info.check().map_err(|e| format!("--{}", e.replacen('_', "-", 1))) {
         Ok(()) => store_pipeline(&store, &info, &compared, args.compare.worker_ram.as_deref()).await,
@@ -196,7 +221,7 @@ pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
 /// `arbiter import warp`.
 pub async fn run_warp(args: ImportWarpArgs) -> Result<i32, String> {
     let (report, provenance) = crate::gate::gate_args(&args.gate)?;
-    let (store, mut info) = open(&args.meta).await?;
+    let (store, mut info) = open(&args.meta, ExperimentKind::Warp).await?;
     info.sources = args
         .gate
         .compare_csv

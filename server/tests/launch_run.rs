@@ -332,3 +332,50 @@ async fn at_a_terminal_ctrl_c_asks_and_yes_cancels_the_experiment() {
     assert_eq!(code, Some(4), "{seen:?}");
     assert_eq!(launcher.wait_until_ended(id, 120).await["status"], "cancelled");
 }
+
+/// The experiment page's live progress: `/experiments/{id}/events` sends a progress event at once and
+/// about once a second — trials by state, the ended count, the running trial with its job id and log
+/// tail — and one `done` event once the verdict is stored, then ends.
+#[tokio::test]
+async fn progress_events_follow_an_experiment_until_its_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "base": "main", "trials": 1})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let mut response = launcher.http.get(format!("{}/experiments/{id}/events", app.base)).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let (mut text, mut events) = (String::new(), Vec::<(String, Value)>::new());
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while let Some(chunk) = tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), response.chunk())
+        .await
+        .expect("the stream ended in time")
+        .unwrap()
+    {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = text.find("\n\n") {
+            let block: String = text.drain(..end + 2).collect();
+            let field = |name: &str| block.lines().find_map(|l| l.strip_prefix(name)).map(str::trim).map(str::to_string);
+            if let (Some(event), Some(data)) = (field("event:"), field("data:")) {
+                events.push((event, serde_json::from_str(&data).unwrap()));
+            }
+        }
+    }
+    let (last, progress) = events.split_last().expect("some events");
+    assert_eq!(last.0, "done", "the stream ends with done: {events:?}");
+    assert_eq!((last.1["status"].as_str(), last.1["ended"].as_u64(), last.1["total"].as_u64()), (Some("judged"), Some(2), Some(2)));
+    assert!(progress.iter().all(|(e, p)| e == "progress" && p["total"] == 2 && !p["done"].as_bool().unwrap()), "{progress:?}");
+    let running: Vec<&Value> = progress.iter().flat_map(|(_, p)| p["running"].as_array().unwrap()).collect();
+    assert!(!running.is_empty(), "a running trial was seen: {progress:?}");
+    assert!(running.iter().any(|r| r["job_id"].is_string() && r["arm"].is_string()), "{running:?}");
+    let ended: Vec<u64> = progress.iter().map(|(_, p)| p["ended"].as_u64().unwrap()).collect();
+    assert!(ended.windows(2).all(|w| w[0] <= w[1]), "the ended count never goes back: {ended:?}");
+    assert_eq!(
+        launcher.get(&format!("/experiments/{id}/events")).await.text.matches("event: done").count(),
+        1,
+        "an ended experiment: one done event"
+    );
+    assert_eq!(launcher.get("/experiments/999999/events").await.status, 404);
+}

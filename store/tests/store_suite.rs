@@ -43,6 +43,7 @@ on_both_backends!(
     observations_round_trip_all_or_nothing,
     suites_and_noise_profiles_upsert,
     accounts_tokens_and_audit,
+    trend_points_follow_verdicts,
 );
 
 fn arm(name: &str, role: ArmRole) -> InsertArm {
@@ -394,4 +395,45 @@ async fn accounts_tokens_and_audit(db: &TestDb) {
     assert_eq!(log[0].action, "exemption.request", "newest first");
     assert_eq!(log[1].actor.as_deref(), Some("ada"));
     assert_eq!(log[1].detail["name"], "ci");
+}
+
+/// A verdict writes the control's levels as trend points (for an experiment of a suite), a new verdict
+/// replaces them, and deleting the experiment deletes them.
+async fn trend_points_follow_verdicts(db: &TestDb) {
+    let rows = judge::warp::compare_csv::parse_compare_csv(
+        "pass.csv",
+        include_str!("../../judge/tests/data/warp/compare_pass.csv"),
+        Some("put-4KiB/sync-on"),
+        false,
+    )
+    .unwrap();
+    let gate = judge::warp::gate::gate(&rows, &judge::warp::gate::GateConfig::default());
+    let baseline = gate.rows.iter().find(|r| r.metric == "reqps").and_then(|r| r.baseline).unwrap();
+    let report = json!({"gate": gate});
+    let suite = db.store.upsert_suite("s3", ExperimentKind::Warp, &json!({}), "test").await.unwrap();
+    let mut new = experiment(ExperimentKind::Warp, "nightly");
+    new.suite_id = Some(suite);
+    let id = db.store.insert_experiment(&new).await.unwrap();
+    let loose = db.store.insert_experiment(&experiment(ExperimentKind::Warp, "no suite")).await.unwrap();
+    for e in [id, id, loose] {
+        db.store.record_verdict(e, gate.verdict, &[], &report, None).await.unwrap();
+    }
+    let query = store::trends::TrendQuery {
+        suite_id: suite,
+        metric: "reqps".into(),
+        items: vec!["put-4KiB/sync-on".into()],
+        since: None,
+        until: None,
+        limit: 10,
+    };
+    let points = db.store.trend(&query).await.unwrap();
+    assert_eq!(points.len(), 1, "one point per experiment, however often it is judged: {points:?}");
+    assert_eq!((points[0].experiment_id, points[0].value), (id, baseline));
+    assert!(points[0].fingerprint.contains("fineweb-1k"));
+    let choices = db.store.trend_choices(suite).await.unwrap();
+    assert!(choices.contains(&("p99-latency".to_string(), "put-4KiB/sync-on".to_string())), "{choices:?}");
+    assert!(db.store.trend(&store::trends::TrendQuery { until: Some(0), ..query.clone() }).await.unwrap().is_empty());
+    db.store.delete_experiment(id).await.unwrap();
+    assert!(db.store.trend(&query).await.unwrap().is_empty());
+    assert_eq!(count(&db.store, "trend_points").await, 0);
 }

@@ -35,6 +35,9 @@ pub struct JsonImport {
     #[schema(value_type = String)]
     pub kind: ExperimentKind,
     pub title: String,
+    /// File it under this suite (same kind): it then joins the suite's trends.
+    #[serde(default)]
+    pub suite: Option<String>,
     #[serde(default)]
     pub control_ref: Option<String>,
     #[serde(default)]
@@ -157,6 +160,10 @@ async fn import(
         treatment_sha: req.treatment_sha.clone(),
         by: Some(me),
         sources: vec!["POST /api/v1/imports".into()],
+        suite_id: match &req.suite {
+            Some(name) => Some(crate::import::suite_for_import(&state.store, name, None, req.kind).await.map_err(ApiError::BadRequest)?),
+            None => None,
+        },
     };
     info.check().map_err(ApiError::BadRequest)?;
     let (id, verdict, reasons) = match req.kind {

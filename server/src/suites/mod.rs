@@ -37,14 +37,17 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
         if let Some(first) = suites.iter().find(|s| s.definition.name == definition.name) {
             return Err(format!("suite {:?} is defined twice: {} and {}", definition.name, first.path.display(), path.display()));
         }
-        // A local repository is relative to the suite file's folder.
+        // A local repository is relative to the suite file's folder (stored absolute, so that the
+        // suites page shows a definition that means the same wherever it is saved from).
+        let folder = std::path::absolute(path.parent().unwrap_or(Path::new(".")))
+            .unwrap_or_else(|_| path.parent().unwrap_or(Path::new(".")).to_path_buf());
         if !is_url(&definition.repository) && Path::new(&definition.repository).is_relative() {
-            let base = path.parent().unwrap_or(Path::new("."));
+            let base = folder.as_path();
             definition.repository = base.join(&definition.repository).to_string_lossy().into_owned();
         }
         // So are a warp suite's prebuilt binaries and credentials file.
         if let Some(warp) = definition.warp.as_mut() {
-            let base = path.parent().unwrap_or(Path::new("."));
+            let base = folder.as_path();
             let absolute = |p: &mut String| {
                 if Path::new(p.as_str()).is_relative() {
                     *p = base.join(p.as_str()).to_string_lossy().into_owned();

@@ -209,6 +209,12 @@ impl TestApp {
     /// A judged pipeline experiment: the judge's report on real zephyr.stage rows (three same-code
     /// controls against a treatment with ~30 % more map CPU: a regression).
     pub async fn judged_pipeline(&self, title: &str) -> i64 {
+        let new = store::testing::sample_experiment(judge::ExperimentKind::Pipeline, title);
+        self.judged_pipeline_as(new).await
+    }
+
+    /// The same judged pipeline report, for an experiment described by `new` (its suite, fingerprint…).
+    pub async fn judged_pipeline_as(&self, new: store::experiments::InsertExperiment) -> i64 {
         use judge::pipeline::{aggregate::TrialSpec, judge, ArmSpec, PipelineConfig};
         let rows = judge::pipeline::rows::parse_rows(
             "rows.csv",
@@ -220,7 +226,7 @@ impl TestApp {
         let arms = [ArmSpec { name: "treatment".into(), trials: vec![t("20261129-072244-a8070574")] }];
         let config = PipelineConfig { worker_ram: Some(64.0 * 1048576.0), ..PipelineConfig::default() };
         let report = judge(&rows, &control, &arms, &config).unwrap();
-        let id = self.experiment(title, None).await;
+        let id = self.store.insert_experiment(&new).await.unwrap();
         self.store.record_verdict(id, report.verdict, &report.reasons, &serde_json::to_value(&report).unwrap(), None).await.unwrap();
         id
     }

@@ -1,0 +1,119 @@
+//! Trends and suites through the real server: trend points are written with each verdict (replaced
+//! when an experiment is judged again), a series splits by fingerprint, the page draws and links
+//! them; admins save suites as TOML, checked like suite files.
+
+mod common;
+
+use common::test_app::TestApp;
+use judge::ExperimentKind;
+use serde_json::json;
+use store::people::Role;
+use store::trends::TrendQuery;
+
+async fn suite(app: &TestApp, name: &str) -> i64 {
+    let definition = json!({"name": name, "kind": "pipeline", "repository": "/srv/repo", "command": ["run", "{run_tag}"]});
+    app.store.upsert_suite(name, ExperimentKind::Pipeline, &definition, "test").await.unwrap()
+}
+
+#[tokio::test]
+async fn a_suites_judged_experiments_make_a_trend_split_by_fingerprint() {
+    let app = TestApp::builder().start().await;
+    let suite_id = suite(&app, "dedup").await;
+    let mut ids = Vec::new();
+    for (i, workers) in [2, 2, 4].into_iter().enumerate() {
+        let mut new = store::testing::sample_experiment(ExperimentKind::Pipeline, &format!("run {i}"));
+        new.suite_id = Some(suite_id);
+        new.fingerprint = json!({"sample": "fineweb-1k", "workers": workers});
+        ids.push(app.judged_pipeline_as(new).await);
+    }
+    app.judged_pipeline("no suite, no trend").await;
+    // Judging again replaces the experiment's points.
+    let (verdict, reasons, report) = app.store.latest_verdict(ids[0]).await.unwrap().unwrap();
+    app.store.record_verdict(ids[0], verdict, &reasons, &report, None).await.unwrap();
+
+    let query = |metric: &str, item: &str| TrendQuery {
+        suite_id,
+        metric: metric.into(),
+        items: vec![item.into()],
+        since: None,
+        until: None,
+        limit: 100,
+    };
+    let total = app.store.trend(&query("cpu-s", judge::trend::ALL_STAGES)).await.unwrap();
+    assert_eq!(
+        total.iter().map(|p| p.experiment_id).collect::<Vec<_>>(),
+        ids,
+        "one point per judged experiment of the suite, oldest first"
+    );
+    assert_eq!(total[0].fingerprint, total[1].fingerprint);
+    assert_ne!(total[1].fingerprint, total[2].fingerprint);
+    let report: judge::pipeline::report::PipelineReport = serde_json::from_value(report).unwrap();
+    let expected = report.treatments[0].total.cpu_control;
+    assert!(total.iter().all(|p| (p.value - expected).abs() < 1e-9), "the control's all-stages CPU: {total:?} vs {expected}");
+    let choices = app.store.trend_choices(suite_id).await.unwrap();
+    let stage = &report.treatments[0].stages[0].stage;
+    assert!(
+        choices.contains(&("cpu-s".to_string(), stage.clone())) && choices.contains(&("mem-peak-mib".to_string(), stage.clone())),
+        "{choices:?}"
+    );
+    assert_eq!(app.store.trend(&TrendQuery { limit: 2, ..query("cpu-s", judge::trend::ALL_STAGES) }).await.unwrap().len(), 2);
+
+    let viewer = app.signed_in(Role::Viewer).await;
+    let page = viewer.get("/trends?suite=dedup&metric=cpu-s").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    for id in &ids {
+        assert!(page.text.contains(&format!("<a href=\"/experiments/{id}\">")), "point {id} links to its experiment");
+    }
+    assert!(page.text.contains("2 series, 3 points") && page.text.contains("new fingerprint"), "{}", page.text);
+    assert!(page.text.contains("sample=fineweb-1k, workers=4"));
+    let bad = viewer.get("/trends?suite=dedup&since=yesterday").await;
+    assert!(bad.text.contains("is not a date of the form YYYY-MM-DD"), "{}", bad.text);
+    let empty = viewer.get("/trends?suite=dedup&metric=cpu-s&since=2000-01-01&until=2000-01-02").await;
+    assert!(empty.text.contains("no judged experiment has this metric yet"), "{}", empty.text);
+}
+
+#[tokio::test]
+async fn admins_save_suites_checked_like_files_and_launchers_only_read_them() {
+    let app = TestApp::builder().start().await;
+    let admin = app.signed_in(Role::Admin).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let toml = "name = \"made-here\"\nkind = \"pipeline\"\nrepository = \"/srv/repo\"\ncommand = [\"run\", \"{run_tag}\"]\n\n[resources]\ncpu = 1\nram = \"1GiB\"\n";
+    let saved = admin.post_form("/fn/save_suite", &[("toml", toml)]).await;
+    assert_eq!(saved.status, 200, "{}", saved.text);
+    let stored = app.store.suite_by_name("made-here").await.unwrap();
+    assert_eq!((stored.source.as_str(), stored.definition["resources"]["ram"].as_str()), ("ui", Some("1GiB")));
+    let again = admin.post_form("/fn/save_suite", &[("toml", toml)]).await;
+    assert_eq!(again.status, 400, "creating an existing suite is refused: {}", again.text);
+    assert!(again.text.contains("exists; edit it on its page"));
+    let relative = admin.post_form("/fn/save_suite", &[("toml", &toml.replace("/srv/repo", "repo"))]).await;
+    assert!(relative.status == 400 && relative.text.contains("give an absolute path or a clone URL"), "{}", relative.text);
+    let broken = admin.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", &toml.replace("cpu = 1", "cpu = \"one\""))]).await;
+    assert!(broken.status == 400 && broken.text.contains("line 7"), "{}", broken.text);
+    let renamed = admin.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", &toml.replace("made-here", "other"))]).await;
+    assert!(renamed.status == 400 && renamed.text.contains("this page edits suite"), "{}", renamed.text);
+    let edited = admin.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", &toml.replace("1GiB", "2GiB"))]).await;
+    assert_eq!(edited.status, 200, "{}", edited.text);
+    assert_eq!(app.store.suite_by_name("made-here").await.unwrap().definition["resources"]["ram"], "2GiB");
+    assert_eq!(launcher.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", toml)]).await.status, 403);
+    assert_eq!(
+        app.store.suite_by_name("made-here").await.unwrap().definition["resources"]["ram"],
+        "2GiB",
+        "a refused save changes nothing"
+    );
+
+    // A launcher reads it: the page shows the TOML (no editor) and the audit log has both saves.
+    let page = launcher.get("/suites/made-here").await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("ram = &quot;2GiB&quot;") || page.text.contains("ram = \"2GiB\""), "{}", page.text);
+    assert!(!page.text.contains("Save the suite"));
+    assert!(admin.get("/suites/made-here").await.text.contains("Save the suite"));
+    let audit = admin.get("/api/v1/audit").await.json();
+    let actions: Vec<&str> = audit.as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
+    assert!(actions.contains(&"suite.create") && actions.contains(&"suite.edit"), "{audit}");
+    // A file suite is not loaded over a suite saved here.
+    let dir = app.dir.path().join("suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.toml"), toml.replace("/srv/repo", "/srv/from-file")).unwrap();
+    server::suites::sync(&app.store, &server::suites::load_dir(&dir).unwrap()).await.unwrap();
+    assert_eq!(app.store.suite_by_name("made-here").await.unwrap().definition["repository"], "/srv/repo");
+}
