@@ -8,6 +8,17 @@
 //!   a 100-stage pipeline cannot afford on a page render.
 //! * [`mann_whitney_p`]: a two-sided rank-test p-value, reported beside the interval and never gated on.
 
+/// The median; an even count takes the mean of the two middle values. `None` for no values.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len().is_multiple_of(2) { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] })
+}
+
 /// Arithmetic mean (0 for an empty slice).
 pub fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {

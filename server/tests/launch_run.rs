@@ -378,4 +378,10 @@ async fn progress_events_follow_an_experiment_until_its_verdict() {
         "an ended experiment: one done event"
     );
     assert_eq!(launcher.get("/experiments/999999/events").await.status, 404);
+    // The next preview estimates its time from the trials that ran.
+    let dry =
+        launcher.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "trials": 2, "dry_run": true})).await;
+    let plan = &dry.json()["plan"];
+    assert!(plan["estimated_minutes"].as_f64().is_some_and(|m| m > 0.0), "{plan}");
+    assert!(plan["estimate_basis"].as_str().unwrap().contains("last 2 succeeded trials"), "{plan}");
 }

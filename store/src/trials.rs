@@ -117,6 +117,20 @@ impl Store {
         })
     }
 
+    /// How long a suite's latest succeeded trials ran, in seconds, newest first: what a launch
+    /// preview's time estimate rests on.
+    pub async fn recent_trial_seconds(&self, suite_id: i64, limit: i64) -> Result<Vec<f64>, StoreError> {
+        let rows: Vec<(i64,)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT t.finished_at - t.started_at FROM trials t JOIN experiments e ON e.id = t.experiment_id \
+                 WHERE e.suite_id = $1 AND t.state = 'succeeded' AND t.started_at IS NOT NULL AND t.finished_at IS NOT NULL \
+                 ORDER BY t.finished_at DESC LIMIT $2",
+            )
+            .bind(suite_id).bind(limit).fetch_all(pool).await
+        })?;
+        Ok(rows.into_iter().map(|(ms,)| ms.max(0) as f64 / 1000.0).collect())
+    }
+
     pub async fn trials(&self, experiment_id: i64) -> Result<Vec<Trial>, StoreError> {
         let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE experiment_id = $1 ORDER BY seq, attempt");
         let rows: Vec<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;

@@ -42,16 +42,7 @@ pub struct PhaseSummary {
     pub p99_ms: Option<f64>,
 }
 
-/// The median; an even count takes the mean of the two middle values. `None` for no values.
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let mid = v.len() / 2;
-    Some(if v.len().is_multiple_of(2) { (v[mid - 1] + v[mid]) / 2.0 } else { v[mid] })
-}
+pub use crate::stats::median;
 
 impl PhaseSummary {
     pub fn from_rounds(size: &str, tool: &str, concurrency: u32, rounds: &[Round]) -> PhaseSummary {

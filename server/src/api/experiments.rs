@@ -59,7 +59,8 @@ pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiR
         finelog_url: state.launcher.finelog.clone().unwrap_or_else(|_| "http://finelog.pending".into()),
         python: state.launcher.python.as_ref().map(|p| p.to_string_lossy().into_owned()),
     };
-    let plan = resolve(req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
+    let mut plan = resolve(req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
+    plan.estimate_from(&state.store.recent_trial_seconds(suite.id, 20).await?);
     if req.dry_run {
         return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
     }

@@ -118,9 +118,12 @@ pub struct LaunchPlan {
     pub trials: Vec<PlannedRun>,
     /// Upper bound: every trial running to its timeout, one at a time.
     pub max_minutes: u64,
-    /// Expected wall time (warp: from the matrix settings).
+    /// Expected wall time (warp: from the matrix settings; pipeline: from the suite's recent trials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimated_minutes: Option<f64>,
+    /// What the estimate rests on, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_basis: Option<String>,
     pub exemption: Option<String>,
     pub calibration: bool,
 }
@@ -212,12 +215,14 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
     let order = req.order.unwrap_or(suite.defaults.order);
     let mut runs = Vec::new();
     let mut estimated_minutes = None;
+    let mut estimate_basis = None;
     if let Some(warp) = suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp) {
         if req.calibration {
             return Err("calibration: a warp suite has no noise profile; launch an A/A (head and base the same) instead".into());
         }
         runs = warp_runs(ctx, suite, warp, &fingerprint, &arms, trials as usize, order)?;
         estimated_minutes = Some((super::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
+        estimate_basis = Some("the matrix settings (warm-up, duration, rounds and cool-down of every load run)".to_string());
     }
     for t in plan(arms.len(), trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
         let arm = &arms[t.arm];
@@ -241,6 +246,7 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         cluster: locality.and_then(|l| l.cluster.clone()),
         max_minutes: runs.len() as u64 * u64::from(suite.timeout_minutes),
         estimated_minutes,
+        estimate_basis,
         arms,
         order,
         trials_per_arm: trials,
@@ -299,6 +305,15 @@ fn warp_runs(
         });
     }
     Ok(runs)
+}
+
+impl LaunchPlan {
+    /// A pipeline plan's expected time from how long the suite's recent trials ran (one at a time).
+    pub fn estimate_from(&mut self, recent_secs: &[f64]) {
+        let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
+        self.estimated_minutes = Some((median * self.trials.len() as f64 / 60.0 * 10.0).round() / 10.0);
+        self.estimate_basis = Some(format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len()));
+    }
 }
 
 /// `data-dir/worktrees/{experiment}-{arm}`: one worktree per arm, reused by its trials.

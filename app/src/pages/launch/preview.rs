@@ -22,7 +22,12 @@ pub fn PlanPreview(plan: Value) -> impl IntoView {
     let trials = plan["trials"].as_array().cloned().unwrap_or_default();
     let loads: usize = trials.iter().map(|t| t["phase"]["loads"].as_array().map_or(0, Vec::len)).sum();
     let estimate = match (plan["estimated_minutes"].as_f64(), plan["max_minutes"].as_f64()) {
-        (Some(e), Some(max)) => format!("about {}, at most {} (every trial to its timeout)", minutes(e), minutes(max)),
+        (Some(e), Some(max)) => format!(
+            "about {} (from {}), at most {} (every trial to its timeout)",
+            minutes(e),
+            plan["estimate_basis"].as_str().unwrap_or("earlier runs"),
+            minutes(max)
+        ),
         (None, Some(max)) => format!("at most {} (every trial to its timeout)", minutes(max)),
         _ => "unknown".into(),
     };
