@@ -16,7 +16,7 @@ mod warp;
 pub use bars::{Bar, BarChart, Group, Mark};
 pub use pipeline::{pipeline_cpu, pipeline_memory};
 pub use quadrant::pipeline_quadrant;
-pub use trend::{series_color, trend_chart, TrendPoint, TrendSeries};
+pub use trend::{series_color, trend_chart, TrendChange, TrendPoint, TrendSeries};
 pub use warp::{warp_metric, WarpChart};
 
 use plotters::style::RGBColor;

@@ -31,6 +31,14 @@ pub struct TrendSeries {
     pub points: Vec<TrendPoint>,
 }
 
+/// A change point to mark: where the new level starts, on which series, and its label (e.g. "+5.2 %").
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendChange {
+    pub at: i64,
+    pub series: usize,
+    pub label: String,
+}
+
 /// The colour of the `i`-th series (first fingerprint blue, later ones in palette order).
 pub fn series_color(i: usize) -> RGBColor {
     if i == 0 {
@@ -54,7 +62,7 @@ fn time_label(ms: f64, span_ms: f64) -> String {
     format!("{} {:02}:{:02}", &date(ms)[5..], minutes / 60, minutes % 60)
 }
 
-pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries]) -> Result<String, ChartError> {
+pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries], changes: &[TrendChange]) -> Result<String, ChartError> {
     let all: Vec<&TrendPoint> = series.iter().flat_map(|s| &s.points).filter(|p| p.value.is_finite()).collect();
     if all.is_empty() {
         return Err(ChartError::Empty(format!("{title}: no judged experiment has this metric yet")));
@@ -97,20 +105,10 @@ pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries]) -> Result<St
         for (i, s) in series.iter().enumerate() {
             let color = series_color(i);
             let pts: Vec<(f64, f64)> = s.points.iter().filter(|p| p.value.is_finite()).map(|p| (p.at as f64, p.value)).collect();
-            if i > 0 {
-                if let Some(first) = pts.first() {
-                    let dashes = (0..40).map(|k| y0 + (y1 - y0) * k as f64 / 40.0).collect::<Vec<_>>();
-                    chart
-                        .draw_series(
-                            dashes
-                                .chunks(2)
-                                .filter(|c| c.len() == 2)
-                                .map(|c| PathElement::new(vec![(first.0, c[0]), (first.0, c[1])], color.stroke_width(1))),
-                        )
-                        .map_err(draw_err)?;
-                    let (px, _) = chart.backend_coord(first);
-                    root.draw(&Text::new("new fingerprint", (px + 4, 60), (FONT, 12).into_font().color(&color))).map_err(draw_err)?;
-                }
+            if let (true, Some(first)) = (i > 0, pts.first()) {
+                rule(&mut chart, first.0, (y0, y1), color, 1)?;
+                let (px, _) = chart.backend_coord(first);
+                root.draw(&Text::new("new fingerprint", (px + 4, 60), (FONT, 12).into_font().color(&color))).map_err(draw_err)?;
             }
             chart.draw_series(std::iter::once(PathElement::new(pts.clone(), color.stroke_width(2)))).map_err(draw_err)?;
             chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(draw_err)?;
@@ -119,9 +117,45 @@ pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries]) -> Result<St
                 tips.push(Tip { x0: px - 6, y0: py - 6, x1: px + 6, y1: py + 6, text: p.tip.clone(), href: Some(p.href.clone()) });
             }
         }
+        for c in changes {
+            let color = series_color(c.series);
+            rule(&mut chart, c.at as f64, (y0, y1), color, 2)?;
+            let (px, py) = chart.backend_coord(&(c.at as f64, y1));
+            root.draw(&Text::new(
+                format!("change {}", c.label),
+                (px + 4, py + 14),
+                (FONT, 13).into_font().style(FontStyle::Bold).color(&color),
+            ))
+            .map_err(draw_err)?;
+            tips.push(Tip {
+                x0: px - 4,
+                y0: py,
+                x1: px + 4,
+                y1: chart.backend_coord(&(c.at as f64, y0)).1,
+                text: format!("change point: {}", c.label),
+                href: None,
+            });
+        }
         root.present().map_err(draw_err)?;
     }
     Ok(finish(buf, title, &tips))
+}
+
+/// A dashed vertical rule at `x` across the plot.
+fn rule<DB: DrawingBackend>(
+    chart: &mut ChartContext<DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    x: f64,
+    (y0, y1): (f64, f64),
+    color: RGBColor,
+    width: u32,
+) -> Result<(), ChartError> {
+    let dashes: Vec<f64> = (0..=40).map(|k| y0 + (y1 - y0) * k as f64 / 40.0).collect();
+    chart
+        .draw_series(
+            dashes.chunks(2).filter(|c| c.len() == 2).map(|c| PathElement::new(vec![(x, c[0]), (x, c[1])], color.stroke_width(width))),
+        )
+        .map_err(draw_err)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -140,12 +174,14 @@ mod tests {
             TrendSeries { label: "workers=2".into(), points: vec![point(20_000, 10.0, 1), point(20_005, 11.0, 2)] },
             TrendSeries { label: "workers=4".into(), points: vec![point(20_010, 6.0, 3)] },
         ];
-        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series).unwrap();
+        let change = TrendChange { at: 20_005 * 86_400_000, series: 0, label: "+10.0 % (10 → 11)".into() };
+        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series, &[change]).unwrap();
+        assert!(svg.contains("change +10.0 % (10 → 11)"), "the change point is marked with its size");
         for id in 1..=3 {
             assert!(svg.contains(&format!("<a href=\"/experiments/{id}\">")), "point {id} links to its experiment");
         }
         assert!(svg.contains("new fingerprint") && svg.contains("workers=4") && svg.contains("2024-10-04"), "{svg}");
-        assert!(matches!(trend_chart("x", "s", &[]), Err(ChartError::Empty(_))));
+        assert!(matches!(trend_chart("x", "s", &[], &[]), Err(ChartError::Empty(_))));
         assert_eq!(time_label(20_000.0 * DAY_MS + 3_723_000.0, DAY_MS), "10-04 01:02", "a short span shows the time");
     }
 }

@@ -11,6 +11,7 @@ test("the trends page draws a suite's series from its experiments, and a point o
   const links = chart.locator("a");
   expect(await links.count()).toBeGreaterThanOrEqual(52);
   await expect(page.locator("figure.trend figcaption")).toContainText("1 series");
+  await expect(page.getByRole("region", { name: "Change points" })).toBeVisible();
   await page.screenshot({ path: "test-results/trends.png", fullPage: true });
   // Another metric keeps the suite and cell in the URL.
   await page.getByLabel("Metric").selectOption("p99-latency");

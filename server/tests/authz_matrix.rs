@@ -71,6 +71,18 @@ fn no_suite() -> Body {
 fn bad_suite() -> Body {
     Body::Form(vec![("toml".into(), "name = ".into())])
 }
+fn bad_mark() -> Body {
+    let pairs = [
+        ("suite", "x"),
+        ("metric", "cpu-s"),
+        ("item", "x"),
+        ("fingerprint", "{}"),
+        ("experiment_id", "1"),
+        ("state", "bogus"),
+        ("reason", "r"),
+    ];
+    Body::Form(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+}
 fn demote() -> Body {
     Body::Json(json!({"role": "viewer"}))
 }
@@ -115,6 +127,7 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/unshare", "/fn/unshare", Some(experiment_c), [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
         case(M::POST, "/fn/trends", "/fn/trends", Some(history), READER_API),
+        case(M::POST, "/fn/mark_change", "/fn/mark_change", Some(bad_mark), [401, 403, 400, 400, 401, 401, 400, 401, 401, 401]),
         case(M::POST, "/fn/launch_suites", "/fn/launch_suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/suites", "/fn/suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/suite", "/fn/suite", Some(no_suite), [401, 403, 404, 404, 401, 401, 404, 401, 401, 401]),

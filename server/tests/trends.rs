@@ -117,3 +117,83 @@ async fn admins_save_suites_checked_like_files_and_launchers_only_read_them() {
     server::suites::sync(&app.store, &server::suites::load_dir(&dir).unwrap()).await.unwrap();
     assert_eq!(app.store.suite_by_name("made-here").await.unwrap().definition["repository"], "/srv/repo");
 }
+
+/// A real series: fourteen judged experiments of a suite whose control CPU steps up 10 % from the
+/// ninth on (with ±0.5 % wobble). The page finds the change point, links the first experiment after it
+/// and the commit range; a launcher marks it expected, which the page and the audit log then show.
+#[tokio::test]
+async fn a_step_in_a_stored_series_is_a_change_point_a_launcher_can_mark() {
+    let app = TestApp::builder().start().await;
+    let suite_id = suite(&app, "steps").await;
+    let probe = app.judged_pipeline("probe").await;
+    let (verdict, reasons, report) = app.store.latest_verdict(probe).await.unwrap().unwrap();
+    let mut ids = Vec::new();
+    for i in 0..14 {
+        let mut new = store::testing::sample_experiment(ExperimentKind::Pipeline, &format!("nightly {i}"));
+        new.suite_id = Some(suite_id);
+        new.arms[0].sha = Some(format!("{i:040x}"));
+        let id = app.store.insert_experiment(&new).await.unwrap();
+        let mut r = report.clone();
+        let factor = if i >= 8 { 1.10 } else { 1.0 } * (1.0 + 0.005 * ((i * 7 % 5) as f64 - 2.0) / 2.0);
+        let cpu = &mut r["treatments"][0]["total"]["cpu_control"];
+        *cpu = json!(cpu.as_f64().unwrap() * factor);
+        app.store.record_verdict(id, verdict, &reasons, &r, None).await.unwrap();
+        ids.push(id);
+    }
+    let launcher = app.signed_in(Role::Launcher).await;
+    let page = launcher.get("/trends?suite=steps&metric=cpu-s").await.text;
+    assert!(page.contains("Change points") && page.contains(&format!("<a href=\"/experiments/{}\">#{}</a>", ids[8], ids[8])), "{page}");
+    assert!(page.contains(&format!("{}..{}", &format!("{:040x}", 7)[..10], &format!("{:040x}", 8)[..10])), "the commit range: {page}");
+    assert!(page.contains("change +10."), "the chart marks the change and its size");
+    let fingerprint = app
+        .store
+        .trend(&TrendQuery {
+            suite_id,
+            metric: "cpu-s".into(),
+            items: vec![judge::trend::ALL_STAGES.into()],
+            since: None,
+            until: None,
+            limit: 1,
+        })
+        .await
+        .unwrap()[0]
+        .fingerprint
+        .clone();
+    let id = ids[8].to_string();
+    let form = |state: &'static str, reason: &'static str| {
+        vec![
+            ("suite", "steps"),
+            ("metric", "cpu-s"),
+            ("item", judge::trend::ALL_STAGES),
+            ("fingerprint", fingerprint.as_str()),
+            ("experiment_id", id.as_str()),
+            ("state", state),
+            ("reason", reason),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k, v.to_string()))
+        .collect::<Vec<_>>()
+    };
+    let post = |pairs: Vec<(&'static str, String)>| {
+        let launcher = &launcher;
+        async move {
+            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            launcher.post_form("/fn/mark_change", &pairs).await
+        }
+    };
+    assert_eq!(post(form("acknowledged", " ")).await.status, 400, "a reason is required");
+    let marked = post(form("acknowledged", "bigger sample from this commit on")).await;
+    assert_eq!(marked.status, 200, "{}", marked.text);
+    let page = launcher.get("/trends?suite=steps&metric=cpu-s").await.text;
+    assert!(page.contains("bigger sample from this commit on") && page.contains("· expected"), "{page}");
+    let admin = app.signed_in(Role::Admin).await;
+    let audit = admin.get("/api/v1/audit").await.json();
+    assert!(
+        audit
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "changepoint.acknowledge" && e["reason"] == "bigger sample from this commit on"),
+        "{audit}"
+    );
+}

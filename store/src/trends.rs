@@ -28,7 +28,84 @@ pub struct TrendQuery {
     pub limit: u32,
 }
 
+/// A person's word on a change point: `acknowledged` (expected) or `investigate` (a regression).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeMark {
+    pub fingerprint: String,
+    /// The first experiment after the change.
+    pub experiment_id: i64,
+    pub state: String,
+    pub reason: String,
+    pub marked_by: Option<String>,
+    pub marked_at: i64,
+}
+
+/// Which series a change point belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesKey<'a> {
+    pub suite_id: i64,
+    pub metric: &'a str,
+    pub item: &'a str,
+}
+
 impl Store {
+    /// Records (or replaces) what `by` says about the change point before `experiment_id`.
+    pub async fn mark_change(
+        &self,
+        key: &SeriesKey<'_>,
+        fingerprint: &str,
+        experiment_id: i64,
+        state: &str,
+        reason: &str,
+        by: Option<i64>,
+    ) -> Result<(), StoreError> {
+        let now = crate::now_ms();
+        on_pool!(self, pool => {
+            sqlx::query(
+                "INSERT INTO change_point_marks (suite_id, metric, item, fingerprint, experiment_id, state, reason, marked_by, marked_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (suite_id, metric, item, fingerprint, experiment_id) DO UPDATE SET \
+                 state = excluded.state, reason = excluded.reason, marked_by = excluded.marked_by, marked_at = excluded.marked_at",
+            )
+            .bind(key.suite_id).bind(key.metric).bind(key.item).bind(fingerprint).bind(experiment_id).bind(state).bind(reason).bind(by).bind(now)
+            .execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// Every mark on a series.
+    pub async fn change_marks(&self, key: &SeriesKey<'_>) -> Result<Vec<ChangeMark>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as::<_, (String, i64, String, String, Option<String>, i64)>(
+                "SELECT m.fingerprint, m.experiment_id, m.state, m.reason, u.username, m.marked_at FROM change_point_marks m \
+                 LEFT JOIN users u ON u.id = m.marked_by WHERE m.suite_id = $1 AND m.metric = $2 AND m.item = $3",
+            )
+            .bind(key.suite_id).bind(key.metric).bind(key.item).fetch_all(pool).await
+        })?
+        .into_iter()
+        .map(|(fingerprint, experiment_id, state, reason, marked_by, marked_at)| ChangeMark {
+            fingerprint,
+            experiment_id,
+            state,
+            reason,
+            marked_by,
+            marked_at,
+        })
+        .collect())
+    }
+
+    /// The control arm's SHA of each experiment (for a change point's commit range).
+    pub async fn control_shas(&self, experiment_ids: &[i64]) -> Result<Vec<(i64, Option<String>)>, StoreError> {
+        let mut out = Vec::with_capacity(experiment_ids.len());
+        for id in experiment_ids {
+            let sha: Option<Option<String>> = on_pool!(self, pool => {
+                sqlx::query_scalar("SELECT sha FROM arms WHERE experiment_id = $1 AND role = 'control' ORDER BY position LIMIT 1")
+                    .bind(id).fetch_optional(pool).await
+            })?;
+            out.push((*id, sha.flatten()));
+        }
+        Ok(out)
+    }
+
     /// The points of the query's items, oldest first (at most `limit` newest per item).
     pub async fn trend(&self, q: &TrendQuery) -> Result<Vec<TrendRow>, StoreError> {
         let mut out = Vec::new();

@@ -433,7 +433,17 @@ async fn trend_points_follow_verdicts(db: &TestDb) {
     let choices = db.store.trend_choices(suite).await.unwrap();
     assert!(choices.contains(&("p99-latency".to_string(), "put-4KiB/sync-on".to_string())), "{choices:?}");
     assert!(db.store.trend(&store::trends::TrendQuery { until: Some(0), ..query.clone() }).await.unwrap().is_empty());
+    // A change point's mark: the latest word replaces the earlier one.
+    let key = store::trends::SeriesKey { suite_id: suite, metric: "reqps", item: "put-4KiB/sync-on" };
+    let fp = points[0].fingerprint.clone();
+    db.store.mark_change(&key, &fp, id, "investigate", "slower put", None).await.unwrap();
+    db.store.mark_change(&key, &fp, id, "acknowledged", "new disk", None).await.unwrap();
+    let marks = db.store.change_marks(&key).await.unwrap();
+    assert_eq!(marks.iter().map(|m| (m.state.as_str(), m.reason.as_str())).collect::<Vec<_>>(), [("acknowledged", "new disk")]);
+    assert!(db.store.mark_change(&key, &fp, id, "maybe", "x", None).await.is_err(), "the state is checked by the table too");
+    assert_eq!(db.store.control_shas(&[id]).await.unwrap(), [(id, Some("0123456789abcdef0123456789abcdef01234567".to_string()))]);
     db.store.delete_experiment(id).await.unwrap();
+    assert!(db.store.change_marks(&key).await.unwrap().is_empty());
     assert!(db.store.trend(&query).await.unwrap().is_empty());
     assert_eq!(count(&db.store, "trend_points").await, 0);
 }

@@ -72,6 +72,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/fn/whoami", Access::Public),
     rule(Method::POST, "/fn/history", VIEWER),
     rule(Method::POST, "/fn/trends", VIEWER),
+    rule(Method::POST, "/fn/mark_change", LAUNCHER),
     rule(Method::POST, "/fn/experiment", Access::SharedRead),
     rule(Method::POST, "/fn/launch_suites", LAUNCHER),
     rule(Method::POST, "/fn/suites", LAUNCHER),

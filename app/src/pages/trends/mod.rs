@@ -1,6 +1,11 @@
 //! `/trends`: for a suite, one metric of one stage or cell over time — the control arm of every judged
 //! experiment, one point each, linking back to it; one series per workload fingerprint (a changed
-//! fingerprint starts a new series, drawn as such). Suite, metric, item and range live in the URL.
+//! fingerprint starts a new series, drawn as such), with its change points. Suite, metric, item and range
+//! live in the URL.
+
+mod changes;
+
+pub use changes::{mark_change, ChangeView};
 
 use crate::error::{AppError, ErrorView};
 use crate::format::utc_minutes;
@@ -40,6 +45,9 @@ pub struct TrendsView {
     pub unit: String,
     /// Newest first.
     pub points: Vec<TrendLine>,
+    pub changes: Vec<ChangeView>,
+    /// The caller may mark change points (launchers).
+    pub may_mark: bool,
 }
 
 #[cfg(feature = "ssr")]
@@ -67,6 +75,8 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
             series: vec![],
             unit: String::new(),
             points: vec![],
+            changes: vec![],
+            may_mark: false,
         });
     };
     let day = |d: &Option<String>, end: bool| -> Result<Option<i64>, ServerFnError> {
@@ -101,6 +111,8 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
         series: Vec::new(),
         unit: metric.map(|m| m.unit.to_string()).unwrap_or_default(),
         points: Vec::new(),
+        changes: Vec::new(),
+        may_mark: crate::auth::principal().has(crate::auth::Role::Launcher),
     };
     let (Some(metric), Some(item)) = (metric, item) else { return Ok(view) };
     let query =
@@ -120,8 +132,44 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
     }
     view.points.reverse();
     view.series = series.iter().map(|s| s.label.clone()).collect();
+    // Change points per series (each fingerprint on its own), with their marks and commit ranges.
+    let key = store::trends::SeriesKey { suite_id: suite.id, metric: metric.name, item: &item };
+    let marks = store.change_marks(&key).await.map_err(failed)?;
+    for (i, s) in series.iter().enumerate() {
+        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+        let ids: Vec<i64> = rows.iter().filter(|r| r.fingerprint == keys[i]).map(|r| r.experiment_id).collect();
+        for c in judge::changepoint::detect(&values, &judge::changepoint::Params::default()) {
+            let (before_id, after_id) = (ids[c.index - 1], ids[c.index]);
+            let shas = store.control_shas(&[before_id, after_id]).await.map_err(failed)?;
+            let mark = marks.iter().find(|m| m.fingerprint == keys[i] && m.experiment_id == after_id);
+            view.changes.push(ChangeView {
+                series: i,
+                fingerprint: keys[i].to_string(),
+                at: s.points[c.index].at,
+                first_after: after_id,
+                last_before: before_id,
+                before: c.before,
+                after: c.after,
+                change_pct: c.change_pct,
+                commits: (shas[0].1.clone(), shas[1].1.clone()),
+                mark: mark.map(|m| (m.state.clone(), m.reason.clone(), m.marked_by.clone(), m.marked_at)),
+            });
+        }
+    }
+    let marked: Vec<charts::TrendChange> = view
+        .changes
+        .iter()
+        .map(|c| {
+            let status = match c.mark.as_ref().map(|m| m.0.as_str()) {
+                Some("acknowledged") => " · expected",
+                Some(_) => " · to investigate",
+                None => "",
+            };
+            charts::TrendChange { at: c.at, series: c.series, label: format!("{}{status}", c.label()) }
+        })
+        .collect();
     let title = format!("{} of {item} — {}", metric.label, suite.name);
-    view.svg = charts::trend_chart(&title, metric.unit, &series).map_err(|e| e.to_string());
+    view.svg = charts::trend_chart(&title, metric.unit, &series, &marked).map_err(|e| e.to_string());
     Ok(view)
 }
 
@@ -170,11 +218,12 @@ fn TrendsBody(v: TrendsView) -> impl IntoView {
             <button type="submit">"Show"</button>
         </form>
         <p class="muted">"Each point is the control arm of one judged experiment; a new workload fingerprint starts a new series."</p>
-        {match v.svg {
+        {match v.svg.clone() {
             Ok(svg) => view! { <figure class="chart trend"><div class="svg" inner_html=svg></div>
                 <figcaption>{format!("{} series, {} points", v.series.len(), v.points.len())}</figcaption></figure> }.into_any(),
             Err(why) => view! { <section class="empty"><h2>"Nothing to chart yet"</h2><p>{why}</p></section> }.into_any(),
         }}
+        {(!v.points.is_empty()).then(|| view! { <ChangeList v=v.clone() /> })}
         {(!v.points.is_empty()).then(|| view! {
             <details class="trend-points">
                 <summary>"The points (newest first)"</summary>
@@ -187,5 +236,52 @@ fn TrendsBody(v: TrendsView) -> impl IntoView {
                 </table>
             </details>
         })}
+    }
+}
+
+fn short(sha: &Option<String>) -> String {
+    sha.as_deref().map(|s| s.chars().take(10).collect()).unwrap_or_else(|| "?".into())
+}
+
+/// The change points of the chart, newest first, with what people said about them.
+#[component]
+fn ChangeList(v: TrendsView) -> impl IntoView {
+    let c = v.chosen.clone();
+    let (suite, metric, item) = (c.suite.unwrap_or_default(), c.metric.unwrap_or_default(), c.item.unwrap_or_default());
+    view! {
+        <section class="changes" aria-label="Change points">
+            <h2>"Change points"</h2>
+            {if v.changes.is_empty() {
+                view! { <p class="muted">"None: no series moved beyond its noise (E-divisive means, p < 0.00001, at least 1 %)."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="data">
+                        <thead><tr><th scope="col">"From"</th><th scope="col">"Series"</th><th scope="col">"Level"</th><th scope="col">"Change"</th>
+                            <th scope="col">"First experiment after"</th><th scope="col">"Commits"</th><th scope="col">"Status"</th></tr></thead>
+                        <tbody>{v.changes.iter().rev().map(|ch| view! {
+                            <tr>
+                                <td>{utc_minutes(ch.at)}</td>
+                                <td>{v.series.get(ch.series).cloned()}</td>
+                                <td class="num">{ch.label()}</td>
+                                <td class="num">{format!("{:+.1} %", ch.change_pct)}</td>
+                                <td><a href=format!("/experiments/{}", ch.first_after)>{format!("#{}", ch.first_after)}</a>
+                                    " (after " <a href=format!("/experiments/{}", ch.last_before)>{format!("#{}", ch.last_before)}</a> ")"</td>
+                                <td><code>{format!("{}..{}", short(&ch.commits.0), short(&ch.commits.1))}</code></td>
+                                <td>{match ch.mark.clone() {
+                                    Some((state, reason, by, at)) => view! {
+                                        <span class=format!("mark mark-{state}")>{if state == "acknowledged" { "expected" } else { "regression to investigate" }}</span>
+                                        {format!(": {reason} ({}, {})", by.unwrap_or_else(|| "someone".into()), utc_minutes(at))}
+                                    }.into_any(),
+                                    None => view! { <span class="muted">"not marked"</span> }.into_any(),
+                                }}
+                                {v.may_mark.then(|| view! {
+                                    <changes::MarkChange suite=suite.clone() metric=metric.clone() item=item.clone() fingerprint=ch.fingerprint.clone() experiment_id=ch.first_after />
+                                })}</td>
+                            </tr>
+                        }).collect_view()}</tbody>
+                    </table>
+                }.into_any()
+            }}
+        </section>
     }
 }
