@@ -16,6 +16,7 @@ pub mod launch;
 pub mod launch_cli;
 pub mod load;
 pub mod metrics;
+pub mod notify;
 pub mod progress;
 pub mod retention;
 pub mod serve;

@@ -385,3 +385,76 @@ async fn progress_events_follow_an_experiment_until_its_verdict() {
     assert!(plan["estimated_minutes"].as_f64().is_some_and(|m| m > 0.0), "{plan}");
     assert!(plan["estimate_basis"].as_str().unwrap().contains("last 2 succeeded trials"), "{plan}");
 }
+
+/// A suite's `[notify]` webhook: a regression is posted (JSON with the verdict, suite, arms, page URL and
+/// a Slack-style `text`); a first answer of 500 is retried; the delivery log keeps both attempts.
+#[tokio::test]
+async fn a_regression_is_posted_to_the_suites_webhook_with_a_retry() {
+    use std::sync::{Arc, Mutex};
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    // A small receiver that answers 500 once, then 200, and keeps every body.
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let record = seen.clone();
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let record = record.clone();
+            async move {
+                let mut all = record.lock().unwrap();
+                all.push(body);
+                if all.len() == 1 {
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    axum::http::StatusCode::OK
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let suites = app.dir.path().join("suites");
+    let toml = std::fs::read_to_string(suites.join("bench.toml")).unwrap().replace("stage-bench", "notify-bench");
+    std::fs::write(suites.join("notify.toml"), format!("{toml}\n[notify]\nwebhook = \"{hook}\"\nretry_seconds = 0.05\n")).unwrap();
+    server::suites::sync(&app.store, &server::suites::load_dir(&suites).unwrap()).await.unwrap();
+
+    let r =
+        launcher.post_json("/api/v1/experiments", json!({"suite": "notify-bench", "head": "broken", "base": "main", "trials": 1})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    assert_eq!(launcher.wait_until_ended(id, 120).await["verdict"], "regression");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.lock().unwrap().len() < 2 {
+        assert!(Instant::now() < deadline, "the webhook was not retried: {:?}", seen.lock().unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let bodies = seen.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 2, "one retry after the 500, none after the 200: {bodies:?}");
+    assert_eq!(bodies[0], bodies[1]);
+    let body = &bodies[1];
+    assert_eq!((body["event"].as_str(), body["experiment"]["verdict"].as_str()), (Some("regression"), Some("regression")));
+    assert_eq!(body["experiment"]["suite"], "notify-bench");
+    assert_eq!(body["experiment"]["arms"].as_array().unwrap().len(), 2);
+    let url = format!("{}/experiments/{id}", app.base);
+    assert_eq!(body["experiment"]["url"], url.as_str());
+    assert!(
+        body["text"].as_str().unwrap().starts_with("*Regression* in suite notify-bench: <")
+            && body["text"].as_str().unwrap().contains(&url),
+        "{body}"
+    );
+    let suite_id = app.store.suite_by_name("notify-bench").await.unwrap().id;
+    let log = app.store.notifications(suite_id, 10).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(
+        (log[0].status.as_str(), log[0].attempts, log[0].last_error.as_deref()),
+        ("delivered", 2, Some("HTTP 500 Internal Server Error"))
+    );
+    let page = launcher.get("/suites/notify-bench").await.text;
+    assert!(
+        page.contains("delivery-delivered") && page.contains("HTTP 500 Internal Server Error"),
+        "the suite page shows the delivery log"
+    );
+}

@@ -348,6 +348,14 @@ impl Store {
         Ok((serde_json::from_str(&plan)?, serde_json::from_str(&fingerprint)?))
     }
 
+    /// The experiment's suite (`None` for one without), or NotFound.
+    pub async fn experiment_suite_id(&self, id: i64) -> Result<Option<i64>, StoreError> {
+        let row: Option<(Option<i64>,)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT suite_id FROM experiments WHERE id = $1").bind(id).fetch_optional(pool).await
+        })?;
+        Ok(row.ok_or(StoreError::NotFound { what: "experiment", key: id.to_string() })?.0)
+    }
+
     /// Who launched the experiment (`None` when unknown), or NotFound.
     pub async fn experiment_owner(&self, id: i64) -> Result<Option<i64>, StoreError> {
         let row: Option<(Option<i64>,)> = on_pool!(self, pool => {

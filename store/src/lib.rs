@@ -9,6 +9,7 @@ mod connect;
 pub mod details;
 mod error;
 pub mod experiments;
+pub mod notifications;
 pub mod observations;
 pub mod people;
 pub mod suites;

@@ -44,6 +44,7 @@ on_both_backends!(
     suites_and_noise_profiles_upsert,
     accounts_tokens_and_audit,
     trend_points_follow_verdicts,
+    notifications_are_queued_once_and_log_attempts,
 );
 
 fn arm(name: &str, role: ArmRole) -> InsertArm {
@@ -446,4 +447,21 @@ async fn trend_points_follow_verdicts(db: &TestDb) {
     assert!(db.store.change_marks(&key).await.unwrap().is_empty());
     assert!(db.store.trend(&query).await.unwrap().is_empty());
     assert_eq!(count(&db.store, "trend_points").await, 0);
+}
+
+async fn notifications_are_queued_once_and_log_attempts(db: &TestDb) {
+    let suite = db.store.upsert_suite("s", ExperimentKind::Pipeline, &json!({}), "test").await.unwrap();
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "n")).await.unwrap();
+    let n = db.store.insert_notification(id, suite, "regression", "http://hook", &json!({"text": "t"})).await.unwrap().unwrap();
+    assert_eq!(db.store.insert_notification(id, suite, "regression", "http://hook", &json!({})).await.unwrap(), None, "once per event");
+    db.store.record_delivery(n, Err("HTTP 502 Bad Gateway"), false).await.unwrap();
+    let log = db.store.notifications(suite, 10).await.unwrap();
+    assert_eq!((log[0].status.as_str(), log[0].attempts), ("pending", 1));
+    db.store.record_delivery(n, Ok(()), false).await.unwrap();
+    let log = db.store.notifications(suite, 10).await.unwrap();
+    assert_eq!((log[0].status.as_str(), log[0].attempts, log[0].last_error.as_deref()), ("delivered", 2, Some("HTTP 502 Bad Gateway")));
+    assert!(log[0].delivered_at.is_some());
+    let other = db.store.insert_notification(id, suite, "infra_failure", "http://hook", &json!({})).await.unwrap().unwrap();
+    db.store.record_delivery(other, Err("not sent: refused"), true).await.unwrap();
+    assert_eq!(db.store.notifications(suite, 10).await.unwrap()[0].status, "failed");
 }

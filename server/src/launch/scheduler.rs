@@ -288,13 +288,21 @@ pub(crate) async fn apply(state: &AppState, trial: &Trial, outcome: Outcome) {
     }
 }
 
-/// Judges the experiment once none of its trials is queued or running.
+/// Judges the experiment once none of its trials is queued or running, then sends what its suite's
+/// `[notify]` asks for.
 async fn finish_if_done(state: &AppState, experiment_id: i64) {
-    let store = &state.store;
-    let Ok(trials) = store.trials(experiment_id).await else { return };
+    let Ok(trials) = state.store.trials(experiment_id).await else { return };
     if trials.iter().any(|t| !t.state.is_terminal()) {
         return;
     }
+    judge_ended(state, experiment_id, &trials).await;
+    let plan = plan_of(state, experiment_id).await.ok();
+    let suite_id = state.store.experiment_suite_id(experiment_id).await.ok().flatten();
+    crate::notify::experiment_ended(state, experiment_id, plan.as_ref().and_then(|p| p.suite.notify.as_ref()), suite_id).await;
+}
+
+async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial]) {
+    let store = &state.store;
     let Ok(plan) = plan_of(state, experiment_id).await else {
         let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         return;
@@ -304,12 +312,12 @@ async fn finish_if_done(state: &AppState, experiment_id: i64) {
         return;
     }
     if plan.launch.calibration {
-        return calibrate(state, experiment_id, &plan, &trials).await;
+        return calibrate(state, experiment_id, &plan, trials).await;
     }
     if plan.suite.kind == judge::ExperimentKind::Warp {
-        return super::warp::schedule::finish(state, experiment_id, &plan, &trials).await;
+        return super::warp::schedule::finish(state, experiment_id, &plan, trials).await;
     }
-    match verdict(state, &plan, &trials).await {
+    match verdict(state, &plan, trials).await {
         Ok((verdict, reasons, report, profile_id)) => {
             if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
                 tracing::error!(error = %e, experiment_id, "cannot record the verdict");

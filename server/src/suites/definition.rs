@@ -47,6 +47,9 @@ pub struct SuiteDefinition {
     /// The server under test, the matrix and the budgets (`kind = "warp"` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp: Option<super::warp::WarpSpec>,
+    /// Where to send word of a regression, a gate FAIL or an infrastructure failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify: Option<crate::notify::NotifySpec>,
 }
 
 fn default_base_branch() -> String {
@@ -172,6 +175,9 @@ impl SuiteDefinition {
     fn check(&self) -> Result<(), String> {
         if !is_name(&self.name) {
             return Err(format!("name {:?}: use 1–64 letters, digits, '-' or '_'", self.name));
+        }
+        if let Some(notify) = &self.notify {
+            notify.check()?;
         }
         if self.kind == ExperimentKind::Warp {
             return self.check_warp();

@@ -19,6 +19,17 @@ pub struct ProfileLine {
     pub stages: Vec<(String, f64)>,
 }
 
+/// One notification and how its delivery went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NotificationLine {
+    pub experiment_id: i64,
+    pub event: String,
+    pub status: String,
+    pub attempts: i64,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteView {
     pub name: String,
@@ -28,6 +39,7 @@ pub struct SuiteView {
     pub toml: String,
     pub profiles: Vec<ProfileLine>,
     pub recent: Vec<HistoryRow>,
+    pub notifications: Vec<NotificationLine>,
     pub may_edit: bool,
 }
 
@@ -58,6 +70,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
         .query(10)
         .map_err(crate::error::bad_request)?;
     let recent = store.list_experiments(&query).await.map_err(failed)?;
+    let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
     Ok(SuiteView {
         kind: suite.kind.as_str().into(),
         source: suite.source,
@@ -77,6 +90,17 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
             })
             .collect(),
         recent: recent.experiments.into_iter().map(HistoryRow::from).collect(),
+        notifications: notifications
+            .into_iter()
+            .map(|n| NotificationLine {
+                experiment_id: n.experiment_id,
+                event: n.event,
+                status: n.status,
+                attempts: n.attempts,
+                last_error: n.last_error,
+                created_at: n.created_at,
+            })
+            .collect(),
         may_edit: me.has(crate::auth::Role::Admin),
         name: suite.name,
     })
@@ -133,6 +157,20 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
                         <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td>{p.trials}</td>
                             <td>{p.stages.iter().map(|(s, t)| format!("{s} {t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
                             <td>{utc_minutes(p.updated_at)}</td></tr>
+                    }).collect_view()}</tbody>
+                </table>
+            }.into_any()
+        }}
+        <h2>"Notifications"</h2>
+        {if v.notifications.is_empty() {
+            view! { <p class="muted">"None sent. A " <code>"[notify]"</code> " table with a " <code>"webhook"</code> " URL sends one on a regression, a gate FAIL or an infrastructure failure."</p> }.into_any()
+        } else {
+            view! {
+                <table class="data notifications">
+                    <thead><tr><th scope="col">"When"</th><th scope="col">"Experiment"</th><th scope="col">"Event"</th><th scope="col">"Delivery"</th><th scope="col">"Attempts"</th><th scope="col">"Last error"</th></tr></thead>
+                    <tbody>{v.notifications.into_iter().map(|n| view! {
+                        <tr><td>{utc_minutes(n.created_at)}</td><td><a href=format!("/experiments/{}", n.experiment_id)>{format!("#{}", n.experiment_id)}</a></td>
+                            <td>{n.event}</td><td class=format!("delivery-{}", n.status)>{n.status.clone()}</td><td class="num">{n.attempts}</td><td>{n.last_error.unwrap_or_default()}</td></tr>
                     }).collect_view()}</tbody>
                 </table>
             }.into_any()

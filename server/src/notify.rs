@@ -1,0 +1,189 @@
+//! Notifications: a suite's `[notify]` webhook is sent a JSON payload (verdict, suite, arms, the page's
+//! URL, and a Slack-compatible `text`) when one of its experiments ends in a regression, a gate FAIL or
+//! an infrastructure failure. Each is queued in the store once per experiment and event, then delivered
+//! with retries (exponential back-off); every attempt lands in the delivery log the suite page shows.
+
+use crate::state::AppState;
+use judge::{ExperimentStatus, TrialState, Verdict};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotifyEvent {
+    /// A pipeline regression.
+    Regression,
+    /// A warp gate FAIL.
+    Fail,
+    /// The experiment errored, or a trial was lost to the infrastructure (after its retry).
+    InfraFailure,
+}
+
+impl NotifyEvent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifyEvent::Regression => "regression",
+            NotifyEvent::Fail => "fail",
+            NotifyEvent::InfraFailure => "infra_failure",
+        }
+    }
+}
+
+fn all_events() -> Vec<NotifyEvent> {
+    vec![NotifyEvent::Regression, NotifyEvent::Fail, NotifyEvent::InfraFailure]
+}
+fn default_attempts() -> u32 {
+    4
+}
+fn default_retry() -> f64 {
+    2.0
+}
+
+/// `[notify]` in a suite file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySpec {
+    /// Where the JSON payload is POSTed (Slack incoming webhooks read its `text`).
+    pub webhook: String,
+    #[serde(default = "all_events")]
+    pub events: Vec<NotifyEvent>,
+    /// Attempts in all (1–10).
+    #[serde(default = "default_attempts")]
+    pub attempts: u32,
+    /// Seconds before the first retry; each later wait doubles.
+    #[serde(default = "default_retry")]
+    pub retry_seconds: f64,
+}
+
+impl NotifySpec {
+    pub fn check(&self) -> Result<(), String> {
+        let url = self.webhook.trim();
+        if !(url.starts_with("https://") || url.starts_with("http://")) || url.len() > 2000 || url.chars().any(char::is_whitespace) {
+            return Err(format!("notify.webhook {url:?}: give an http(s) URL"));
+        }
+        if !(1..=10).contains(&self.attempts) {
+            return Err(format!("notify.attempts {}: use 1–10", self.attempts));
+        }
+        if !(self.retry_seconds.is_finite() && (0.0..=600.0).contains(&self.retry_seconds)) {
+            return Err(format!("notify.retry_seconds {}: use 0–600", self.retry_seconds));
+        }
+        Ok(())
+    }
+}
+
+/// The events an ended experiment raises (pure).
+pub fn events_of(status: ExperimentStatus, verdict: Option<Verdict>, lost_trials: usize) -> Vec<NotifyEvent> {
+    let mut out = Vec::new();
+    match verdict {
+        Some(Verdict::Regression) => out.push(NotifyEvent::Regression),
+        Some(Verdict::WarpFail) => out.push(NotifyEvent::Fail),
+        _ => {}
+    }
+    if status == ExperimentStatus::Errored || lost_trials > 0 {
+        out.push(NotifyEvent::InfraFailure);
+    }
+    out
+}
+
+/// The payload (pure): the experiment in JSON and a Slack-compatible line of text.
+pub fn payload(
+    event: NotifyEvent,
+    summary: &store::experiments::ExperimentSummary,
+    arms: &[Value],
+    reasons: &[String],
+    url: &str,
+) -> Value {
+    let what = match event {
+        NotifyEvent::Regression => "Regression",
+        NotifyEvent::Fail => "Gate FAIL",
+        NotifyEvent::InfraFailure => "Infrastructure failure",
+    };
+    let suite = summary.suite.clone().unwrap_or_default();
+    let first = reasons.first().map(|r| format!(": {r}")).unwrap_or_default();
+    json!({
+        "event": event.as_str(),
+        "text": format!("*{what}* in suite {suite}: <{url}|#{} {}>{first}", summary.id, summary.title),
+        "experiment": {
+            "id": summary.id, "title": summary.title, "url": url, "suite": suite, "kind": summary.kind.as_str(),
+            "status": summary.status.as_str(), "verdict": summary.verdict.map(|v| v.as_str()), "reasons": reasons, "arms": arms,
+        },
+    })
+}
+
+/// After an experiment ended: queue and send what its suite asks for. Never fails the caller.
+pub async fn experiment_ended(state: &AppState, experiment_id: i64, spec: Option<&NotifySpec>, suite_id: Option<i64>) {
+    let (Some(spec), Some(suite_id)) = (spec, suite_id) else { return };
+    if let Err(e) = queue_and_send(state, experiment_id, spec, suite_id).await {
+        tracing::error!(error = %e, experiment_id, "cannot queue the experiment's notifications");
+    }
+}
+
+async fn queue_and_send(state: &AppState, experiment_id: i64, spec: &NotifySpec, suite_id: i64) -> Result<(), store::StoreError> {
+    let summary = state.store.experiment_summary(experiment_id).await?;
+    if summary.status == ExperimentStatus::Cancelled {
+        return Ok(());
+    }
+    let trials = state.store.trials(experiment_id).await?;
+    // A lost trial counts when its position was not run again successfully.
+    let lost = trials
+        .iter()
+        .filter(|t| {
+            t.state == TrialState::InfraFailed
+                && !trials.iter().any(|o| o.seq == t.seq && o.attempt > t.attempt && o.state == TrialState::Succeeded)
+        })
+        .count();
+    let reasons = state.store.latest_verdict(experiment_id).await?.map(|v| v.1).unwrap_or_default();
+    let arms: Vec<Value> = state
+        .store
+        .arms(experiment_id)
+        .await?
+        .into_iter()
+        .map(|(_, name, role, sha)| json!({"name": name, "role": role, "sha": sha}))
+        .collect();
+    let url = format!("{}/experiments/{experiment_id}", state.auth.base_url);
+    for event in events_of(summary.status, summary.verdict, lost).into_iter().filter(|e| spec.events.contains(e)) {
+        let body = payload(event, &summary, &arms, &reasons, &url);
+        if let Some(id) = state.store.insert_notification(experiment_id, suite_id, event.as_str(), &spec.webhook, &body).await? {
+            tokio::spawn(deliver(state.store.clone(), id, spec.clone(), body));
+        }
+    }
+    Ok(())
+}
+
+/// Posts the payload until it is accepted (2xx) or the attempts run out, logging each attempt.
+pub async fn deliver(store: store::Store, id: i64, spec: NotifySpec, body: Value) {
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(10)).build().unwrap_or_default();
+    for attempt in 1..=spec.attempts {
+        let result = match client.post(spec.webhook.trim()).json(&body).send().await {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) => Err(format!("HTTP {}", r.status())),
+            Err(e) => Err(format!("not sent: {e}")),
+        };
+        let last = attempt == spec.attempts;
+        if let Err(e) = store.record_delivery(id, result.as_ref().map(|_| ()).map_err(String::as_str), last).await {
+            tracing::error!(error = %e, id, "cannot log the notification's delivery");
+        }
+        match result {
+            Ok(()) => return,
+            Err(e) if last => return tracing::warn!(id, error = %e, "the notification could not be delivered"),
+            Err(_) => tokio::time::sleep(Duration::from_secs_f64(spec.retry_seconds * 2f64.powi(attempt as i32 - 1))).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_follow_the_outcome() {
+        assert_eq!(events_of(ExperimentStatus::Judged, Some(Verdict::Regression), 0), [NotifyEvent::Regression]);
+        assert_eq!(events_of(ExperimentStatus::Judged, Some(Verdict::WarpFail), 1), [NotifyEvent::Fail, NotifyEvent::InfraFailure]);
+        assert_eq!(events_of(ExperimentStatus::Errored, None, 0), [NotifyEvent::InfraFailure]);
+        assert!(events_of(ExperimentStatus::Judged, Some(Verdict::Pass), 0).is_empty());
+        let bad = NotifySpec { webhook: "ftp://x".into(), events: all_events(), attempts: 4, retry_seconds: 1.0 };
+        assert!(bad.check().unwrap_err().contains("http(s) URL"));
+        assert!(NotifySpec { webhook: "https://hooks.example/x".into(), attempts: 0, ..bad.clone() }.check().is_err());
+    }
+}
