@@ -131,7 +131,9 @@ impl Store {
         Ok(on_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT DISTINCT metric, item FROM trend_points WHERE experiment_id = \
-                 (SELECT experiment_id FROM trend_points WHERE suite_id = $1 ORDER BY at DESC LIMIT 1) ORDER BY item, metric",
+                 (SELECT e.id FROM experiments e WHERE e.suite_id = $1 \
+                  AND EXISTS (SELECT 1 FROM trend_points p WHERE p.experiment_id = e.id) ORDER BY e.created_at DESC, e.id DESC LIMIT 1) \
+                 ORDER BY item, metric",
             )
             .bind(suite_id).fetch_all(pool).await
         })?)
