@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod notify;
 pub mod progress;
 pub mod retention;
+pub mod schedule;
 pub mod serve;
 pub mod sessions;
 pub mod state;
