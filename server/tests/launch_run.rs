@@ -370,6 +370,7 @@ async fn progress_events_follow_an_experiment_until_its_verdict() {
     let running: Vec<&Value> = progress.iter().flat_map(|(_, p)| p["running"].as_array().unwrap()).collect();
     assert!(!running.is_empty(), "a running trial was seen: {progress:?}");
     assert!(running.iter().any(|r| r["job_id"].is_string() && r["arm"].is_string()), "{running:?}");
+    assert!(running.iter().all(|r| r["attempt"] == 1), "first attempts count from 1: {running:?}");
     let ended: Vec<u64> = progress.iter().map(|(_, p)| p["ended"].as_u64().unwrap()).collect();
     assert!(ended.windows(2).all(|w| w[0] <= w[1]), "the ended count never goes back: {ended:?}");
     assert_eq!(

@@ -11,6 +11,7 @@ pub struct JsonRunning {
     pub seq: i64,
     pub arm: String,
     pub cell: Option<String>,
+    /// 1 for a trial's first run, 2 for its retry.
     pub attempt: i64,
     pub job_id: Option<String>,
     pub engine_state: Option<String>,
@@ -76,7 +77,7 @@ pub fn LiveProgress(id: i64) -> impl IntoView {
                     {p.running.into_iter().map(|r| view! {
                         <details class="running" open=true>
                             <summary>{format!("trial {} · {}{}{} · attempt {}", r.seq + 1, r.arm, r.cell.map(|c| format!(" · {c}")).unwrap_or_default(),
-                                r.job_id.map(|j| format!(" · job {j}")).unwrap_or_default(), r.attempt + 1)}
+                                r.job_id.map(|j| format!(" · job {j}")).unwrap_or_default(), r.attempt)}
                                 {r.engine_state.map(|s| format!(" · engine: {s}"))}</summary>
                             <pre class="log-tail">{if r.log_tail.is_empty() { "(no output yet)".to_string() } else { r.log_tail }}</pre>
                         </details>
