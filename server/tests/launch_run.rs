@@ -398,7 +398,22 @@ async fn a_regression_is_posted_to_the_suites_webhook_with_a_retry() {
     // A small receiver that answers 500 once, then 200, and keeps every body.
     let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
     let record = seen.clone();
-    let receiver = axum::Router::new().route(
+    // …and a GitHub-style statuses endpoint that keeps the path, the token and the body.
+    let statuses: Arc<Mutex<Vec<(String, String, Value)>>> = Arc::default();
+    let keep = statuses.clone();
+    let status_route = axum::routing::post(
+        move |axum::extract::Path((owner, repo, sha)): axum::extract::Path<(String, String, String)>,
+              headers: axum::http::HeaderMap,
+              axum::Json(body): axum::Json<Value>| {
+            let keep = keep.clone();
+            async move {
+                let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+                keep.lock().unwrap().push((format!("{owner}/{repo}/{sha}"), auth, body));
+                axum::http::StatusCode::CREATED
+            }
+        },
+    );
+    let receiver = axum::Router::new().route("/repos/{owner}/{repo}/statuses/{sha}", status_route).route(
         "/hook",
         axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
             let record = record.clone();
@@ -418,7 +433,16 @@ async fn a_regression_is_posted_to_the_suites_webhook_with_a_retry() {
     tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
     let suites = app.dir.path().join("suites");
     let toml = std::fs::read_to_string(suites.join("bench.toml")).unwrap().replace("stage-bench", "notify-bench");
-    std::fs::write(suites.join("notify.toml"), format!("{toml}\n[notify]\nwebhook = \"{hook}\"\nretry_seconds = 0.05\n")).unwrap();
+    let api = hook.trim_end_matches("/hook").to_string();
+    // A variable only this test reads, set before anything reads it.
+    std::env::set_var("ARBITER_TEST_STATUS_TOKEN", "test-token-123");
+    std::fs::write(
+        suites.join("notify.toml"),
+        format!(
+            "{toml}\n[notify]\nwebhook = \"{hook}\"\nretry_seconds = 0.05\n\n[notify.commit_status]\napi = \"{api}\"\nrepository = \"acme/bench\"\ntoken_env = \"ARBITER_TEST_STATUS_TOKEN\"\n"
+        ),
+    )
+    .unwrap();
     server::suites::sync(&app.store, &server::suites::load_dir(&suites).unwrap()).await.unwrap();
 
     let r =
@@ -446,13 +470,25 @@ async fn a_regression_is_posted_to_the_suites_webhook_with_a_retry() {
             && body["text"].as_str().unwrap().contains(&url),
         "{body}"
     );
+    // The commit status: on the treatment's SHA, with the token, failure for a regression.
+    let status = statuses.lock().unwrap().clone();
+    assert_eq!(status.len(), 1, "{status:?}");
+    let treatment_sha = body["experiment"]["arms"][1]["sha"].as_str().unwrap().to_string();
+    assert_eq!(status[0].0, format!("acme/bench/{treatment_sha}"));
+    assert_eq!(status[0].1, "Bearer test-token-123");
+    assert_eq!((status[0].2["state"].as_str(), status[0].2["context"].as_str()), (Some("failure"), Some("arbiter/notify-bench")));
+    assert_eq!(status[0].2["target_url"], url.as_str());
+    assert!(status[0].2["description"].as_str().unwrap().starts_with("regression"));
     let suite_id = app.store.suite_by_name("notify-bench").await.unwrap().id;
     let log = app.store.notifications(suite_id, 10).await.unwrap();
-    assert_eq!(log.len(), 1);
+    assert_eq!(log.len(), 2);
+    let hook_log = log.iter().find(|n| n.event == "regression").unwrap();
     assert_eq!(
-        (log[0].status.as_str(), log[0].attempts, log[0].last_error.as_deref()),
+        (hook_log.status.as_str(), hook_log.attempts, hook_log.last_error.as_deref()),
         ("delivered", 2, Some("HTTP 500 Internal Server Error"))
     );
+    let status_log = log.iter().find(|n| n.event == "commit_status").unwrap();
+    assert_eq!((status_log.status.as_str(), status_log.attempts), ("delivered", 1));
     let page = launcher.get("/suites/notify-bench").await.text;
     assert!(
         page.contains("delivery-delivered") && page.contains("HTTP 500 Internal Server Error"),
