@@ -8,6 +8,18 @@ pub fn utc_minutes(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
 }
 
+/// A workload fingerprint's fields as (name, value) text, strings unquoted.
+pub fn fingerprint_fields(v: &serde_json::Value) -> Vec<(String, String)> {
+    v.as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect())
+        .unwrap_or_default()
+}
+
+/// A workload fingerprint on one line: "sample=local/tiny, workers=2".
+pub fn fingerprint_line(v: &serde_json::Value) -> String {
+    fingerprint_fields(v).iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+}
+
 /// A git SHA shortened for tables; other refs pass through.
 pub fn short_ref(r: &str) -> &str {
     if r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()) {

@@ -87,23 +87,8 @@ pub const WARP_CHARTS: &[ChartName] = &[
 /// Human units: "1.5 GiB", "512 MiB".
 pub use judge::units::fmt_bytes;
 
-/// Three significant digits, no exponent for everyday values: "0.00123", "12.3", "1234".
-pub fn fmt_num(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else if a >= 0.001 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.1e}")
-    }
-}
+/// Three significant digits: "0.00123", "12.3", "1234".
+pub use judge::units::fmt_num;
 
 #[cfg(test)]
 mod tests {

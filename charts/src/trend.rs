@@ -48,18 +48,14 @@ pub fn series_color(i: usize) -> RGBColor {
     }
 }
 
-fn date(ms: f64) -> String {
-    let (y, m, d) = judge::units::civil_from_days((ms / DAY_MS).floor() as i64);
-    format!("{y}-{m:02}-{d:02}")
-}
-
-/// A time axis label: the date, or the day and UTC time when the chart spans under three days.
+/// A time axis label: the UTC date, or the day and time when the chart spans under three days.
 fn time_label(ms: f64, span_ms: f64) -> String {
+    let stamp = judge::units::utc_rfc3339((ms / 1000.0).floor() as i64);
     if span_ms >= 3.0 * DAY_MS {
-        return date(ms);
+        stamp[..10].to_string()
+    } else {
+        stamp[5..16].replace('T', " ")
     }
-    let minutes = (ms.rem_euclid(DAY_MS) / 60_000.0) as i64;
-    format!("{} {:02}:{:02}", &date(ms)[5..], minutes / 60, minutes % 60)
 }
 
 pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries], changes: &[TrendChange]) -> Result<String, ChartError> {

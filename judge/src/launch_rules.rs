@@ -131,12 +131,13 @@ pub fn check_ref(field: &str, r: &str) -> Result<(), String> {
     Err(format!("{field}: {r:?} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')"))
 }
 
-pub fn check_arm_name(name: &str) -> Result<(), String> {
+/// An extra arm's name: its characters, and not the name of control, treatment or an `earlier` extra arm.
+pub fn check_arm_name<'a>(name: &str, earlier: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
     let ok = (1..=40).contains(&name.len()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if !ok {
         return Err(format!("arm name {name:?}: use 1–40 lower-case letters, digits, '-' or '_'"));
     }
-    if matches!(name, "control" | "treatment") {
+    if ["control", "treatment"].into_iter().chain(earlier).any(|n| n == name) {
         return Err(format!("arm name {name:?} is used twice"));
     }
     Ok(())
@@ -198,7 +199,8 @@ mod tests {
         for bad in ["-x", "a..b", "a b", "", "$(x)"] {
             assert!(check_ref("head", bad).unwrap_err().starts_with("head: "), "{bad:?}");
         }
-        assert!(check_arm_name("low-mem").is_ok() && check_arm_name("Low").is_err() && check_arm_name("control").is_err());
+        assert!(check_arm_name("low-mem", []).is_ok() && check_arm_name("Low", []).is_err() && check_arm_name("control", []).is_err());
+        assert_eq!(check_arm_name("a", ["b", "a"]).unwrap_err(), "arm name \"a\" is used twice");
         assert!(check_text("title", "  ", 10).is_err() && check_text("title", "ok", 10).is_ok() && check_text("t", "a\nb", 10).is_err());
         assert!(check_trials(crate::ExperimentKind::Pipeline, 100).is_ok() && check_trials(crate::ExperimentKind::Warp, 21).is_err());
         assert!(check_trials(crate::ExperimentKind::Pipeline, 0).is_err());

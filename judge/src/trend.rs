@@ -9,29 +9,28 @@ use crate::ExperimentKind;
 /// The item of a pipeline experiment's all-stages total.
 pub const ALL_STAGES: &str = "(all stages)";
 
-/// A metric a trend can chart: its name in URLs and the store, its words, and which way is better.
+/// A metric a trend can chart: its name in URLs and the store, its words and its unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrendMetric {
     pub name: &'static str,
     pub label: &'static str,
     pub unit: &'static str,
-    pub higher_is_better: bool,
 }
 
 pub const PIPELINE_METRICS: &[TrendMetric] = &[
-    TrendMetric { name: "cpu-s", label: "CPU-seconds", unit: "CPU-s", higher_is_better: false },
-    TrendMetric { name: "cpu-s-per-item", label: "CPU-seconds per item", unit: "CPU-s/item", higher_is_better: false },
-    TrendMetric { name: "elapsed-s", label: "Elapsed seconds (summed over shards)", unit: "s", higher_is_better: false },
-    TrendMetric { name: "mem-peak-mib", label: "Peak memory", unit: "MiB", higher_is_better: false },
+    TrendMetric { name: "cpu-s", label: "CPU-seconds", unit: "CPU-s" },
+    TrendMetric { name: "cpu-s-per-item", label: "CPU-seconds per item", unit: "CPU-s/item" },
+    TrendMetric { name: "elapsed-s", label: "Elapsed seconds (summed over shards)", unit: "s" },
+    TrendMetric { name: "mem-peak-mib", label: "Peak memory", unit: "MiB" },
 ];
 
 pub const WARP_METRICS: &[TrendMetric] = &[
-    TrendMetric { name: "reqps", label: "Objects per second", unit: "obj/s", higher_is_better: true },
-    TrendMetric { name: "throughput", label: "Throughput", unit: "MiB/s", higher_is_better: true },
-    TrendMetric { name: "latency", label: "Average latency", unit: "ms", higher_is_better: false },
-    TrendMetric { name: "p90-latency", label: "p90 latency", unit: "ms", higher_is_better: false },
-    TrendMetric { name: "p99-latency", label: "p99 latency", unit: "ms", higher_is_better: false },
-    TrendMetric { name: "error-rate", label: "Failed rounds", unit: "%", higher_is_better: false },
+    TrendMetric { name: "reqps", label: "Objects per second", unit: "obj/s" },
+    TrendMetric { name: "throughput", label: "Throughput", unit: "MiB/s" },
+    TrendMetric { name: "latency", label: "Average latency", unit: "ms" },
+    TrendMetric { name: "p90-latency", label: "p90 latency", unit: "ms" },
+    TrendMetric { name: "p99-latency", label: "p99 latency", unit: "ms" },
+    TrendMetric { name: "error-rate", label: "Failed rounds", unit: "%" },
 ];
 
 pub fn metrics(kind: ExperimentKind) -> &'static [TrendMetric] {
@@ -39,10 +38,6 @@ pub fn metrics(kind: ExperimentKind) -> &'static [TrendMetric] {
         ExperimentKind::Pipeline => PIPELINE_METRICS,
         ExperimentKind::Warp => WARP_METRICS,
     }
-}
-
-pub fn metric(kind: ExperimentKind, name: &str) -> Option<TrendMetric> {
-    metrics(kind).iter().copied().find(|m| m.name == name)
 }
 
 /// One point: (item, metric, value).

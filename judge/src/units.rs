@@ -65,6 +65,43 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
     Ok(days)
 }
 
+/// Three significant digits, no exponent for everyday values: "0.00123", "12.3", "1234".
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+/// The UTC days `since` and `until` (`YYYY-MM-DD`, both inclusive; either may be absent or blank) as
+/// epoch milliseconds `[since, until)`, with the field named in an error.
+pub fn day_range(since: Option<&str>, until: Option<&str>) -> Result<(Option<i64>, Option<i64>), String> {
+    const DAY_MS: i64 = 86_400_000;
+    let day = |name: &str, v: Option<&str>| -> Result<Option<i64>, String> {
+        v.map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| parse_date(s).map(|d| d * DAY_MS).map_err(|e| format!("{name}: {e}")))
+            .transpose()
+    };
+    let (from, to) = (day("since", since)?, day("until", until)?.map(|u| u + DAY_MS));
+    if let (Some(s), Some(u)) = (from, to) {
+        if s >= u {
+            return Err("since: the first day is after the last (until)".into());
+        }
+    }
+    Ok((from, to))
+}
+
 /// Bytes for people, in binary units: "933 MiB", "1.5 GiB", "100 B".
 pub fn fmt_bytes(b: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];

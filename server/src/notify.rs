@@ -178,14 +178,8 @@ async fn queue_and_send(state: &AppState, experiment_id: i64, spec: &NotifySpec,
         return Ok(());
     }
     let trials = state.store.trials(experiment_id).await?;
-    // A lost trial counts when its position was not run again successfully.
-    let lost = trials
-        .iter()
-        .filter(|t| {
-            t.state == TrialState::InfraFailed
-                && !trials.iter().any(|o| o.seq == t.seq && o.attempt > t.attempt && o.state == TrialState::Succeeded)
-        })
-        .count();
+    // A position is lost when its latest attempt was lost to the infrastructure.
+    let lost = crate::progress::latest(&trials).values().filter(|t| t.state == TrialState::InfraFailed).count();
     let reasons = state.store.latest_verdict(experiment_id).await?.map(|v| v.1).unwrap_or_default();
     let arms: Vec<Value> = state
         .store

@@ -16,7 +16,7 @@ use std::time::Duration;
 use store::trials::Trial;
 
 /// The latest attempt of each planned position.
-fn latest(trials: &[Trial]) -> BTreeMap<i64, &Trial> {
+pub fn latest(trials: &[Trial]) -> BTreeMap<i64, &Trial> {
     let mut by_seq: BTreeMap<i64, &Trial> = BTreeMap::new();
     for t in trials {
         if by_seq.get(&t.seq).is_none_or(|o| t.attempt > o.attempt) {
@@ -81,17 +81,9 @@ pub fn progress(
     }
 }
 
-/// The last 20 lines (at most 4 KiB) of a log file; empty when there is none yet.
+/// What the page shows of a running trial's log: its last 20 lines, at most 4 KiB.
 pub fn log_tail(path: &std::path::Path) -> String {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else { return String::new() };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(4096)));
-    let mut bytes = Vec::new();
-    let _ = f.take(4096).read_to_end(&mut bytes);
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(20)..].join("\n")
+    crate::tail(path, 20, 4096)
 }
 
 async fn snapshot(state: &AppState, id: i64) -> ApiResult<JsonProgress> {

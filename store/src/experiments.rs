@@ -155,9 +155,6 @@ impl HistoryParams {
                 other => Ok(other.map(str::to_string)),
             }
         }
-        let day_ms = |name: &str, v: &Option<String>| -> Result<Option<i64>, String> {
-            given(v).map(|s| judge::units::parse_date(s).map(|d| d * 86_400_000).map_err(|e| format!("{name}: {e}"))).transpose()
-        };
         let before = match given(&self.before) {
             None => None,
             Some(c) => Some(
@@ -166,13 +163,7 @@ impl HistoryParams {
                     .ok_or_else(|| format!("before: {c:?} is not of the form CREATED.ID"))?,
             ),
         };
-        let since = day_ms("since", &self.since)?;
-        let until = day_ms("until", &self.until)?.map(|u| u + 86_400_000);
-        if let (Some(s), Some(u)) = (since, until) {
-            if s >= u {
-                return Err("since: the first day is after the last (until)".into());
-            }
-        }
+        let (since, until) = judge::units::day_range(given(&self.since), given(&self.until))?;
         Ok(HistoryQuery {
             kind: vocab("kind", &self.kind)?,
             status: vocab("status", &self.status)?,

@@ -21,7 +21,7 @@ pub struct TrendQuery {
     pub suite_id: i64,
     pub metric: String,
     pub items: Vec<String>,
-    /// Inclusive bounds, ms since the epoch.
+    /// `[since, until)`, ms since the epoch.
     pub since: Option<i64>,
     pub until: Option<i64>,
     /// The newest points kept per item.
@@ -113,7 +113,7 @@ impl Store {
             let mut rows: Vec<TrendRow> = on_pool!(self, pool => {
                 sqlx::query_as(
                     "SELECT experiment_id, fingerprint, item, at, value FROM trend_points \
-                     WHERE suite_id = $1 AND metric = $2 AND item = $3 AND at >= $4 AND at <= $5 \
+                     WHERE suite_id = $1 AND metric = $2 AND item = $3 AND at >= $4 AND at < $5 \
                      ORDER BY at DESC LIMIT $6",
                 )
                 .bind(q.suite_id).bind(&q.metric).bind(item).bind(q.since.unwrap_or(i64::MIN)).bind(q.until.unwrap_or(i64::MAX)).bind(i64::from(q.limit))

@@ -43,9 +43,7 @@ async fn answers(port: u16) -> bool {
 }
 
 fn log_tail(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().rev().take(5).collect();
-    lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
+    crate::tail(path, 5, 64 * 1024).replace('\n', " | ")
 }
 
 impl OwnedFinelog {

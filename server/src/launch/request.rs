@@ -166,14 +166,9 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
     if req.calibration && (req.base.is_some() || !req.arms.is_empty() || trials < 2) {
         return Err("calibration: give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)".into());
     }
-    let mut names = vec!["control".to_string(), "treatment".to_string()];
-    for arm in &req.arms {
-        rules::check_arm_name(&arm.name)?;
+    for (i, arm) in req.arms.iter().enumerate() {
+        rules::check_arm_name(&arm.name, req.arms[..i].iter().map(|a| a.name.as_str()))?;
         rules::check_ref(&format!("arm {:?} ref", arm.name), &arm.git_ref)?;
-        if names.contains(&arm.name) {
-            return Err(format!("arm name {:?} is used twice", arm.name));
-        }
-        names.push(arm.name.clone());
         check_config(&arm.name, arm.config.as_ref(), suite)?;
     }
     let fingerprint = suite.validate_fingerprint(&req.fingerprint)?;

@@ -295,29 +295,28 @@ async fn finish_if_done(state: &AppState, experiment_id: i64) {
     if trials.iter().any(|t| !t.state.is_terminal()) {
         return;
     }
-    judge_ended(state, experiment_id, &trials).await;
-    let plan = plan_of(state, experiment_id).await.ok();
-    let suite_id = state.store.experiment_suite_id(experiment_id).await.ok().flatten();
-    crate::notify::experiment_ended(state, experiment_id, plan.as_ref().and_then(|p| p.suite.notify.as_ref()), suite_id).await;
-}
-
-async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial]) {
-    let store = &state.store;
     let Ok(plan) = plan_of(state, experiment_id).await else {
-        let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        let _ = state.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         return;
     };
+    judge_ended(state, experiment_id, &trials, &plan).await;
+    let suite_id = state.store.experiment_suite_id(experiment_id).await.ok().flatten();
+    crate::notify::experiment_ended(state, experiment_id, plan.suite.notify.as_ref(), suite_id).await;
+}
+
+async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial], plan: &StoredPlan) {
+    let store = &state.store;
     runner::remove_worktrees(Path::new(&plan.launch.repo_dir), &state.data_dir, experiment_id, &plan.launch.arms).await;
     if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
         return;
     }
     if plan.launch.calibration {
-        return calibrate(state, experiment_id, &plan, trials).await;
+        return calibrate(state, experiment_id, plan, trials).await;
     }
     if plan.suite.kind == judge::ExperimentKind::Warp {
-        return super::warp::schedule::finish(state, experiment_id, &plan, trials).await;
+        return super::warp::schedule::finish(state, experiment_id, plan, trials).await;
     }
-    match verdict(state, &plan, trials).await {
+    match verdict(state, plan, trials).await {
         Ok((verdict, reasons, report, profile_id)) => {
             if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
                 tracing::error!(error = %e, experiment_id, "cannot record the verdict");

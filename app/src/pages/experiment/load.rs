@@ -110,15 +110,6 @@ fn list_files(dir: &std::path::Path) -> Vec<FileView> {
     out
 }
 
-/// The fingerprint's fields as text, top level first.
-#[cfg(feature = "ssr")]
-fn fields(v: &serde_json::Value) -> Vec<(String, String)> {
-    match v.as_object() {
-        Some(map) => map.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))).collect(),
-        None => Vec::new(),
-    }
-}
-
 #[cfg(feature = "ssr")]
 fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::ProfileUsed>) -> String {
     use crate::format::utc_minutes;
@@ -235,7 +226,7 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         noise: noise_words(report.as_ref(), detail.noise_profile.as_ref()),
         summary: summary.into(),
         arms,
-        fingerprint: fields(&detail.fingerprint),
+        fingerprint: crate::format::fingerprint_fields(&detail.fingerprint),
         trials,
         reasons,
         report,

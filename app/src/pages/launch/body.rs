@@ -94,10 +94,7 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
         put(format!("fingerprint.{name}"), rules::fingerprint_value(name, spec, given.as_ref()).map(|_| ()));
     }
     for (i, arm) in f.arms.iter().enumerate() {
-        put(format!("arms.{i}.name"), rules::check_arm_name(arm.name.trim()));
-        if f.arms[..i].iter().any(|a| a.name.trim() == arm.name.trim()) {
-            put(format!("arms.{i}.name"), Err(format!("arm name {:?} is used twice", arm.name.trim())));
-        }
+        put(format!("arms.{i}.name"), rules::check_arm_name(arm.name.trim(), f.arms[..i].iter().map(|a| a.name.trim())));
         put(format!("arms.{i}.ref"), rules::check_ref(&format!("arm {:?} ref", arm.name.trim()), arm.git_ref.trim()));
         put(format!("arms.{i}.overrides"), overrides(arm).map(|_| ()));
     }

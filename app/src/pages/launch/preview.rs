@@ -31,10 +31,7 @@ pub fn PlanPreview(plan: Value) -> impl IntoView {
         (None, Some(max)) => format!("at most {} (every trial to its timeout)", minutes(max)),
         _ => "unknown".into(),
     };
-    let fingerprint = plan["fingerprint"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect::<Vec<_>>().join(", "))
-        .unwrap_or_default();
+    let fingerprint = crate::format::fingerprint_line(&plan["fingerprint"]);
     view! {
         <section class="plan" aria-label="Plan">
             <h2>"Plan: " {plan["title"].as_str().unwrap_or("").to_string()}</h2>

@@ -43,13 +43,6 @@ pub struct SuiteView {
     pub may_edit: bool,
 }
 
-#[cfg(feature = "ssr")]
-fn compact(v: &serde_json::Value) -> String {
-    v.as_object()
-        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect::<Vec<_>>().join(", "))
-        .unwrap_or_default()
-}
-
 #[server(prefix = "/fn", endpoint = "suite")]
 pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
     let me = crate::auth::require(crate::auth::Role::Launcher)?;
@@ -80,7 +73,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
             .into_iter()
             .map(|p| ProfileLine {
                 id: p.id,
-                fingerprint: compact(&p.fingerprint),
+                fingerprint: crate::format::fingerprint_line(&p.fingerprint),
                 trials: p.trials,
                 updated_at: p.updated_at,
                 stages: p.profile["stages"]

@@ -22,17 +22,9 @@ pub struct ChangeView {
     pub mark: Option<(String, String, Option<String>, i64)>,
 }
 
-fn num(v: f64) -> String {
-    match v.abs() {
-        a if a >= 100.0 => format!("{v:.0}"),
-        a if a >= 10.0 => format!("{v:.1}"),
-        _ => format!("{v:.3}"),
-    }
-}
-
 impl ChangeView {
     pub fn label(&self) -> String {
-        format!("{:+.1} % ({} → {})", self.change_pct, num(self.before), num(self.after))
+        format!("{:+.1} % ({} → {})", self.change_pct, judge::units::fmt_num(self.before), judge::units::fmt_num(self.after))
     }
 }
 

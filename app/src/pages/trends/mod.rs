@@ -52,11 +52,12 @@ pub struct TrendsView {
 
 #[cfg(feature = "ssr")]
 fn words(fingerprint: &str) -> String {
-    let v: serde_json::Value = serde_json::from_str(fingerprint).unwrap_or_default();
-    let text = v
-        .as_object()
-        .map(|m| m.iter().map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string))).collect::<Vec<_>>().join(", "));
-    text.filter(|t| !t.is_empty()).unwrap_or_else(|| "no fingerprint".into())
+    let line = crate::format::fingerprint_line(&serde_json::from_str(fingerprint).unwrap_or_default());
+    if line.is_empty() {
+        "no fingerprint".into()
+    } else {
+        line
+    }
 }
 
 #[server(prefix = "/fn", endpoint = "trends", input = Json)]
@@ -79,14 +80,7 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
             may_mark: false,
         });
     };
-    let day = |d: &Option<String>, end: bool| -> Result<Option<i64>, ServerFnError> {
-        d.as_deref()
-            .filter(|d| !d.is_empty())
-            .map(|d| judge::units::parse_date(d).map(|days| days * 86_400_000 + if end { 86_399_999 } else { 0 }))
-            .transpose()
-            .map_err(crate::error::bad_request)
-    };
-    let (since, until) = (day(&filter.since, false)?, day(&filter.until, true)?);
+    let (since, until) = judge::units::day_range(filter.since.as_deref(), filter.until.as_deref()).map_err(crate::error::bad_request)?;
     let choices = store.trend_choices(suite.id).await.map_err(failed)?;
     let metrics: Vec<judge::trend::TrendMetric> =
         judge::trend::metrics(suite.kind).iter().copied().filter(|m| choices.iter().any(|c| c.0 == m.name)).collect();

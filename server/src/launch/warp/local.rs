@@ -3,7 +3,7 @@
 //! the process exits first, with the last 50 lines of its log); the rounds; then the server is stopped
 //! (SIGTERM to its process group, SIGKILL after 10 s) and its data dirs removed.
 
-use super::phase::{binary_for, phase_file, tail, Phase, PhaseRecord};
+use super::phase::{binary_for, phase_file, Phase, PhaseRecord};
 use super::rounds::{healthy, rounds};
 use crate::launch::request::PlannedArm;
 use crate::launch::runner::Outcome;
@@ -125,7 +125,7 @@ pub(super) async fn local(
             if let Ok(Some(status)) = server.try_wait() {
                 return Err(Outcome::failed(format!(
                     "the server exited ({status}) before becoming healthy; last lines of its log:\n{}",
-                    tail(&server_log_path, 50)
+                    crate::tail(&server_log_path, 50, 64 * 1024)
                 )));
             }
             if healthy(&http, &health_url).await {
@@ -135,7 +135,7 @@ pub(super) async fn local(
                 return Err(Outcome::failed(format!(
                     "health timeout: {health_url} did not answer within {} s; last lines of the server log:\n{}",
                     spec.health_timeout_secs,
-                    tail(&server_log_path, 50)
+                    crate::tail(&server_log_path, 50, 64 * 1024)
                 )));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;

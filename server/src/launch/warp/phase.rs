@@ -34,13 +34,6 @@ pub fn phase_file(data_dir: &Path, trial: &Trial, suffix: &str) -> PathBuf {
     log.with_extension(suffix)
 }
 
-/// The last `n` lines of a file.
-pub fn tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 pub(super) struct Phase<'a> {
     pub l: &'a Launch<'a>,
     pub trial: &'a Trial,

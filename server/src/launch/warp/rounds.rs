@@ -1,7 +1,7 @@
 //! The rounds of a phase: every workload, each round up to 3 attempts, through the load driver (a child
 //! process: `arbiter load`, or warp when the suite selects it), stored as observations.
 
-use super::phase::{phase_file, tail, Phase};
+use super::phase::{phase_file, Phase};
 use super::plan::{bucket, driver_argv};
 use crate::launch::runner::{clean_env, Outcome};
 use crate::load::report::LoadReport;
@@ -53,7 +53,7 @@ pub(super) async fn rounds(
                         let detail = format!(
                             "the server exited ({status}) during {} round {round}; last lines of its log:\n{}",
                             w.name,
-                            tail(log, 50)
+                            crate::tail(log, 50, 64 * 1024)
                         );
                         return Outcome { rounds: stored, ..Outcome::failed(detail) };
                     }
