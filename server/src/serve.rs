@@ -74,6 +74,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     }
     let background = [
         crate::launch::scheduler::spawn(state.clone()),
+        // Cron ticks are whole minutes; a pass every 20 s starts each within a third of a minute.
+        crate::schedule::tick::spawn(state.clone(), Duration::from_secs(20)),
         sessions.spawn_expiry(Duration::from_secs(3600)),
         retention::spawn(config.data_dir.clone(), store.clone(), config.retention, Duration::from_secs(3600)),
     ];

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::git::git;
+use common::bench::repository;
 
 use common::finelog::{python, FinelogServer};
 use common::test_app::{Client, TestApp};
@@ -13,52 +13,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use store::people::Role;
 
-const BENCH: &str = include_str!("data/stage_bench.py");
-
-/// main: the benchmark; branches heavier (×3 CPU), lighter (÷3), leaky (3 GiB peak), broken (a stage
-/// fails), slow.
-fn repository(dir: &Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    git(dir, &["init", "-q", "-b", "main"]);
-    std::fs::write(dir.join("bench.py"), BENCH).unwrap();
-    git(dir, &["add", "."]);
-    git(dir, &["commit", "-q", "-m", "benchmark"]);
-    for (branch, from, to) in [
-        ("heavier", "WORK = 400_000", "WORK = 1_200_000"),
-        ("lighter", "WORK = 400_000", "WORK = 133_000"),
-        ("leaky", "MEM_PEAK = 100 * 2**20", "MEM_PEAK = 3 * 2**30"),
-        ("broken", "FAIL_STAGE = None", "FAIL_STAGE = \"stage1-Reduce\""),
-        ("slow", "SLEEP = 0.0", "SLEEP = 60.0"),
-    ] {
-        git(dir, &["checkout", "-q", "-b", branch, "main"]);
-        std::fs::write(dir.join("bench.py"), BENCH.replace(from, to)).unwrap();
-        git(dir, &["commit", "-q", "-am", branch]);
-    }
-    git(dir, &["checkout", "-q", "main"]);
-}
-
 async fn app(tmp: &Path, finelog: &FinelogServer) -> (TestApp, Client) {
     let repo = tmp.join("repo");
     repository(&repo);
     let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
     let suites = app.dir.path().join("suites");
     std::fs::create_dir_all(&suites).unwrap();
-    let toml = format!(
-        r#"
-name = "stage-bench"
-kind = "pipeline"
-repository = "{}"
-command = ["{}", "{{worktree}}/bench.py", "--run-tag", "{{run_tag}}", "--finelog", "{{finelog_url}}"]
-timeout_minutes = 1
-[resources]
-cpu = 1
-ram = "2GiB"
-[defaults]
-trials = 3
-"#,
-        repo.display(),
-        python().display()
-    );
+    let toml = common::bench::suite_toml(&repo, &python());
     std::fs::write(suites.join("bench.toml"), toml).unwrap();
     server::suites::sync(&app.store, &server::suites::load_dir(&suites).unwrap()).await.unwrap();
     let launcher = app.signed_in(Role::Launcher).await;

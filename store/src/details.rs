@@ -34,6 +34,10 @@ pub struct ExperimentDetail {
     pub launched: bool,
     /// Imported from files: Arbiter judged it but did not run it.
     pub imported: bool,
+    /// A baseline run: measured, not compared.
+    pub baseline: bool,
+    /// The baseline run reused as its control.
+    pub reused_baseline: Option<i64>,
 }
 
 impl Store {
@@ -65,6 +69,8 @@ impl Store {
             launched_by_id,
             launched: plan.get("launch").is_some(),
             imported: plan.get("imported").and_then(serde_json::Value::as_bool) == Some(true),
+            baseline: plan.pointer("/launch/baseline").and_then(serde_json::Value::as_bool) == Some(true),
+            reused_baseline: plan.pointer("/launch/reused_baseline/experiment_id").and_then(serde_json::Value::as_i64),
         })
     }
 }

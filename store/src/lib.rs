@@ -12,6 +12,7 @@ pub mod experiments;
 pub mod notifications;
 pub mod observations;
 pub mod people;
+pub mod schedules;
 pub mod suites;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -3,7 +3,7 @@
 use super::error::{ApiError, ApiResult};
 use crate::auth::principal::require;
 use crate::auth::Principal;
-use crate::launch::request::{resolve, JsonLaunch, RunContext};
+use crate::launch::request::{resolve, JsonLaunch, LaunchPlan, RunContext};
 use crate::state::AppState;
 use crate::suites::SuiteDefinition;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -40,12 +40,29 @@ async fn launch(
 ) -> ApiResult<Response> {
     let (me, _) = require(&principal, Role::Launcher)?;
     let Json(req) = body?;
-    launch_request(&state, me, &req).await
+    Ok(launch_request(&state, Some(me), &req).await?.into_response())
+}
+
+/// What a launch request came to: a dry run's plan, or the stored experiment.
+pub enum Launched {
+    DryRun(Box<LaunchPlan>),
+    Stored { id: i64, url: String, trials: usize },
+}
+
+impl IntoResponse for Launched {
+    fn into_response(self) -> Response {
+        match self {
+            Launched::DryRun(plan) => Json(json!({"dry_run": true, "plan": plan})).into_response(),
+            Launched::Stored { id, url, trials } => {
+                (axum::http::StatusCode::CREATED, Json(json!({"id": id, "url": url, "trials": trials}))).into_response()
+            }
+        }
+    }
 }
 
 /// Resolves a launch request and, unless it is a dry run, stores it and wakes the scheduler (also
-/// behind re-run).
-pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiResult<Response> {
+/// behind re-run and the schedules, which launch as nobody: `me` is `None`).
+pub async fn launch_request(state: &AppState, me: Option<i64>, req: &JsonLaunch) -> ApiResult<Launched> {
     let suite = match state.store.suite_by_name(&req.suite).await {
         Ok(s) => s,
         Err(store::StoreError::NotFound { .. }) => return Err(ApiError::BadRequest(format!("suite: there is no suite {:?}", req.suite))),
@@ -59,10 +76,18 @@ pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiR
         finelog_url: state.launcher.finelog.clone().unwrap_or_else(|_| "http://finelog.pending".into()),
         python: state.launcher.python.as_ref().map(|p| p.to_string_lossy().into_owned()),
     };
-    let mut plan = resolve(req, &definition, &ctx).await.map_err(ApiError::BadRequest)?;
+    let reused = match &req.reuse_baseline {
+        Some(choice) => {
+            let fingerprint = definition.validate_fingerprint(&req.fingerprint).map_err(ApiError::BadRequest)?;
+            let found = crate::launch::reuse::find(state, suite.id, &definition, &fingerprint, choice, store::now_ms()).await;
+            Some(found.map_err(|e| ApiError::BadRequest(format!("{e} — {}", crate::launch::reuse::OFFER)))?)
+        }
+        None => None,
+    };
+    let mut plan = resolve(req, &definition, &ctx, reused.as_ref()).await.map_err(ApiError::BadRequest)?;
     plan.estimate_from(&state.store.recent_trial_seconds(suite.id, 20).await?);
     if req.dry_run {
-        return Ok(Json(json!({"dry_run": true, "plan": plan})).into_response());
+        return Ok(Launched::DryRun(Box::new(plan)));
     }
     if let (Err(why), judge::ExperimentKind::Pipeline) = (&state.launcher.finelog, definition.kind) {
         return Err(ApiError::Unavailable(format!(
@@ -76,14 +101,14 @@ pub async fn launch_request(state: &AppState, me: i64, req: &JsonLaunch) -> ApiR
     }
     let id = crate::launch::submit::store_launch(&state.store, suite.id, &definition, &plan, me).await?;
     let detail = json!({"suite": definition.name, "arms": plan.arms.iter().map(|a| json!({"name": a.name, "sha": a.sha})).collect::<Vec<_>>(),
-        "budgets": req.budgets});
-    state.store.audit(Some(me), "experiment.launch", &format!("experiment:{id}"), None, &detail).await?;
+        "budgets": req.budgets, "reused_baseline": plan.reused_baseline.as_ref().map(|r| r.experiment_id)});
+    state.store.audit(me, "experiment.launch", &format!("experiment:{id}"), None, &detail).await?;
     if let Some(reason) = &plan.exemption {
-        state.store.audit(Some(me), "exemption.request", &format!("experiment:{id}"), Some(reason), &json!({})).await?;
+        state.store.audit(me, "exemption.request", &format!("experiment:{id}"), Some(reason), &json!({})).await?;
     }
     state.launcher.notify.notify_one();
     let url = format!("{}/experiments/{id}", state.auth.base_url);
-    Ok((axum::http::StatusCode::CREATED, Json(json!({"id": id, "url": url, "trials": plan.trials.len()}))).into_response())
+    Ok(Launched::Stored { id, url, trials: plan.trials.len() })
 }
 
 /// Stops an experiment: queued trials are cancelled, running ones stopped (their process groups),

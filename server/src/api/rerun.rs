@@ -9,7 +9,7 @@ use crate::launch::request::{JsonBudgets, JsonExtraArm, JsonLaunch};
 use crate::launch::submit::StoredPlan;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use store::people::Role;
 
@@ -26,15 +26,19 @@ fn rerun_title(title: &str, id: i64) -> String {
 pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
     let launch = &plan.launch;
     let sha_of = |name: &str| launch.arms.iter().find(|a| a.name == name).map(|a| a.sha.clone());
-    let head = if launch.calibration { sha_of("calibration") } else { sha_of("treatment") };
+    let head = match (launch.calibration, launch.baseline) {
+        (true, _) => sha_of("calibration"),
+        (_, true) => sha_of(store::schedules::BASELINE_ARM),
+        _ => sha_of("treatment"),
+    };
     JsonLaunch {
         suite: launch.suite.clone(),
         head: head.unwrap_or_default(),
-        base: if launch.calibration { None } else { sha_of("control") },
+        base: if launch.calibration || launch.baseline { None } else { sha_of("control") },
         arms: launch
             .arms
             .iter()
-            .filter(|a| !matches!(a.name.as_str(), "control" | "treatment" | "calibration"))
+            .filter(|a| !matches!(a.name.as_str(), "control" | "treatment" | "calibration" | store::schedules::BASELINE_ARM))
             .map(|a| JsonExtraArm { name: a.name.clone(), git_ref: a.sha.clone(), config: a.config.clone() })
             .collect(),
         fingerprint: launch.fingerprint.clone().into_iter().collect(),
@@ -45,6 +49,9 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         // The budgets the original was judged with (its own, or the suite's at the time).
         budgets: plan.suite.warp.as_ref().map(|w| JsonBudgets { fail_pct: w.fail_pct, warn_pct: w.warn_pct }),
         calibration: launch.calibration,
+        baseline: launch.baseline,
+        // A re-run runs its control again (at the SHA the reused baseline measured).
+        reuse_baseline: None,
         dry_run: false,
     }
 }
@@ -57,7 +64,7 @@ pub async fn rerun(State(state): State<AppState>, Extension(principal): Extensio
     let plan: StoredPlan = serde_json::from_value(plan)
         .map_err(|_| ApiError::Conflict(format!("experiment {id} was imported or has no launch plan, so it cannot be re-run")))?;
     let req = rerun_request(id, &plan);
-    let response = super::experiments::launch_request(&state, me, &req).await?;
+    let response = super::experiments::launch_request(&state, Some(me), &req).await?.into_response();
     state.store.audit(Some(me), "experiment.rerun", &format!("experiment:{id}"), None, &serde_json::json!({})).await?;
     Ok(response)
 }

@@ -7,6 +7,7 @@ pub mod git;
 pub mod owned_finelog;
 pub mod plan;
 pub mod request;
+pub mod reuse;
 pub mod runner;
 pub mod scheduler;
 pub mod submit;

@@ -40,8 +40,43 @@ pub struct JsonLaunch {
     /// profile for this fingerprint.
     #[serde(default)]
     pub calibration: bool,
+    /// A baseline run: `head` alone (one `baseline` arm), measured and not compared; later launches
+    /// with the same fingerprint may reuse it as their control (pipeline suites).
+    #[serde(default)]
+    pub baseline: bool,
+    /// Reuse a baseline run as the control instead of running one: its experiment id, or `"latest"`
+    /// (the newest one that matches). Refused, with the field named, unless its fingerprint equals this
+    /// launch's, its measurements are still complete, and it is younger than the suite's maximum age.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub reuse_baseline: Option<ReuseBaseline>,
     #[serde(default)]
     pub dry_run: bool,
+}
+
+/// Which baseline run a launch reuses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ReuseBaseline {
+    Experiment(i64),
+    Latest(LatestWord),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatestWord {
+    Latest,
+}
+
+/// The baseline run an experiment reused as its control (kept with its plan and shown on its page).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReusedBaseline {
+    pub experiment_id: i64,
+    pub sha: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    /// When the baseline ended (ms since the epoch).
+    pub finished_at: i64,
 }
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
@@ -126,6 +161,12 @@ pub struct LaunchPlan {
     pub estimate_basis: Option<String>,
     pub exemption: Option<String>,
     pub calibration: bool,
+    /// A baseline run (one `baseline` arm, no verdict).
+    #[serde(default)]
+    pub baseline: bool,
+    /// The baseline run reused as the control (which then has no trials of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_baseline: Option<ReusedBaseline>,
 }
 
 /// Where the plan's argv points for things only a launch knows.
@@ -138,8 +179,14 @@ pub struct RunContext<'a> {
     pub python: Option<String>,
 }
 
-/// Checks the request and resolves it against the suite and its repository.
-pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext<'_>) -> Result<LaunchPlan, String> {
+/// Checks the request and resolves it against the suite and its repository; `reused` is the baseline
+/// run already found (and checked) for `reuse_baseline`.
+pub async fn resolve(
+    req: &JsonLaunch,
+    suite: &SuiteDefinition,
+    ctx: &RunContext<'_>,
+    reused: Option<&ReusedBaseline>,
+) -> Result<LaunchPlan, String> {
     for (field, r) in [("head", Some(&req.head)), ("base", req.base.as_ref())] {
         if let Some(r) = r {
             rules::check_ref(field, r)?;
@@ -166,6 +213,18 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
     if req.calibration && (req.base.is_some() || !req.arms.is_empty() || trials < 2) {
         return Err("calibration: give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)".into());
     }
+    if req.baseline && (req.base.is_some() || !req.arms.is_empty() || req.calibration || req.reuse_baseline.is_some()) {
+        return Err("baseline: give `head` alone: no `base`, extra arms, calibration or reuse (a baseline runs one SHA)".into());
+    }
+    if req.reuse_baseline.is_some() && (req.base.is_some() || req.calibration) {
+        return Err("reuse_baseline: the reused baseline is the control; leave out `base` and calibration".into());
+    }
+    if (req.baseline || req.reuse_baseline.is_some()) && suite.kind == judge::ExperimentKind::Warp {
+        return Err("baseline: a warp suite compares its arms phase by phase on one host; launch an A/B instead".into());
+    }
+    if req.reuse_baseline.is_some() != reused.is_some() {
+        return Err("reuse_baseline: no baseline run was found for it".into());
+    }
     for (i, arm) in req.arms.iter().enumerate() {
         rules::check_arm_name(&arm.name, req.arms[..i].iter().map(|a| a.name.as_str()))?;
         rules::check_ref(&format!("arm {:?} ref", arm.name), &arm.git_ref)?;
@@ -176,17 +235,19 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
 
     let repo = Repo::open(&suite.repository, ctx.data_dir).await?;
     let head_sha = repo.resolve(&req.head).await?;
-    let (base_ref, base_sha) = match &req.base {
-        Some(b) => (b.clone(), repo.resolve(b).await?),
-        None => {
+    let (base_ref, base_sha) = match (&req.base, reused) {
+        (_, Some(r)) => (format!("baseline #{} ({})", r.experiment_id, r.git_ref), r.sha.clone()),
+        (Some(b), None) => (b.clone(), repo.resolve(b).await?),
+        _ if req.calibration || req.baseline => (String::new(), head_sha.clone()),
+        (None, None) => {
             let branch = repo.resolve(&suite.base_branch).await.map_err(|e| format!("{e} (the suite's base branch)"))?;
             let mb = repo.merge_base(&branch, &head_sha).await?;
             (format!("merge-base({}, {})", suite.base_branch, req.head), mb)
         }
     };
-    let mut arms = if req.calibration {
+    let mut arms = if req.calibration || req.baseline {
         vec![PlannedArm {
-            name: "calibration".into(),
+            name: if req.baseline { store::schedules::BASELINE_ARM.into() } else { "calibration".into() },
             role: "control".into(),
             git_ref: req.head.clone(),
             sha: head_sha.clone(),
@@ -219,8 +280,10 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         estimated_minutes = Some((super::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
         estimate_basis = Some("the matrix settings (warm-up, duration, rounds and cool-down of every load run)".to_string());
     }
-    for t in plan(arms.len(), trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
-        let arm = &arms[t.arm];
+    // A reused control has no trials: the plan covers the arms after it.
+    let skip = usize::from(reused.is_some());
+    for t in plan(arms.len() - skip, trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
+        let arm = &arms[t.arm + skip];
         let run_tag = format!("arb-{}-{}", ctx.label, t.seq);
         let worktree = worktree_dir(ctx.data_dir, &ctx.label, &arm.name);
         let vars =
@@ -228,9 +291,10 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         let argv = suite.render_argv(&fingerprint, &vars)?;
         runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv, phase: None });
     }
-    let title = req.title.clone().unwrap_or_else(|| match req.calibration {
-        true => format!("{}: calibration of {}", suite.name, req.head),
-        false => format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head),
+    let title = req.title.clone().unwrap_or_else(|| match (req.calibration, req.baseline) {
+        (true, _) => format!("{}: calibration of {}", suite.name, req.head),
+        (_, true) => format!("{}: baseline of {}", suite.name, req.head),
+        _ => format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head),
     });
     Ok(LaunchPlan {
         suite: suite.name.clone(),
@@ -248,6 +312,8 @@ pub async fn resolve(req: &JsonLaunch, suite: &SuiteDefinition, ctx: &RunContext
         trials: runs,
         exemption,
         calibration: req.calibration,
+        baseline: req.baseline,
+        reused_baseline: reused.cloned(),
     })
 }
 

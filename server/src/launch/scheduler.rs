@@ -313,6 +313,9 @@ async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial], pla
     if plan.launch.calibration {
         return calibrate(state, experiment_id, plan, trials).await;
     }
+    if plan.launch.baseline {
+        return measure_baseline(state, experiment_id, plan, trials).await;
+    }
     if plan.suite.kind == judge::ExperimentKind::Warp {
         return super::warp::schedule::finish(state, experiment_id, plan, trials).await;
     }
@@ -356,6 +359,7 @@ async fn verdict(
     let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
     let mut lost = Vec::new();
     let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut reasons_before = Vec::new();
     for t in latest.values() {
         let arm = arm_name(t.arm_id);
         let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
@@ -381,6 +385,19 @@ async fn verdict(
         .iter()
         .map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() })
         .collect();
+    if let Some(b) = &plan.launch.reused_baseline {
+        let (baseline_rows, baseline_specs) =
+            succeeded_measurements(state, &store.trials(b.experiment_id).await.map_err(|e| e.to_string())?).await;
+        rows.extend(baseline_rows);
+        specs.insert(control.clone(), baseline_specs);
+        reasons_before.push(format!(
+            "control: baseline #{} ({} at {}, ended {}) reused, not run again",
+            b.experiment_id,
+            b.git_ref,
+            &b.sha[..b.sha.len().min(10)],
+            judge::units::utc_rfc3339(b.finished_at / 1000)
+        ));
+    }
     let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
     let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), noise, ..PipelineConfig::default() };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
@@ -398,6 +415,7 @@ async fn verdict(
         }
     }
     reasons.extend(lost);
+    reasons.extend(reasons_before);
     reasons.push(match &profile {
         Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
         None => "uncalibrated: default thresholds (launch a calibration of this suite and fingerprint to set them)".to_string(),
@@ -409,13 +427,7 @@ async fn verdict(
 /// fingerprint (replacing an older one). It has no verdict.
 async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
     let store = &state.store;
-    let mut rows = Vec::new();
-    let mut specs = Vec::new();
-    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
-        let (Ok(run), Ok(r)) = (store.trial_run(t.id).await, store.stage_rows(t.id).await) else { continue };
-        rows.extend(r);
-        specs.push(TrialSpec { execution_ids: run.execution_ids });
-    }
+    let (rows, specs) = succeeded_measurements(state, trials).await;
     let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
     let result = async {
         if specs.len() < 2 {
@@ -441,6 +453,40 @@ async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, tria
         }
     };
     let _ = store.set_experiment_status(experiment_id, status).await;
+}
+
+/// The stage rows and executions of the succeeded trials.
+async fn succeeded_measurements(state: &AppState, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
+    let mut rows = Vec::new();
+    let mut specs = Vec::new();
+    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
+        let (Ok(run), Ok(r)) = (state.store.trial_run(t.id).await, state.store.stage_rows(t.id).await) else { continue };
+        rows.extend(r);
+        specs.push(TrialSpec { execution_ids: run.execution_ids });
+    }
+    (rows, specs)
+}
+
+/// A baseline run's end: measured, not compared. Its levels (the judge's report of the arm against
+/// itself, whose control side is the arm) feed the trend charts; it has no verdict.
+async fn measure_baseline(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let (rows, specs) = succeeded_measurements(state, trials).await;
+    let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), ..PipelineConfig::default() };
+    let itself = [ArmSpec { name: store::schedules::BASELINE_ARM.into(), trials: specs.clone() }];
+    let result = judge::pipeline::judge(&rows, &specs, &itself, &config)
+        .map_err(|e| e.to_string())
+        .and_then(|r| serde_json::to_value(&r).map_err(|e| e.to_string()));
+    let recorded = match result {
+        Ok(report) => state.store.record_baseline(experiment_id, &report).await.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("no measurements: {e}")),
+    };
+    match recorded {
+        Ok(()) => tracing::info!(experiment_id, trials = specs.len(), "baseline measured"),
+        Err(e) => {
+            tracing::error!(experiment_id, error = %e, "the baseline run has no usable measurements");
+            let _ = state.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
 }
 
 /// After a restart: every trial this host left `running` is settled from its supervisor's status

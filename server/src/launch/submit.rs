@@ -1,7 +1,6 @@
 //! Storing a resolved launch: the experiment, its arms and every planned trial (queued) go into the
 //! store before anything runs; the scheduler takes it from there.
 
-use super::plan::plan;
 use super::request::LaunchPlan;
 use crate::suites::definition::SuiteDefinition;
 use serde::{Deserialize, Serialize};
@@ -27,7 +26,13 @@ impl StoredPlan {
 }
 
 /// Stores the launch and its queued trials; returns the experiment id.
-pub async fn store_launch(store: &Store, suite_id: i64, suite: &SuiteDefinition, launch: &LaunchPlan, by: i64) -> Result<i64, StoreError> {
+pub async fn store_launch(
+    store: &Store,
+    suite_id: i64,
+    suite: &SuiteDefinition,
+    launch: &LaunchPlan,
+    by: Option<i64>,
+) -> Result<i64, StoreError> {
     let stored = StoredPlan { suite: suite.clone(), launch: LaunchPlan { trials: Vec::new(), ..launch.clone() } };
     let new = InsertExperiment {
         suite_id: Some(suite_id),
@@ -37,7 +42,7 @@ pub async fn store_launch(store: &Store, suite_id: i64, suite: &SuiteDefinition,
         head_ref: Some(launch.arms.last().map(|a| a.git_ref.clone()).unwrap_or_default()),
         fingerprint: serde_json::to_value(&launch.fingerprint)?,
         plan: serde_json::to_value(&stored)?,
-        launched_by: Some(by),
+        launched_by: by,
         arms: launch
             .arms
             .iter()
@@ -52,28 +57,16 @@ pub async fn store_launch(store: &Store, suite_id: i64, suite: &SuiteDefinition,
     };
     let id = store.insert_experiment(&new).await?;
     let arm_ids: Vec<i64> = store.arms(id).await?.into_iter().map(|a| a.0).collect();
-    let trials: Vec<InsertTrial> = if launch.trials.iter().any(|t| t.phase.is_some()) {
-        // Warp: the phases as planned, each with its drive-sync cell and leg.
-        launch
-            .trials
-            .iter()
-            .filter_map(|t| {
-                let arm = launch.arms.iter().position(|a| a.name == t.arm)?;
-                let phase = t.phase.as_ref()?;
-                Some(InsertTrial {
-                    arm_id: arm_ids[arm],
-                    seq: t.seq as i64,
-                    cell: Some(crate::launch::warp::plan::cell(phase.drive_sync, &phase.leg)),
-                    repeat_index: t.repeat as i64,
-                })
-            })
-            .collect()
-    } else {
-        plan(arm_ids.len(), launch.trials_per_arm as usize, launch.order)
-            .into_iter()
-            .map(|t| InsertTrial { arm_id: arm_ids[t.arm], seq: t.seq as i64, cell: None, repeat_index: t.repeat as i64 })
-            .collect()
-    };
+    // The trials as planned (a warp phase with its drive-sync cell and leg; a reused control has none).
+    let trials: Vec<InsertTrial> = launch
+        .trials
+        .iter()
+        .filter_map(|t| {
+            let arm = launch.arms.iter().position(|a| a.name == t.arm)?;
+            let cell = t.phase.as_ref().map(|p| crate::launch::warp::plan::cell(p.drive_sync, &p.leg));
+            Some(InsertTrial { arm_id: arm_ids[arm], seq: t.seq as i64, cell, repeat_index: t.repeat as i64 })
+        })
+        .collect();
     if let Err(e) = store.insert_trials(id, &trials).await {
         // Never leave an experiment that looks queued but has nothing to run.
         store.set_experiment_status(id, judge::ExperimentStatus::Errored).await.ok();

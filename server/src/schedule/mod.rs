@@ -1,4 +1,7 @@
-//! Scheduled baselines (#12, in progress): cron expressions in UTC, computed without a clock of their
-//! own so that the ticker can be driven by a fast clock in tests.
+//! Scheduled baselines: a suite's `[[schedules]]` (spec), cron ticks in UTC computed without a clock
+//! of their own (cron), and the ticker that claims each due tick in the store and launches it (tick),
+//! driven by an injected clock so that tests run it fast.
 
 pub mod cron;
+pub mod spec;
+pub mod tick;

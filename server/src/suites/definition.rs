@@ -50,10 +50,19 @@ pub struct SuiteDefinition {
     /// Where to send word of a regression, a gate FAIL or an infrastructure failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify: Option<crate::notify::NotifySpec>,
+    /// Scheduled runs of a ref (`[[schedules]]`): baselines, or A/Bs against the last good SHA.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<crate::schedule::spec::ScheduleSpec>,
+    /// How old a baseline run may be and still be reused as a launch's control.
+    #[serde(default = "default_baseline_age")]
+    pub baseline_max_age_hours: u32,
 }
 
 fn default_base_branch() -> String {
     "main".into()
+}
+fn default_baseline_age() -> u32 {
+    168
 }
 fn default_timeout() -> u32 {
     60
@@ -179,6 +188,7 @@ impl SuiteDefinition {
         if let Some(notify) = &self.notify {
             notify.check()?;
         }
+        crate::schedule::spec::check_all(self)?;
         if self.kind == ExperimentKind::Warp {
             return self.check_warp();
         }

@@ -166,6 +166,7 @@ pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+pub mod bench;
 pub mod example;
 pub mod finelog;
 pub mod git;

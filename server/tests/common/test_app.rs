@@ -29,6 +29,7 @@ pub struct TestAppBuilder {
     finelog_url: Option<String>,
     python: Option<std::path::PathBuf>,
     scheduler: bool,
+    database_url: Option<String>,
 }
 
 pub struct TestApp {
@@ -151,6 +152,7 @@ impl TestApp {
             finelog_url: None,
             python: None,
             scheduler: false,
+            database_url: None,
         }
     }
 
@@ -276,6 +278,11 @@ impl TestAppBuilder {
         self.python = Some(python);
         self
     }
+    /// The store (default: SQLite in the app's temp dir); two apps on one database are two replicas.
+    pub fn database_url(mut self, url: &str) -> Self {
+        self.database_url = Some(url.to_string());
+        self
+    }
     pub fn metrics_token(mut self, secret: &str) -> Self {
         self.metrics_token = Some(secret.to_string());
         self
@@ -290,7 +297,7 @@ impl TestAppBuilder {
         let dir = tempfile::tempdir().unwrap();
         let args = ServeArgs {
             addr: "127.0.0.1:0".parse().unwrap(),
-            store: StoreArgs { database_url: None, data_dir: dir.path().join("data") },
+            store: StoreArgs { database_url: self.database_url.clone(), data_dir: dir.path().join("data") },
             site_root: dir.path().join("site"),
             suites_dir: dir.path().join("suites"),
             // Without the scheduler no trial runs, so launches only need some finelog URL to be accepted.

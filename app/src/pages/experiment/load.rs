@@ -67,6 +67,10 @@ pub struct ExperimentView {
     pub may_rerun: bool,
     /// Imported from files (`arbiter import`): Arbiter judged it but did not run it.
     pub imported: bool,
+    /// A baseline run (measured, not compared).
+    pub baseline: bool,
+    /// The baseline run reused as the control.
+    pub reused_baseline: Option<i64>,
 }
 
 /// Most files listed on the page; the rest stay downloadable by path.
@@ -237,6 +241,8 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         may_cancel: may_share && !ended,
         may_rerun: may_launch && detail.launched && ended,
         imported: detail.imported,
+        baseline: detail.baseline,
+        reused_baseline: detail.reused_baseline,
         may_share,
     })
 }

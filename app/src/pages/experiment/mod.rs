@@ -85,6 +85,12 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
             <dt>"Judged with"</dt><dd>{view.noise.clone()}</dd>
+            {view.baseline.then(|| view! {
+                <dt>"Baseline"</dt><dd>"Measured, not compared: it has no verdict; its levels feed the suite's trends, and a launch with the same fingerprint may reuse it as its control (" <code>"reuse_baseline"</code> ")."</dd>
+            })}
+            {view.reused_baseline.map(|b| view! {
+                <dt>"Control"</dt><dd>"Baseline " <a href=format!("/experiments/{b}")>"#" {b}</a> " reused: its trials were not run again."</dd>
+            })}
             {view.imported.then(|| view! {
                 <dt>"Imported"</dt><dd>"Arbiter did not run this experiment: it judged results measured elsewhere (" <code>"arbiter import"</code> ")."</dd>
             })}
@@ -101,6 +107,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                 <Charts id charts=view.charts.clone() log=view.log />
                 <warp::GateView gate=*gate provenance />
             }.into_any(),
+            None if view.baseline && s.status == judge::ExperimentStatus::Judged => view! { <p class="muted">"A baseline has no report of its own: see its stages on the suite's trends."</p> }.into_any(),
             None => view! { <p class="muted">"No report yet: the judge runs when every trial has ended."</p> }.into_any(),
         }}
         <trials::Timeline trials=view.trials.clone() />

@@ -1,0 +1,145 @@
+//! Scheduled baselines: the claim of each cron tick (exclusive across replicas through the UNIQUE key
+//! of `schedule_runs`), what the tick did, and the pool of baseline runs a launch may reuse.
+
+use crate::{now_ms, on_pool, Store, StoreError};
+use serde::{Deserialize, Serialize};
+
+/// One tick of a schedule and what it did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct ScheduleRun {
+    pub id: i64,
+    pub schedule: String,
+    /// The cron tick (ms since the epoch), not when it ran.
+    pub tick_at: i64,
+    pub claimed_by: String,
+    pub claimed_at: i64,
+    /// `claimed` (in progress), `launched`, `skipped` or `failed`.
+    pub outcome: String,
+    pub sha: Option<String>,
+    pub experiment_id: Option<i64>,
+    pub detail: Option<String>,
+}
+
+/// A baseline run (one arm, measured, not compared) that a launch may reuse as its control.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
+pub struct BaselineRun {
+    pub experiment_id: i64,
+    pub suite_id: Option<i64>,
+    pub status: String,
+    pub sha: Option<String>,
+    pub git_ref: Option<String>,
+    /// The workload fingerprint's JSON.
+    pub fingerprint: String,
+    pub finished_at: Option<i64>,
+}
+
+/// The arm name that marks a baseline run.
+pub const BASELINE_ARM: &str = "baseline";
+
+impl Store {
+    /// Claims one tick for `worker`: the run's id, or `None` when a replica (or an earlier start) has
+    /// already claimed it.
+    pub async fn claim_tick(&self, suite_id: i64, schedule: &str, tick_at: i64, worker: &str) -> Result<Option<i64>, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "INSERT INTO schedule_runs (suite_id, schedule, tick_at, claimed_by, claimed_at, outcome) VALUES ($1, $2, $3, $4, $5, 'claimed') \
+                 ON CONFLICT (suite_id, schedule, tick_at) DO NOTHING RETURNING id",
+            )
+            .bind(suite_id).bind(schedule).bind(tick_at).bind(worker).bind(now)
+            .fetch_optional(pool).await
+        })?)
+    }
+
+    /// Records what a claimed tick did.
+    pub async fn finish_tick(
+        &self,
+        id: i64,
+        outcome: &str,
+        sha: Option<&str>,
+        experiment_id: Option<i64>,
+        detail: &str,
+    ) -> Result<(), StoreError> {
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE schedule_runs SET outcome = $1, sha = $2, experiment_id = $3, detail = $4 WHERE id = $5")
+                .bind(outcome).bind(sha).bind(experiment_id).bind(detail).bind(id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
+    /// The SHA the schedule last launched (an unchanged ref is skipped).
+    pub async fn last_scheduled_sha(&self, suite_id: i64, schedule: &str) -> Result<Option<String>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "SELECT sha FROM schedule_runs WHERE suite_id = $1 AND schedule = $2 AND outcome = 'launched' ORDER BY tick_at DESC LIMIT 1",
+            )
+            .bind(suite_id).bind(schedule).fetch_optional(pool).await
+        })?)
+    }
+
+    /// The SHA of the schedule's newest run that ended judged without a regression or a gate FAIL.
+    pub async fn last_good_scheduled_sha(&self, suite_id: i64, schedule: &str) -> Result<Option<String>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "SELECT r.sha FROM schedule_runs r JOIN experiments e ON e.id = r.experiment_id \
+                 WHERE r.suite_id = $1 AND r.schedule = $2 AND r.outcome = 'launched' AND e.status = 'judged' \
+                   AND (e.verdict IS NULL OR e.verdict NOT IN ('regression', 'FAIL')) \
+                 ORDER BY r.tick_at DESC LIMIT 1",
+            )
+            .bind(suite_id).bind(schedule).fetch_optional(pool).await
+        })?)
+    }
+
+    /// A suite's newest schedule runs.
+    pub async fn schedule_runs(&self, suite_id: i64, limit: i64) -> Result<Vec<ScheduleRun>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, schedule, tick_at, claimed_by, claimed_at, outcome, sha, experiment_id, detail FROM schedule_runs \
+                 WHERE suite_id = $1 ORDER BY tick_at DESC, id DESC LIMIT $2",
+            )
+            .bind(suite_id).bind(limit).fetch_all(pool).await
+        })?)
+    }
+
+    /// A suite's ended baseline runs, newest first.
+    pub async fn baseline_runs(&self, suite_id: i64, limit: i64) -> Result<Vec<BaselineRun>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT e.id AS experiment_id, e.suite_id, e.status, a.sha, a.git_ref, e.fingerprint, e.finished_at \
+                 FROM experiments e JOIN arms a ON a.experiment_id = e.id AND a.name = $2 \
+                 WHERE e.suite_id = $1 AND e.status = 'judged' ORDER BY e.finished_at DESC, e.id DESC LIMIT $3",
+            )
+            .bind(suite_id).bind(BASELINE_ARM).bind(limit).fetch_all(pool).await
+        })?)
+    }
+
+    /// One experiment as a baseline run, whatever its state; `None` when it has no baseline arm.
+    pub async fn baseline_run(&self, experiment_id: i64) -> Result<Option<BaselineRun>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT e.id AS experiment_id, e.suite_id, e.status, a.sha, a.git_ref, e.fingerprint, e.finished_at \
+                 FROM experiments e JOIN arms a ON a.experiment_id = e.id AND a.name = $2 WHERE e.id = $1",
+            )
+            .bind(experiment_id).bind(BASELINE_ARM).fetch_optional(pool).await
+        })?)
+    }
+
+    /// Ends a baseline run: it is measured, not compared, so it has no verdict; its levels (`report`, in
+    /// the judge's report shape) feed the trend charts like a judged experiment's control.
+    pub async fn record_baseline(&self, experiment_id: i64, report: &serde_json::Value) -> Result<(), StoreError> {
+        let kind: String = on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT kind FROM experiments WHERE id = $1").bind(experiment_id).fetch_optional(pool).await
+        })?
+        .ok_or_else(|| StoreError::NotFound { what: "experiment", key: experiment_id.to_string() })?;
+        let points = judge::trend::points(kind.parse()?, report);
+        let now = now_ms();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("UPDATE experiments SET verdict = NULL, status = 'judged', finished_at = $1 WHERE id = $2")
+                .bind(now).bind(experiment_id).execute(&mut *tx).await?;
+            crate::trends::write_points!(tx, experiment_id, points.iter());
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+}
