@@ -118,6 +118,22 @@ async fn admins_save_suites_checked_like_files_and_launchers_only_read_them() {
     assert_eq!(app.store.suite_by_name("made-here").await.unwrap().definition["repository"], "/srv/repo");
 }
 
+/// Point `i` of a stepped series: a judged experiment (the probe's report) whose control CPU is 10 %
+/// higher from the ninth on, with ±0.5 % wobble; its control SHA is `i`.
+async fn step_point(app: &TestApp, suite_id: i64, i: usize, judged: &(judge::Verdict, Vec<String>, serde_json::Value)) -> i64 {
+    let (verdict, reasons, report) = judged;
+    let mut new = store::testing::sample_experiment(ExperimentKind::Pipeline, &format!("nightly {i}"));
+    new.suite_id = Some(suite_id);
+    new.arms[0].sha = Some(format!("{i:040x}"));
+    let id = app.store.insert_experiment(&new).await.unwrap();
+    let mut r = report.clone();
+    let factor = if i >= 8 { 1.10 } else { 1.0 } * (1.0 + 0.005 * ((i * 7 % 5) as f64 - 2.0) / 2.0);
+    let cpu = &mut r["treatments"][0]["total"]["cpu_control"];
+    *cpu = json!(cpu.as_f64().unwrap() * factor);
+    app.store.record_verdict(id, *verdict, reasons, &r, None).await.unwrap();
+    id
+}
+
 /// A real series: fourteen judged experiments of a suite whose control CPU steps up 10 % from the
 /// ninth on (with ±0.5 % wobble). The page finds the change point, links the first experiment after it
 /// and the commit range; a launcher marks it expected, which the page and the audit log then show.
@@ -126,19 +142,10 @@ async fn a_step_in_a_stored_series_is_a_change_point_a_launcher_can_mark() {
     let app = TestApp::builder().start().await;
     let suite_id = suite(&app, "steps").await;
     let probe = app.judged_pipeline("probe").await;
-    let (verdict, reasons, report) = app.store.latest_verdict(probe).await.unwrap().unwrap();
+    let judged = app.store.latest_verdict(probe).await.unwrap().unwrap();
     let mut ids = Vec::new();
     for i in 0..14 {
-        let mut new = store::testing::sample_experiment(ExperimentKind::Pipeline, &format!("nightly {i}"));
-        new.suite_id = Some(suite_id);
-        new.arms[0].sha = Some(format!("{i:040x}"));
-        let id = app.store.insert_experiment(&new).await.unwrap();
-        let mut r = report.clone();
-        let factor = if i >= 8 { 1.10 } else { 1.0 } * (1.0 + 0.005 * ((i * 7 % 5) as f64 - 2.0) / 2.0);
-        let cpu = &mut r["treatments"][0]["total"]["cpu_control"];
-        *cpu = json!(cpu.as_f64().unwrap() * factor);
-        app.store.record_verdict(id, verdict, &reasons, &r, None).await.unwrap();
-        ids.push(id);
+        ids.push(step_point(&app, suite_id, i, &judged).await);
     }
     let launcher = app.signed_in(Role::Launcher).await;
     let page = launcher.get("/trends?suite=steps&metric=cpu-s").await.text;
@@ -196,4 +203,60 @@ async fn a_step_in_a_stored_series_is_a_change_point_a_launcher_can_mark() {
             .any(|e| e["action"] == "changepoint.acknowledge" && e["reason"] == "bigger sample from this commit on"),
         "{audit}"
     );
+}
+
+/// The same stepped series, each experiment's end notified as the scheduler does: the suite's webhook
+/// is sent one `change_point` payload, naming the first experiment after the step, once the step is
+/// detectable — not again for later experiments, and nothing before it.
+#[tokio::test]
+async fn a_new_change_point_is_posted_to_the_suites_webhook_once() {
+    use std::sync::{Arc, Mutex};
+    let app = TestApp::builder().start().await;
+    let suite_id = suite(&app, "steps").await;
+    let seen: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
+    let keep = seen.clone();
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<serde_json::Value>| {
+            let keep = keep.clone();
+            async move {
+                keep.lock().unwrap().push(body);
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let spec: server::notify::NotifySpec = toml::from_str(&format!("webhook = \"{hook}\"\nevents = [\"change_point\"]")).unwrap();
+
+    let probe = app.judged_pipeline("probe").await;
+    let judged = app.store.latest_verdict(probe).await.unwrap().unwrap();
+    let mut ids = Vec::new();
+    let mut sent_after = Vec::new();
+    for i in 0..14 {
+        let id = step_point(&app, suite_id, i, &judged).await;
+        ids.push(id);
+        server::notify::experiment_ended(&app.state, id, Some(&spec), Some(suite_id)).await;
+        let rows = app.store.notifications(suite_id, 50).await.unwrap();
+        sent_after.push(rows.len());
+    }
+    assert_eq!(sent_after[..8], [0; 8], "no change before the step");
+    assert_eq!(*sent_after.last().unwrap(), 1, "one notification in all: {sent_after:?}");
+    let first = sent_after.iter().position(|n| *n == 1).unwrap();
+    assert!((10..=12).contains(&first), "found within a few points after the step (after point {first})");
+    let rows = app.store.notifications(suite_id, 50).await.unwrap();
+    assert_eq!((rows[0].event.as_str(), rows[0].experiment_id), ("change_point", ids[8]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while seen.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the webhook was not called");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let body = seen.lock().unwrap()[0].clone();
+    assert_eq!(body["event"], "change_point");
+    assert_eq!(body["experiment"]["id"], ids[8]);
+    let change = body["changes"].as_array().unwrap().iter().find(|c| c["metric"] == "cpu-s").expect("the CPU series changed");
+    assert_eq!((change["last_before"].as_i64(), change["first_after"].as_i64()), (Some(ids[7]), Some(ids[8])));
+    assert!((8.0..12.0).contains(&change["change_pct"].as_f64().unwrap()), "{change}");
+    assert!(body["text"].as_str().unwrap().starts_with("*Change point* in suite steps from <"), "{body}");
 }

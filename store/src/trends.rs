@@ -106,6 +106,14 @@ impl Store {
         Ok(out)
     }
 
+    /// The series an experiment has points in: (metric, item, fingerprint).
+    pub async fn experiment_series(&self, experiment_id: i64) -> Result<Vec<(String, String, String)>, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_as("SELECT metric, item, fingerprint FROM trend_points WHERE experiment_id = $1 ORDER BY item, metric")
+                .bind(experiment_id).fetch_all(pool).await
+        })?)
+    }
+
     /// The points of the query's items, oldest first (at most `limit` newest per item).
     pub async fn trend(&self, q: &TrendQuery) -> Result<Vec<TrendRow>, StoreError> {
         let mut out = Vec::new();

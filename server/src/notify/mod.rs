@@ -5,6 +5,8 @@
 //! `[notify.commit_status]` also sets a commit status on the treatment's SHA through a GitHub-style API
 //! (`POST {api}/repos/{repository}/statuses/{sha}`) when any experiment of the suite ends.
 
+pub mod change_points;
+
 use crate::state::AppState;
 use judge::{ExperimentStatus, TrialState, Verdict};
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,8 @@ pub enum NotifyEvent {
     Fail,
     /// The experiment errored, or a trial was lost to the infrastructure (after its retry).
     InfraFailure,
+    /// The experiment's trend points revealed a new change point in one of the suite's series.
+    ChangePoint,
 }
 
 impl NotifyEvent {
@@ -28,12 +32,13 @@ impl NotifyEvent {
             NotifyEvent::Regression => "regression",
             NotifyEvent::Fail => "fail",
             NotifyEvent::InfraFailure => "infra_failure",
+            NotifyEvent::ChangePoint => "change_point",
         }
     }
 }
 
 fn all_events() -> Vec<NotifyEvent> {
-    vec![NotifyEvent::Regression, NotifyEvent::Fail, NotifyEvent::InfraFailure]
+    vec![NotifyEvent::Regression, NotifyEvent::Fail, NotifyEvent::InfraFailure, NotifyEvent::ChangePoint]
 }
 fn default_attempts() -> u32 {
     4
@@ -151,6 +156,7 @@ pub fn payload(
         NotifyEvent::Regression => "Regression",
         NotifyEvent::Fail => "Gate FAIL",
         NotifyEvent::InfraFailure => "Infrastructure failure",
+        NotifyEvent::ChangePoint => "Change point",
     };
     let suite = summary.suite.clone().unwrap_or_default();
     let first = reasons.first().map(|r| format!(": {r}")).unwrap_or_default();
@@ -169,6 +175,11 @@ pub async fn experiment_ended(state: &AppState, experiment_id: i64, spec: Option
     let (Some(spec), Some(suite_id)) = (spec, suite_id) else { return };
     if let Err(e) = queue_and_send(state, experiment_id, spec, suite_id).await {
         tracing::error!(error = %e, experiment_id, "cannot queue the experiment's notifications");
+    }
+    if let (Some(webhook), true) = (&spec.webhook, spec.events.contains(&NotifyEvent::ChangePoint)) {
+        if let Err(e) = change_points::after_points(state, experiment_id, spec, webhook, suite_id).await {
+            tracing::error!(error = %e, experiment_id, "cannot look for new change points");
+        }
     }
 }
 
