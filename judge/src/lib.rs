@@ -8,6 +8,7 @@
 
 pub mod changepoint;
 pub mod comment;
+pub mod cron;
 pub mod csv_export;
 pub mod launch_rules;
 pub mod pipeline;

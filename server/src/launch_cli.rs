@@ -21,6 +21,10 @@ pub struct LaunchArgs {
     /// The treatment ref; repeat as NAME=REF for extra arms.
     #[arg(long, required = true)]
     pub treatment_ref: Vec<String>,
+    /// Reuse a baseline run as the control instead of running one: `latest` (the newest that matches) or
+    /// its experiment id. Refused, with the field named, unless it is truly comparable.
+    #[arg(long, value_name = "latest|ID", conflicts_with = "control_ref")]
+    pub reuse_baseline: Option<String>,
     #[arg(long)]
     pub trials: Option<u32>,
     /// A fingerprint field, FIELD=VALUE (integers and true/false are typed).
@@ -73,6 +77,12 @@ pub fn request(args: &LaunchArgs) -> Result<Value, String> {
     }
     if let Some(t) = args.trials {
         body["trials"] = json!(t);
+    }
+    match args.reuse_baseline.as_deref().map(|r| (r, r.parse::<i64>())) {
+        None => {}
+        Some(("latest", _)) => body["reuse_baseline"] = json!("latest"),
+        Some((_, Ok(id))) if id > 0 => body["reuse_baseline"] = json!(id),
+        Some((other, _)) => return Err(format!("--reuse-baseline {other:?}: give `latest` or a baseline's experiment id")),
     }
     if args.allow_regression {
         body["exemption"] = json!({"reason": args.reason});
@@ -243,4 +253,31 @@ pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?
         .block_on(launch(args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        launch: LaunchArgs,
+    }
+
+    fn body(extra: &[&str]) -> Result<Value, String> {
+        let mut argv = vec!["arbiter", "--server", "http://x", "--token", "t", "--suite", "s", "--treatment-ref", "feature"];
+        argv.extend_from_slice(extra);
+        request(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.launch)
+    }
+
+    #[test]
+    fn reuse_baseline_takes_latest_or_an_id_and_never_a_control_ref() {
+        assert_eq!(body(&["--reuse-baseline", "latest"]).unwrap()["reuse_baseline"], "latest");
+        assert_eq!(body(&["--reuse-baseline", "12"]).unwrap()["reuse_baseline"], 12);
+        assert!(body(&["--reuse-baseline", "newest"]).unwrap_err().contains("give `latest` or a baseline's experiment id"));
+        assert!(body(&["--reuse-baseline", "latest", "--control-ref", "main"]).unwrap_err().contains("cannot be used with"));
+        assert!(body(&[]).unwrap().get("reuse_baseline").is_none());
+    }
 }

@@ -79,6 +79,12 @@ async fn a_schedule_fires_skips_an_unchanged_sha_catches_up_once_and_its_baselin
 
     // The baselines run (one arm, two trials), are measured and have no verdict.
     let launcher = app.signed_in(Role::Launcher).await;
+    let page = launcher.get("/suites/stage-bench").await.text;
+    assert!(
+        page.contains("<code>0 3 * * *</code>") && page.contains("class=\"tick-skipped\""),
+        "the suite page lists the schedule and its ticks"
+    );
+    assert!(page.contains(&format!("href=\"/experiments/{e2}\"")), "…with the experiments they launched");
     for id in [e1, e2] {
         let e = launcher.wait_until_ended(id, 240).await;
         assert_eq!((e["status"].as_str(), &e["verdict"]), (Some("judged"), &Value::Null), "{e}");

@@ -25,6 +25,8 @@ pub struct FormValues {
     pub arms: Vec<ExtraArm>,
     pub exempt: bool,
     pub reason: String,
+    /// Reuse the latest matching baseline run as the control (pipeline suites).
+    pub reuse_baseline: bool,
     pub fail_pct: String,
     pub warn_pct: String,
 }
@@ -77,6 +79,9 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
     put("head".into(), rules::check_ref("head", f.head.trim()));
     if !f.base.trim().is_empty() {
         put("base".into(), rules::check_ref("base", f.base.trim()));
+        if f.reuse_baseline {
+            put("base".into(), Err("base: leave the control ref empty to reuse a baseline run as the control".into()));
+        }
     }
     if !f.title.trim().is_empty() {
         put("title".into(), rules::check_text("title", &f.title, rules::TITLE_MAX));
@@ -124,7 +129,9 @@ pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibrati
         return body;
     }
     body["order"] = json!(f.order);
-    if !f.base.trim().is_empty() {
+    if f.reuse_baseline && suite.kind == judge::ExperimentKind::Pipeline {
+        body["reuse_baseline"] = json!("latest");
+    } else if !f.base.trim().is_empty() {
         body["base"] = json!(f.base.trim());
     }
     if !f.title.trim().is_empty() {
@@ -186,5 +193,9 @@ mod tests {
         f.exempt = true;
         assert!(problems(&s, &f)["reason"].starts_with("exemption.reason"));
         assert_eq!(launch_body(&s, &f, false, true)["calibration"], true);
+        f.reuse_baseline = true;
+        assert_eq!(launch_body(&s, &f, false, false)["reuse_baseline"], "latest");
+        f.base = "main".into();
+        assert!(problems(&s, &f)["base"].contains("leave the control ref empty"));
     }
 }

@@ -105,6 +105,12 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                     <input name="base" type="text" placeholder="merge-base" prop:value=move || values.with(|v| v.base.clone()) on:input=edit(|v, x| v.base = x) />
                     {message("base")}
                 </label>
+                <Show when=move || suite.with(|s| s.kind == judge::ExperimentKind::Pipeline)>
+                    <label class="check">
+                        <input name="reuse_baseline" type="checkbox" prop:checked=move || values.with(|v| v.reuse_baseline) on:change=move |ev| values.update(|v| v.reuse_baseline = event_target_checked(&ev)) />
+                        " Reuse the latest baseline run with this fingerprint as the control (only the treatment runs)"
+                    </label>
+                </Show>
                 <label>"Title (optional)"
                     <input name="title" type="text" prop:value=move || values.with(|v| v.title.clone()) on:input=edit(|v, x| v.title = x) />
                     {message("title")}

@@ -1,5 +1,6 @@
 //! `/suites/{name}`: one suite as TOML (editable by admins), its noise profiles (which thresholds its
-//! pipeline experiments are judged with, per fingerprint) and its recent experiments.
+//! pipeline experiments are judged with, per fingerprint), its schedules and their ticks, its
+//! notifications and its recent experiments.
 
 use crate::error::{AppError, ErrorView};
 use crate::format::utc_minutes;
@@ -40,6 +41,8 @@ pub struct SuiteView {
     pub profiles: Vec<ProfileLine>,
     pub recent: Vec<HistoryRow>,
     pub notifications: Vec<NotificationLine>,
+    pub schedules: Vec<super::schedules::ScheduleLine>,
+    pub schedule_runs: Vec<super::schedules::ScheduleRunLine>,
     pub may_edit: bool,
 }
 
@@ -64,7 +67,10 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
         .map_err(crate::error::bad_request)?;
     let recent = store.list_experiments(&query).await.map_err(failed)?;
     let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
+    let schedule_runs = store.schedule_runs(suite.id, 20).await.map_err(failed)?;
     Ok(SuiteView {
+        schedules: super::schedules::schedule_lines(&suite.definition, store::now_ms()),
+        schedule_runs: schedule_runs.into_iter().map(Into::into).collect(),
         kind: suite.kind.as_str().into(),
         source: suite.source,
         updated_at: suite.updated_at,
@@ -154,9 +160,10 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
                 </table>
             }.into_any()
         }}
+        <super::schedules::Schedules schedules=v.schedules.clone() runs=v.schedule_runs.clone() />
         <h2>"Notifications"</h2>
         {if v.notifications.is_empty() {
-            view! { <p class="muted">"None sent. A " <code>"[notify]"</code> " table with a " <code>"webhook"</code> " URL sends one on a regression, a gate FAIL or an infrastructure failure."</p> }.into_any()
+            view! { <p class="muted">"None sent. A " <code>"[notify]"</code> " table with a " <code>"webhook"</code> " URL sends one on a regression, a gate FAIL, an infrastructure failure or a new change point."</p> }.into_any()
         } else {
             view! {
                 <table class="data notifications">

@@ -4,6 +4,7 @@
 
 mod detail;
 mod editor;
+mod schedules;
 
 pub use detail::{load_suite, SuitePage};
 pub use editor::save_suite;

@@ -70,7 +70,7 @@ impl Cron {
     fn matches(&self, minute_index: i64) -> bool {
         let day = minute_index.div_euclid(1440);
         let in_day = minute_index.rem_euclid(1440);
-        let (_, month, dom) = judge::units::civil_from_days(day);
+        let (_, month, dom) = crate::units::civil_from_days(day);
         let weekday = (day + 4).rem_euclid(7) as usize; // 1970-01-01 was a Thursday
         let day_ok = match (self.days_restricted, self.weekdays_restricted) {
             (true, true) => self.days[dom as usize] || self.weekdays[weekday],
@@ -99,7 +99,7 @@ mod tests {
     use super::*;
 
     fn at(y: i64, mo: u32, d: u32, h: i64, mi: i64) -> i64 {
-        (judge::units::days_from_civil(y, mo, d) * 1440 + h * 60 + mi) * MINUTE_MS
+        (crate::units::days_from_civil(y, mo, d) * 1440 + h * 60 + mi) * MINUTE_MS
     }
 
     #[test]
