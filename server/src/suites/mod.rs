@@ -107,6 +107,20 @@ pub async fn sync(store: &Store, suites: &[LoadedSuite]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn the_shipped_suites_commented_schedule_is_valid_when_uncommented() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let start = text.find("# [[schedules]]").expect("the example schedule");
+        let uncommented = format!("{}{}", &text[..start], text[start..].replace("# ", ""));
+        let suite = super::SuiteDefinition::from_toml(&uncommented).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((suite.schedules.len(), suite.schedules[0].name.as_str()), (1, "nightly"));
+        let bad = uncommented.replace("cron = \"0 3 * * *\"", "cron = \"0 25 * * *\"");
+        assert!(super::SuiteDefinition::from_toml(&bad).unwrap_err().starts_with("schedule \"nightly\": cron: "));
+        let not_allowed = uncommented.replace("sample = \"local/small\"", "sample = \"s3://elsewhere\"");
+        assert!(super::SuiteDefinition::from_toml(&not_allowed).unwrap_err().contains("schedule \"nightly\""));
+    }
+
+    #[test]
     fn a_stored_suite_written_as_toml_reads_back_the_same() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
         let suites = super::load_dir(&dir).unwrap();
