@@ -65,6 +65,11 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
     Ok(days)
 }
 
+/// A git SHA's first ten characters (the whole text when shorter).
+pub fn short_sha(sha: &str) -> &str {
+    sha.get(..10).unwrap_or(sha)
+}
+
 /// Three significant digits, no exponent for everyday values: "0.00123", "12.3", "1234".
 pub fn fmt_num(v: f64) -> String {
     let a = v.abs();

@@ -11,7 +11,7 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use judge::pipeline::render::{markdown, ArmIds};
 use judge::ExperimentKind;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 /// The experiment's kind and its latest stored report; NotFound while it is not judged.
 async fn report(state: &AppState, id: i64) -> ApiResult<(ExperimentKind, StoredReport)> {
@@ -93,12 +93,8 @@ pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, 
 /// Markdown report's "Arms" line.
 async fn arm_ids(state: &AppState, id: i64) -> ApiResult<Vec<ArmIds>> {
     let arms = state.store.arms(id).await?;
-    let mut latest: BTreeMap<i64, store::trials::Trial> = BTreeMap::new();
-    for t in state.store.trials(id).await? {
-        if latest.get(&t.seq).is_none_or(|prev| prev.attempt < t.attempt) {
-            latest.insert(t.seq, t);
-        }
-    }
+    let trials = state.store.trials(id).await?;
+    let latest = crate::progress::latest(&trials);
     let mut out: Vec<ArmIds> = arms.iter().map(|(_, name, _, _)| ArmIds { name: name.clone(), trials: Vec::new() }).collect();
     for t in latest.values() {
         let ids = state.store.trial_run(t.id).await?.execution_ids;

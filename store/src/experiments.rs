@@ -411,11 +411,7 @@ impl Store {
         report: &serde_json::Value,
         noise_profile_id: Option<i64>,
     ) -> Result<i64, StoreError> {
-        let kind: String = on_pool!(self, pool => {
-            sqlx::query_scalar("SELECT kind FROM experiments WHERE id = $1").bind(experiment_id).fetch_optional(pool).await
-        })?
-        .ok_or_else(|| StoreError::NotFound { what: "experiment", key: experiment_id.to_string() })?;
-        let points = judge::trend::points(kind.parse()?, report);
+        let points = self.trend_points_of(experiment_id, report).await?;
         let reasons = serde_json::to_string(reasons)?;
         let report = serde_json::to_string(report)?;
         let now = now_ms();

@@ -36,6 +36,10 @@ pub struct BaselineRun {
 /// The arm name that marks a baseline run.
 pub const BASELINE_ARM: &str = "baseline";
 
+/// Experiments with their baseline arm (`$1`: the arm name), as `BaselineRun`s.
+const BASELINE_RUNS: &str = "SELECT e.id AS experiment_id, e.suite_id, e.status, a.sha, a.git_ref, e.fingerprint, e.finished_at \
+     FROM experiments e JOIN arms a ON a.experiment_id = e.id AND a.name = $1";
+
 impl Store {
     /// Claims one tick for `worker`: the run's id, or `None` when a replica (or an earlier start) has
     /// already claimed it.
@@ -104,34 +108,22 @@ impl Store {
     /// A suite's ended baseline runs, newest first.
     pub async fn baseline_runs(&self, suite_id: i64, limit: i64) -> Result<Vec<BaselineRun>, StoreError> {
         Ok(on_pool!(self, pool => {
-            sqlx::query_as(
-                "SELECT e.id AS experiment_id, e.suite_id, e.status, a.sha, a.git_ref, e.fingerprint, e.finished_at \
-                 FROM experiments e JOIN arms a ON a.experiment_id = e.id AND a.name = $2 \
-                 WHERE e.suite_id = $1 AND e.status = 'judged' ORDER BY e.finished_at DESC, e.id DESC LIMIT $3",
-            )
-            .bind(suite_id).bind(BASELINE_ARM).bind(limit).fetch_all(pool).await
+            sqlx::query_as(&format!("{BASELINE_RUNS} WHERE e.suite_id = $2 AND e.status = 'judged' ORDER BY e.finished_at DESC, e.id DESC LIMIT $3"))
+                .bind(BASELINE_ARM).bind(suite_id).bind(limit).fetch_all(pool).await
         })?)
     }
 
     /// One experiment as a baseline run, whatever its state; `None` when it has no baseline arm.
     pub async fn baseline_run(&self, experiment_id: i64) -> Result<Option<BaselineRun>, StoreError> {
         Ok(on_pool!(self, pool => {
-            sqlx::query_as(
-                "SELECT e.id AS experiment_id, e.suite_id, e.status, a.sha, a.git_ref, e.fingerprint, e.finished_at \
-                 FROM experiments e JOIN arms a ON a.experiment_id = e.id AND a.name = $2 WHERE e.id = $1",
-            )
-            .bind(experiment_id).bind(BASELINE_ARM).fetch_optional(pool).await
+            sqlx::query_as(&format!("{BASELINE_RUNS} WHERE e.id = $2")).bind(BASELINE_ARM).bind(experiment_id).fetch_optional(pool).await
         })?)
     }
 
     /// Ends a baseline run: it is measured, not compared, so it has no verdict; its levels (`report`, in
     /// the judge's report shape) feed the trend charts like a judged experiment's control.
     pub async fn record_baseline(&self, experiment_id: i64, report: &serde_json::Value) -> Result<(), StoreError> {
-        let kind: String = on_pool!(self, pool => {
-            sqlx::query_scalar("SELECT kind FROM experiments WHERE id = $1").bind(experiment_id).fetch_optional(pool).await
-        })?
-        .ok_or_else(|| StoreError::NotFound { what: "experiment", key: experiment_id.to_string() })?;
-        let points = judge::trend::points(kind.parse()?, report);
+        let points = self.trend_points_of(experiment_id, report).await?;
         let now = now_ms();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;

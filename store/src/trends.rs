@@ -106,6 +106,19 @@ impl Store {
         Ok(out)
     }
 
+    /// What a report contributes to its experiment's trends (`judge::trend::points` for its kind).
+    pub(crate) async fn trend_points_of(
+        &self,
+        experiment_id: i64,
+        report: &serde_json::Value,
+    ) -> Result<Vec<judge::trend::Point>, StoreError> {
+        let kind: String = on_pool!(self, pool => {
+            sqlx::query_scalar("SELECT kind FROM experiments WHERE id = $1").bind(experiment_id).fetch_optional(pool).await
+        })?
+        .ok_or_else(|| StoreError::NotFound { what: "experiment", key: experiment_id.to_string() })?;
+        Ok(judge::trend::points(kind.parse()?, report))
+    }
+
     /// The series an experiment has points in: (metric, item, fingerprint).
     pub async fn experiment_series(&self, experiment_id: i64) -> Result<Vec<(String, String, String)>, StoreError> {
         Ok(on_pool!(self, pool => {

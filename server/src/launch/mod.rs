@@ -2,6 +2,7 @@
 //! trial order, argv). The runners that execute a plan build on this.
 
 pub mod cluster;
+pub mod conclude;
 pub mod finelog;
 pub mod git;
 pub mod owned_finelog;

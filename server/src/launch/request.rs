@@ -6,6 +6,7 @@ use super::git::{is_safe_ref, Repo};
 use super::plan::plan;
 use crate::suites::definition::{is_safe_value, Fingerprint, SuiteDefinition, TrialOrder};
 use judge::launch_rules as rules;
+use judge::units::short_sha as short;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -402,10 +403,6 @@ pub fn run_vars(
     vars.extend(region.map(|r| ("region", r)));
     vars.extend(cluster.map(|c| ("cluster", c)));
     vars
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(10)]
 }
 
 fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinition) -> Result<(), String> {

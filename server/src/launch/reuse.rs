@@ -9,7 +9,6 @@ use crate::suites::definition::Fingerprint;
 use crate::suites::SuiteDefinition;
 use judge::pipeline::aggregate::{RowIndex, TrialSpec};
 use judge::TrialState;
-use std::collections::BTreeMap;
 use store::schedules::BaselineRun;
 
 /// What a refusal adds: how to get a control that does match.
@@ -95,13 +94,7 @@ async fn check(
 async fn complete_measurements(state: &AppState, id: i64) -> Result<(), String> {
     let store = &state.store;
     let trials = store.trials(id).await.map_err(|e| e.to_string())?;
-    let mut latest: BTreeMap<i64, &store::trials::Trial> = BTreeMap::new();
-    for t in &trials {
-        if latest.get(&t.seq).is_none_or(|p| p.attempt < t.attempt) {
-            latest.insert(t.seq, t);
-        }
-    }
-    let succeeded: Vec<_> = latest.values().filter(|t| t.state == TrialState::Succeeded).collect();
+    let succeeded: Vec<_> = crate::progress::latest(&trials).into_values().filter(|t| t.state == TrialState::Succeeded).collect();
     if succeeded.is_empty() {
         return Err(format!("measurements: baseline #{id} has no succeeded trial"));
     }
@@ -123,7 +116,7 @@ async fn complete_measurements(state: &AppState, id: i64) -> Result<(), String> 
         let Ok(url) = &state.launcher.finelog else { return Err(gone()) };
         let client = super::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
         let fetched = client.stage_rows(&missing).await.unwrap_or_default();
-        let mut all = rows.clone();
+        let mut all = rows;
         all.extend(fetched.iter().cloned());
         if missing.is_empty() || !RowIndex::new(&all).missing(&spec).is_empty() {
             return Err(gone());

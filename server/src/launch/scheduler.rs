@@ -1,16 +1,14 @@
 //! The scheduler inside `arbiter serve`: claims queued trials from the store one at a time (the
 //! claim is atomic, so replicas sharing a Postgres never run a trial twice), runs each through the
-//! local launcher, writes its outcome, re-queues an infrastructure failure once, and judges an
-//! experiment when its last trial ends. On start it settles the trials a previous process left running.
+//! local launcher, writes its outcome, re-queues an infrastructure failure once, and hands an experiment
+//! whose last trial ended to `conclude`. On start it settles the trials a previous process left running.
 
+use super::conclude;
 use super::runner::{self, Launch, Outcome};
 use super::submit::StoredPlan;
 use crate::state::AppState;
-use judge::pipeline::aggregate::TrialSpec;
-use judge::pipeline::{ArmSpec, PipelineConfig};
-use judge::{ExperimentStatus, TrialState, Verdict};
-use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use judge::{ExperimentStatus, TrialState};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 use store::trials::Trial;
@@ -153,7 +151,7 @@ pub(crate) fn launch_of<'a>(state: &'a AppState) -> Launch<'a> {
     }
 }
 
-async fn plan_of(state: &AppState, experiment_id: i64) -> Result<StoredPlan, String> {
+pub(crate) async fn plan_of(state: &AppState, experiment_id: i64) -> Result<StoredPlan, String> {
     let (plan, _) = state.store.experiment_plan(experiment_id).await.map_err(|e| e.to_string())?;
     serde_json::from_value(plan).map_err(|e| format!("the stored plan cannot be read: {e}"))
 }
@@ -177,24 +175,24 @@ async fn run_one(state: &AppState, trial: Trial) -> Ran {
         Ok(p) => p,
         Err(e) => {
             apply(state, &trial, Outcome::launcher_error(e)).await;
-            finish_if_done(state, trial.experiment_id).await;
+            conclude::finish_if_done(state, trial.experiment_id).await;
             return Ran::Done;
         }
     };
     let Some(arm) = arm_of(state, &trial, &plan).await else {
         apply(state, &trial, Outcome::launcher_error("the trial's arm is not in the plan".into())).await;
-        finish_if_done(state, trial.experiment_id).await;
+        conclude::finish_if_done(state, trial.experiment_id).await;
         return Ran::Done;
     };
     // A trial claimed just before its experiment was cancelled does not run (and does not undo the cancel).
     if let Ok(false) = state.store.start_experiment(trial.experiment_id).await {
         apply(state, &trial, Outcome::cancelled("the experiment was cancelled before this trial started")).await;
-        finish_if_done(state, trial.experiment_id).await;
+        conclude::finish_if_done(state, trial.experiment_id).await;
         return Ran::Done;
     }
     if plan.suite.kind == judge::ExperimentKind::Warp {
         super::warp::schedule::run_phase(state, &trial, &plan, arm).await;
-        finish_if_done(state, trial.experiment_id).await;
+        conclude::finish_if_done(state, trial.experiment_id).await;
         return Ran::Done;
     }
     let l = launch_of(state);
@@ -214,13 +212,12 @@ async fn run_one(state: &AppState, trial: Trial) -> Ran {
             state.launcher.track(&trial, Stop::Supervisor(pid));
             let _ = child.wait().await;
             state.launcher.untrack(&trial);
-            let ram = plan.suite.resources.ram_bytes().ok().map(|b| b as f64);
-            let outcome = runner::settle(&l, &trial, ram).await;
+            let outcome = runner::settle(&l, &trial, plan.worker_ram()).await;
             apply(state, &trial, outcome).await;
         }
         Err(outcome) => apply(state, &trial, outcome).await,
     }
-    finish_if_done(state, trial.experiment_id).await;
+    conclude::finish_if_done(state, trial.experiment_id).await;
     Ran::Done
 }
 
@@ -236,7 +233,7 @@ async fn run_on_engine(state: &AppState, l: &Launch<'_>, trial: Trial, plan: &St
         }
         super::cluster::Submitted::Failed(outcome) => {
             apply(state, &trial, outcome).await;
-            finish_if_done(state, trial.experiment_id).await;
+            conclude::finish_if_done(state, trial.experiment_id).await;
             return Ran::Done;
         }
     };
@@ -258,7 +255,7 @@ async fn follow_job(state: &AppState, l: &Launch<'_>, trial: &Trial, plan: &Stor
     let outcome = super::cluster::follow(l, &state.store, trial, plan, arm, job_id).await;
     state.launcher.untrack(trial);
     apply(state, trial, outcome).await;
-    finish_if_done(state, trial.experiment_id).await;
+    conclude::finish_if_done(state, trial.experiment_id).await;
 }
 
 /// Writes a trial's outcome (rows first, then the state), and re-queues a first infrastructure failure.
@@ -284,207 +281,6 @@ pub(crate) async fn apply(state: &AppState, trial: &Trial, outcome: Outcome) {
         match store.requeue_trial(trial).await {
             Ok(_) => state.launcher.notify.notify_one(),
             Err(e) => tracing::error!(error = %e, "cannot re-queue the trial"),
-        }
-    }
-}
-
-/// Judges the experiment once none of its trials is queued or running, then sends what its suite's
-/// `[notify]` asks for.
-async fn finish_if_done(state: &AppState, experiment_id: i64) {
-    let Ok(trials) = state.store.trials(experiment_id).await else { return };
-    if trials.iter().any(|t| !t.state.is_terminal()) {
-        return;
-    }
-    let Ok(plan) = plan_of(state, experiment_id).await else {
-        let _ = state.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
-        return;
-    };
-    judge_ended(state, experiment_id, &trials, &plan).await;
-    let suite_id = state.store.experiment_suite_id(experiment_id).await.ok().flatten();
-    crate::notify::experiment_ended(state, experiment_id, plan.suite.notify.as_ref(), suite_id).await;
-}
-
-async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial], plan: &StoredPlan) {
-    let store = &state.store;
-    runner::remove_worktrees(Path::new(&plan.launch.repo_dir), &state.data_dir, experiment_id, &plan.launch.arms).await;
-    if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
-        return;
-    }
-    if plan.launch.calibration {
-        return calibrate(state, experiment_id, plan, trials).await;
-    }
-    if plan.launch.baseline {
-        return measure_baseline(state, experiment_id, plan, trials).await;
-    }
-    if plan.suite.kind == judge::ExperimentKind::Warp {
-        return super::warp::schedule::finish(state, experiment_id, plan, trials).await;
-    }
-    match verdict(state, plan, trials).await {
-        Ok((verdict, reasons, report, profile_id)) => {
-            if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
-                tracing::error!(error = %e, experiment_id, "cannot record the verdict");
-            } else {
-                tracing::info!(experiment_id, verdict = verdict.as_str(), "experiment judged");
-            }
-        }
-        Err(e) => {
-            tracing::error!(error = %e, experiment_id, "cannot judge the experiment");
-            let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
-        }
-    }
-}
-
-/// The verdict of an ended experiment: the judge on the trials that measured something, a new
-/// failure (a treatment trial failed where no control trial did) as a regression, and every lost
-/// trial named with its reason.
-async fn verdict(
-    state: &AppState,
-    plan: &StoredPlan,
-    trials: &[Trial],
-) -> Result<(Verdict, Vec<String>, serde_json::Value, Option<i64>), String> {
-    let store = &state.store;
-    let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
-    let profile = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())?;
-    let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
-    let arm_name = |id: i64| arms.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
-    // The last attempt of each planned position counts.
-    let mut latest: BTreeMap<i64, &Trial> = BTreeMap::new();
-    for t in trials {
-        if latest.get(&t.seq).is_none_or(|prev| prev.attempt < t.attempt) {
-            latest.insert(t.seq, t);
-        }
-    }
-    let control = plan.launch.arms[0].name.clone();
-    let mut rows = Vec::new();
-    let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
-    let mut lost = Vec::new();
-    let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut reasons_before = Vec::new();
-    for t in latest.values() {
-        let arm = arm_name(t.arm_id);
-        let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
-        let detail = t.detail.clone().unwrap_or_default();
-        let measured = if run.execution_ids.is_empty() { Vec::new() } else { store.stage_rows(t.id).await.map_err(|e| e.to_string())? };
-        match t.state {
-            TrialState::Succeeded | TrialState::Failed if !measured.is_empty() => {
-                rows.extend(measured);
-                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone() });
-                if t.state == TrialState::Failed {
-                    failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
-                }
-            }
-            TrialState::Failed => failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1)),
-            _ => lost.push(format!(
-                "trial #{} of {arm} was lost: {} ({detail})",
-                t.seq + 1,
-                t.infra_reason.map_or(t.state.as_str(), |r| r.as_str())
-            )),
-        }
-    }
-    let treatments: Vec<ArmSpec> = plan.launch.arms[1..]
-        .iter()
-        .map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() })
-        .collect();
-    if let Some(b) = &plan.launch.reused_baseline {
-        let (baseline_rows, baseline_specs) =
-            succeeded_measurements(state, &store.trials(b.experiment_id).await.map_err(|e| e.to_string())?).await;
-        rows.extend(baseline_rows);
-        specs.insert(control.clone(), baseline_specs);
-        reasons_before.push(format!(
-            "control: baseline #{} ({} at {}, ended {}) reused, not run again",
-            b.experiment_id,
-            b.git_ref,
-            &b.sha[..b.sha.len().min(10)],
-            judge::units::utc_rfc3339(b.finished_at / 1000)
-        ));
-    }
-    let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
-    let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), noise, ..PipelineConfig::default() };
-    let control_specs = specs.get(&control).cloned().unwrap_or_default();
-    let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
-        Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
-        Err(e) => (Verdict::Inconclusive, vec![format!("cannot compare: {e}")], serde_json::json!({})),
-    };
-    let control_failed = failed.contains_key(&control);
-    for (arm, list) in &failed {
-        if *arm != control && !control_failed {
-            verdict = Verdict::Regression;
-            reasons.insert(0, format!("new failure: {arm} failed where the control did not: {}", list.join(", ")));
-        } else if *arm == control {
-            reasons.push(format!("the control failed too: {}", list.join(", ")));
-        }
-    }
-    reasons.extend(lost);
-    reasons.extend(reasons_before);
-    reasons.push(match &profile {
-        Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
-        None => "uncalibrated: default thresholds (launch a calibration of this suite and fingerprint to set them)".to_string(),
-    });
-    Ok((verdict, reasons, report, profile.map(|p| p.id)))
-}
-
-/// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
-/// fingerprint (replacing an older one). It has no verdict.
-async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
-    let store = &state.store;
-    let (rows, specs) = succeeded_measurements(state, trials).await;
-    let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
-    let result = async {
-        if specs.len() < 2 {
-            return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
-        }
-        let profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
-        let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
-        let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
-        store
-            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, specs.len() as i64)
-            .await
-            .map_err(|e| e.to_string())
-    }
-    .await;
-    let status = match result {
-        Ok(id) => {
-            tracing::info!(experiment_id, profile = id, trials = specs.len(), "noise profile calibrated");
-            ExperimentStatus::Judged
-        }
-        Err(e) => {
-            tracing::error!(experiment_id, error = %e, "calibration failed");
-            ExperimentStatus::Errored
-        }
-    };
-    let _ = store.set_experiment_status(experiment_id, status).await;
-}
-
-/// The stage rows and executions of the succeeded trials.
-async fn succeeded_measurements(state: &AppState, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
-    let mut rows = Vec::new();
-    let mut specs = Vec::new();
-    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
-        let (Ok(run), Ok(r)) = (state.store.trial_run(t.id).await, state.store.stage_rows(t.id).await) else { continue };
-        rows.extend(r);
-        specs.push(TrialSpec { execution_ids: run.execution_ids });
-    }
-    (rows, specs)
-}
-
-/// A baseline run's end: measured, not compared. Its levels (the judge's report of the arm against
-/// itself, whose control side is the arm) feed the trend charts; it has no verdict.
-async fn measure_baseline(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
-    let (rows, specs) = succeeded_measurements(state, trials).await;
-    let config = PipelineConfig { worker_ram: plan.suite.resources.ram_bytes().ok().map(|b| b as f64), ..PipelineConfig::default() };
-    let itself = [ArmSpec { name: store::schedules::BASELINE_ARM.into(), trials: specs.clone() }];
-    let result = judge::pipeline::judge(&rows, &specs, &itself, &config)
-        .map_err(|e| e.to_string())
-        .and_then(|r| serde_json::to_value(&r).map_err(|e| e.to_string()));
-    let recorded = match result {
-        Ok(report) => state.store.record_baseline(experiment_id, &report).await.map_err(|e| e.to_string()),
-        Err(e) => Err(format!("no measurements: {e}")),
-    };
-    match recorded {
-        Ok(()) => tracing::info!(experiment_id, trials = specs.len(), "baseline measured"),
-        Err(e) => {
-            tracing::error!(experiment_id, error = %e, "the baseline run has no usable measurements");
-            let _ = state.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         }
     }
 }
@@ -517,7 +313,7 @@ async fn recover(state: &AppState) {
             }
             let outcome = Outcome::infra(judge::InfraReason::Interrupted, "the server restarted during the phase");
             apply(state, &trial, outcome).await;
-            finish_if_done(state, trial.experiment_id).await;
+            conclude::finish_if_done(state, trial.experiment_id).await;
             continue;
         }
         if pid.is_some_and(super::supervise::is_alive) {
@@ -526,9 +322,9 @@ async fn recover(state: &AppState) {
         while pid.is_some_and(super::supervise::is_alive) {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
-        let ram = plan.as_ref().and_then(|p| p.suite.resources.ram_bytes().ok()).map(|b| b as f64);
+        let ram = plan.as_ref().and_then(StoredPlan::worker_ram);
         let outcome = runner::settle(&launch_of(state), &trial, ram).await;
         apply(state, &trial, outcome).await;
-        finish_if_done(state, trial.experiment_id).await;
+        conclude::finish_if_done(state, trial.experiment_id).await;
     }
 }

@@ -18,6 +18,11 @@ pub struct StoredPlan {
 }
 
 impl StoredPlan {
+    /// The worker RAM in bytes: the memory guardrail.
+    pub fn worker_ram(&self) -> Option<f64> {
+        self.suite.resources.ram_bytes().ok().map(|b| b as f64)
+    }
+
     /// The key of the noise profile for this suite and fingerprint: SHA-256 of the fingerprint's JSON
     /// (its fields are sorted, so equal fingerprints hash alike).
     pub fn fingerprint_hash(&self) -> String {

@@ -40,7 +40,7 @@ pub enum ScheduleMode {
 impl ScheduleSpec {
     pub fn check(&self, suite: &SuiteDefinition) -> Result<(), String> {
         let at = |e: String| format!("schedule {:?}: {e}", self.name);
-        if !(1..=64).contains(&self.name.len()) || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c)) {
+        if !crate::suites::definition::is_name(&self.name) {
             return Err(format!("schedule name {:?}: use 1–64 letters, digits, '-' or '_'", self.name));
         }
         Cron::parse(&self.cron).map_err(|e| at(format!("cron: {e}")))?;

@@ -12,11 +12,11 @@ use crate::launch::git::Repo;
 use crate::launch::request::JsonLaunch;
 use crate::state::AppState;
 use crate::suites::SuiteDefinition;
-use serde::Serialize;
+use judge::units::short_sha as short;
 use std::time::Duration;
 
 /// What one pass did for one schedule whose tick it claimed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TickReport {
     pub suite: String,
     pub schedule: String,
@@ -138,8 +138,4 @@ async fn run(state: &AppState, suite_id: i64, suite: &SuiteDefinition, schedule:
         Ok(Launched::DryRun(_)) => Err("the launch was a dry run".into()),
         Err(e) => Err(e.to_string()),
     }
-}
-
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(10)]
 }

@@ -142,7 +142,8 @@ pub struct Locality {
 /// A fingerprint value, after validation: what every arm of an experiment shares.
 pub type Fingerprint = BTreeMap<String, serde_json::Value>;
 
-fn is_name(v: &str) -> bool {
+/// A suite, schedule or placeholder name: 1–64 letters, digits, '-' or '_'.
+pub(crate) fn is_name(v: &str) -> bool {
     (1..=64).contains(&v.len()) && v.chars().all(|c| c.is_ascii_alphanumeric() || "_-".contains(c))
 }
 

@@ -78,7 +78,7 @@ pub fn Schedules(schedules: Vec<ScheduleLine>, runs: Vec<ScheduleRunLine>) -> im
                 <thead><tr><th scope="col">"Tick"</th><th scope="col">"Schedule"</th><th scope="col">"Outcome"</th><th scope="col">"SHA"</th><th scope="col">"Experiment"</th><th scope="col">"Detail"</th></tr></thead>
                 <tbody>{runs.into_iter().map(|r| view! {
                     <tr><td>{utc_minutes(r.tick_at)}</td><td>{r.schedule}</td><td class=format!("tick-{}", r.outcome)>{r.outcome.clone()}</td>
-                        <td><code>{r.sha.map(|s| s.chars().take(10).collect::<String>()).unwrap_or_default()}</code></td>
+                        <td><code>{r.sha.as_deref().map(judge::units::short_sha).unwrap_or_default().to_string()}</code></td>
                         <td>{r.experiment_id.map(|id| view! { <a href=format!("/experiments/{id}")>{format!("#{id}")}</a> })}</td>
                         <td>{r.detail}</td></tr>
                 }).collect_view()}</tbody>

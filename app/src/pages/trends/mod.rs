@@ -234,7 +234,7 @@ fn TrendsBody(v: TrendsView) -> impl IntoView {
 }
 
 fn short(sha: &Option<String>) -> String {
-    sha.as_deref().map(|s| s.chars().take(10).collect()).unwrap_or_else(|| "?".into())
+    sha.as_deref().map(judge::units::short_sha).unwrap_or("?").to_string()
 }
 
 /// The change points of the chart, newest first, with what people said about them.

@@ -96,7 +96,7 @@ pub async fn ensure_binary(
         Err(_) => return Err(format!("the build did not finish within the suite's {} minutes", suite.timeout_minutes)),
     };
     if !status.success() {
-        return Err(format!("the build of {} at {} failed ({status}); see the phase log", arm.name, &arm.sha[..arm.sha.len().min(10)]));
+        return Err(format!("the build of {} at {} failed ({status}); see the phase log", arm.name, judge::units::short_sha(&arm.sha)));
     }
     let built = worktree.join(warp.binary.as_deref().unwrap_or_default());
     if !built.is_file() {

@@ -8,7 +8,6 @@ use crate::launch::scheduler::{apply, launch_of, Stop};
 use crate::launch::submit::StoredPlan;
 use crate::state::AppState;
 use judge::ExperimentStatus;
-use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use store::trials::Trial;
@@ -47,12 +46,7 @@ pub async fn finish(state: &AppState, experiment_id: i64, plan: &StoredPlan, tri
     let Some(spec) = plan.suite.warp.as_ref() else { return };
     let Ok(arm_rows) = store.arms(experiment_id).await else { return };
     let arm_name = |id: i64| arm_rows.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
-    let mut latest: BTreeMap<i64, &Trial> = BTreeMap::new();
-    for t in trials {
-        if latest.get(&t.seq).is_none_or(|prev| prev.attempt < t.attempt) {
-            latest.insert(t.seq, t);
-        }
-    }
+    let latest = crate::progress::latest(trials);
     let mut phases = Vec::new();
     for t in latest.values() {
         let Some((drive_sync, leg)) = t.cell.as_deref().and_then(super::plan::parse_cell) else { continue };

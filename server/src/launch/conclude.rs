@@ -1,0 +1,211 @@
+//! An experiment's end, once none of its trials is queued or running: its worktrees go, and it is
+//! judged (pipeline A/B: the judge on its trials' rows, a reused baseline's rows as the control), or
+//! calibrated (its spread becomes a noise profile), or measured (a baseline run: levels, no verdict) —
+//! warp experiments end in `warp::schedule::finish` — then the suite's `[notify]` is sent.
+
+use super::runner;
+use super::scheduler::plan_of;
+use super::submit::StoredPlan;
+use crate::state::AppState;
+use judge::pipeline::aggregate::TrialSpec;
+use judge::pipeline::{ArmSpec, PipelineConfig};
+use judge::{ExperimentStatus, TrialState, Verdict};
+use std::collections::BTreeMap;
+use std::path::Path;
+use store::trials::Trial;
+
+/// Judges the experiment once none of its trials is queued or running, then sends what its suite's
+/// `[notify]` asks for.
+pub(crate) async fn finish_if_done(state: &AppState, experiment_id: i64) {
+    let Ok(trials) = state.store.trials(experiment_id).await else { return };
+    if trials.iter().any(|t| !t.state.is_terminal()) {
+        return;
+    }
+    let Ok(plan) = plan_of(state, experiment_id).await else {
+        let _ = state.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        return;
+    };
+    judge_ended(state, experiment_id, &trials, &plan).await;
+    let suite_id = state.store.experiment_suite_id(experiment_id).await.ok().flatten();
+    crate::notify::experiment_ended(state, experiment_id, plan.suite.notify.as_ref(), suite_id).await;
+}
+
+async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial], plan: &StoredPlan) {
+    let store = &state.store;
+    runner::remove_worktrees(Path::new(&plan.launch.repo_dir), &state.data_dir, experiment_id, &plan.launch.arms).await;
+    if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
+        return;
+    }
+    if plan.launch.calibration {
+        return calibrate(state, experiment_id, plan, trials).await;
+    }
+    if plan.launch.baseline {
+        return measure_baseline(state, experiment_id, plan, trials).await;
+    }
+    if plan.suite.kind == judge::ExperimentKind::Warp {
+        return super::warp::schedule::finish(state, experiment_id, plan, trials).await;
+    }
+    match verdict(state, plan, trials).await {
+        Ok((verdict, reasons, report, profile_id)) => {
+            if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
+                tracing::error!(error = %e, experiment_id, "cannot record the verdict");
+            } else {
+                tracing::info!(experiment_id, verdict = verdict.as_str(), "experiment judged");
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, experiment_id, "cannot judge the experiment");
+            let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
+}
+
+/// The verdict of an ended experiment: the judge on the trials that measured something, a new
+/// failure (a treatment trial failed where no control trial did) as a regression, and every lost
+/// trial named with its reason.
+async fn verdict(
+    state: &AppState,
+    plan: &StoredPlan,
+    trials: &[Trial],
+) -> Result<(Verdict, Vec<String>, serde_json::Value, Option<i64>), String> {
+    let store = &state.store;
+    let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+    let profile = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())?;
+    let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
+    let arm_name = |id: i64| arms.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
+    // The last attempt of each planned position counts.
+    let latest = crate::progress::latest(trials);
+    let control = plan.launch.arms[0].name.clone();
+    let mut rows = Vec::new();
+    let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
+    let mut lost = Vec::new();
+    let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut reused_note = None;
+    for t in latest.values() {
+        let arm = arm_name(t.arm_id);
+        let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
+        let detail = t.detail.clone().unwrap_or_default();
+        let measured = if run.execution_ids.is_empty() { Vec::new() } else { store.stage_rows(t.id).await.map_err(|e| e.to_string())? };
+        match t.state {
+            TrialState::Succeeded | TrialState::Failed if !measured.is_empty() => {
+                rows.extend(measured);
+                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone() });
+                if t.state == TrialState::Failed {
+                    failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
+                }
+            }
+            TrialState::Failed => failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1)),
+            _ => lost.push(format!(
+                "trial #{} of {arm} was lost: {} ({detail})",
+                t.seq + 1,
+                t.infra_reason.map_or(t.state.as_str(), |r| r.as_str())
+            )),
+        }
+    }
+    let treatments: Vec<ArmSpec> = plan.launch.arms[1..]
+        .iter()
+        .map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() })
+        .collect();
+    if let Some(b) = &plan.launch.reused_baseline {
+        let (baseline_rows, baseline_specs) =
+            succeeded_measurements(state, &store.trials(b.experiment_id).await.map_err(|e| e.to_string())?).await;
+        rows.extend(baseline_rows);
+        specs.insert(control.clone(), baseline_specs);
+        reused_note = Some(format!(
+            "control: baseline #{} ({} at {}, ended {}) reused, not run again",
+            b.experiment_id,
+            b.git_ref,
+            judge::units::short_sha(&b.sha),
+            judge::units::utc_rfc3339(b.finished_at / 1000)
+        ));
+    }
+    let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
+    let config = PipelineConfig { worker_ram: plan.worker_ram(), noise, ..PipelineConfig::default() };
+    let control_specs = specs.get(&control).cloned().unwrap_or_default();
+    let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
+        Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
+        Err(e) => (Verdict::Inconclusive, vec![format!("cannot compare: {e}")], serde_json::json!({})),
+    };
+    let control_failed = failed.contains_key(&control);
+    for (arm, list) in &failed {
+        if *arm != control && !control_failed {
+            verdict = Verdict::Regression;
+            reasons.insert(0, format!("new failure: {arm} failed where the control did not: {}", list.join(", ")));
+        } else if *arm == control {
+            reasons.push(format!("the control failed too: {}", list.join(", ")));
+        }
+    }
+    reasons.extend(lost);
+    reasons.extend(reused_note);
+    reasons.push(match &profile {
+        Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
+        None => "uncalibrated: default thresholds (launch a calibration of this suite and fingerprint to set them)".to_string(),
+    });
+    Ok((verdict, reasons, report, profile.map(|p| p.id)))
+}
+
+/// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
+/// fingerprint (replacing an older one). It has no verdict.
+async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let store = &state.store;
+    let (rows, specs) = succeeded_measurements(state, trials).await;
+    let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
+    let result = async {
+        if specs.len() < 2 {
+            return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
+        }
+        let profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
+        let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+        let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
+        store
+            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, specs.len() as i64)
+            .await
+            .map_err(|e| e.to_string())
+    }
+    .await;
+    let status = match result {
+        Ok(id) => {
+            tracing::info!(experiment_id, profile = id, trials = specs.len(), "noise profile calibrated");
+            ExperimentStatus::Judged
+        }
+        Err(e) => {
+            tracing::error!(experiment_id, error = %e, "calibration failed");
+            ExperimentStatus::Errored
+        }
+    };
+    let _ = store.set_experiment_status(experiment_id, status).await;
+}
+
+/// The stage rows and executions of the succeeded trials.
+async fn succeeded_measurements(state: &AppState, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
+    let mut rows = Vec::new();
+    let mut specs = Vec::new();
+    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
+        let (Ok(run), Ok(r)) = (state.store.trial_run(t.id).await, state.store.stage_rows(t.id).await) else { continue };
+        rows.extend(r);
+        specs.push(TrialSpec { execution_ids: run.execution_ids });
+    }
+    (rows, specs)
+}
+
+/// A baseline run's end: measured, not compared. Its levels (the judge's report of the arm against
+/// itself, whose control side is the arm) feed the trend charts; it has no verdict.
+async fn measure_baseline(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let (rows, specs) = succeeded_measurements(state, trials).await;
+    let config = PipelineConfig { worker_ram: plan.worker_ram(), ..PipelineConfig::default() };
+    let itself = [ArmSpec { name: store::schedules::BASELINE_ARM.into(), trials: specs.clone() }];
+    let result = judge::pipeline::judge(&rows, &specs, &itself, &config)
+        .map_err(|e| e.to_string())
+        .and_then(|r| serde_json::to_value(&r).map_err(|e| e.to_string()));
+    let recorded = match result {
+        Ok(report) => state.store.record_baseline(experiment_id, &report).await.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("no measurements: {e}")),
+    };
+    match recorded {
+        Ok(()) => tracing::info!(experiment_id, trials = specs.len(), "baseline measured"),
+        Err(e) => {
+            tracing::error!(experiment_id, error = %e, "the baseline run has no usable measurements");
+            let _ = state.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
+}
