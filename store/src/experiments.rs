@@ -263,16 +263,7 @@ impl Store {
             push(&mut clauses, &mut binds, "s.name = ?", Bind::Text(s.clone()))
         }
         if let Some(g) = &q.git {
-            binds.push(Bind::Text(g.clone()));
-            let n = binds.len();
-            let mut arm = format!("a.git_ref = ${n} OR a.sha = ${n}");
-            if g.len() >= 4 && g.len() < 40 && g.chars().all(|c| c.is_ascii_hexdigit()) {
-                binds.push(Bind::Text(format!("{}%", g.to_lowercase())));
-                arm += &format!(" OR a.sha LIKE ${}", binds.len());
-            }
-            clauses.push(format!(
-                "(e.base_ref = ${n} OR e.head_ref = ${n} OR EXISTS (SELECT 1 FROM arms a WHERE a.experiment_id = e.id AND ({arm})))"
-            ));
+            clauses.push(self.git_clause(g, &mut binds).await?);
         }
         if let Some(who) = &q.launched_by {
             push(&mut clauses, &mut binds, "u.username = ?", Bind::Text(who.clone()))
@@ -315,6 +306,49 @@ impl Store {
             None
         };
         Ok(HistoryPage { experiments, next })
+    }
+
+    /// The `git` filter as a WHERE clause. The experiments it can match are first looked up through
+    /// the ref and SHA indexes: when there are few (a SHA, a rare branch) the page reads just those by
+    /// id; when there are many (`main`) the newest-first scan meets its page of matches at once, so the
+    /// per-row check is cheaper than listing them all.
+    async fn git_clause(&self, g: &str, binds: &mut Vec<Bind>) -> Result<String, StoreError> {
+        const FEW: usize = 1000;
+        // A SHA prefix as an index range: lowercase hex sorts below "g", so [p, p + "g") is the prefix.
+        let prefix = (g.len() >= 4 && g.len() < 40 && g.chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| (g.to_lowercase(), format!("{}g", g.to_lowercase())));
+        let ranged = prefix.is_some();
+        let arm_match = |n: usize| match ranged {
+            true => format!("a.git_ref = ${n} OR a.sha = ${n} OR (a.sha >= ${} AND a.sha < ${})", n + 1, n + 2),
+            false => format!("a.git_ref = ${n} OR a.sha = ${n}"),
+        };
+        let lookup = format!(
+            "SELECT a.experiment_id FROM arms a WHERE {} UNION SELECT id FROM experiments WHERE base_ref = $1 OR head_ref = $1 LIMIT {}",
+            arm_match(1),
+            FEW + 1
+        );
+        let ids: Vec<i64> = on_pool!(self, pool => {
+            let mut query = sqlx::query_scalar::<_, i64>(&lookup).bind(g);
+            if let Some((lo, hi)) = &prefix {
+                query = query.bind(lo.clone()).bind(hi.clone());
+            }
+            query.fetch_all(pool).await
+        })?;
+        if ids.len() <= FEW {
+            // Ids read from the store, not user text: safe to write into the statement.
+            let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+            return Ok(if list.is_empty() { "1 = 0".into() } else { format!("e.id IN ({list})") });
+        }
+        binds.push(Bind::Text(g.to_string()));
+        let n = binds.len();
+        if let Some((lo, hi)) = prefix {
+            binds.push(Bind::Text(lo));
+            binds.push(Bind::Text(hi));
+        }
+        Ok(format!(
+            "(e.base_ref = ${n} OR e.head_ref = ${n} OR EXISTS (SELECT 1 FROM arms a WHERE a.experiment_id = e.id AND ({})))",
+            arm_match(n)
+        ))
     }
 
     pub async fn experiment_summary(&self, id: i64) -> Result<ExperimentSummary, StoreError> {

@@ -34,6 +34,7 @@ on_both_backends!(
     history_is_newest_first_with_keyset_pages,
     history_filters_narrow_the_list,
     history_searches_refs_people_dates_and_words,
+    history_finds_a_rare_sha_and_pages_through_a_common_ref,
     experiment_detail_has_arms_fingerprint_and_shares,
     starting_never_undoes_a_cancel,
     bad_experiment_stores_nothing,
@@ -164,6 +165,46 @@ async fn history_searches_refs_people_dates_and_words(db: &TestDb) {
         let e = bad.query(10).unwrap_err();
         assert!(e.starts_with(field), "{e}");
     }
+}
+
+/// The `git` filter takes two paths (a short list of ids found through the indexes, or a scan for a ref
+/// that more than a thousand experiments ran): both give every match exactly once, newest first.
+async fn history_finds_a_rare_sha_and_pages_through_a_common_ref(db: &TestDb) {
+    use store::experiments::HistoryParams;
+    let mut rare = experiment(ExperimentKind::Pipeline, "rare");
+    rare.arms[1].sha = Some(format!("5eed{}", "0".repeat(36)));
+    rare.arms[1].git_ref = Some("refs/heads/rare".into());
+    let rare = db.store.insert_experiment(&rare).await.unwrap();
+    let now = store::now_ms();
+    let rows = (0..1005).map(|i| format!("('pipeline', 'common {i}', 'queued', 'main', 'common', {})", now + 1000 + i)).collect::<Vec<_>>();
+    let sql = format!("INSERT INTO experiments (kind, title, status, base_ref, head_ref, created_at) VALUES {}", rows.join(","));
+    store::on_pool!(&db.store, pool => sqlx::query(&sql).execute(pool).await.map(|_| ())).unwrap();
+
+    let all = |git: &str| {
+        let (store, git) = (db.store.clone(), git.to_string());
+        async move {
+            let mut q = HistoryParams { git: Some(git), ..Default::default() }.query(400).unwrap();
+            let mut titles = Vec::new();
+            loop {
+                let page = store.list_experiments(&q).await.unwrap();
+                titles.extend(page.experiments.iter().map(|e| e.title.clone()));
+                match page.next {
+                    Some(c) => q.before = Some(c),
+                    None => break titles,
+                }
+            }
+        }
+    };
+    assert_eq!(all("5eed").await, vec!["rare"], "a SHA prefix");
+    assert_eq!(all("5EED0000").await, vec!["rare"], "a SHA prefix in capitals");
+    assert_eq!(all("5eef").await, Vec::<String>::new(), "the prefix range stops at the prefix");
+    assert_eq!(all("refs/heads/rare").await, vec!["rare"]);
+    let common = all("common").await;
+    let expected: Vec<String> = (0..1005).rev().map(|i| format!("common {i}")).collect();
+    assert_eq!(common, expected, "1005 matches: every one once, newest first, across pages");
+    let ids =
+        db.store.list_experiments(&HistoryParams { git: Some("5eed".into()), ..Default::default() }.query(10).unwrap()).await.unwrap();
+    assert_eq!(ids.experiments[0].id, rare);
 }
 
 async fn experiment_detail_has_arms_fingerprint_and_shares(db: &TestDb) {
