@@ -12,6 +12,7 @@ compile_error!(
 );
 
 pub mod auth;
+pub mod client;
 #[cfg(feature = "ssr")]
 pub mod context;
 pub mod error;

@@ -13,7 +13,7 @@ test("an admin edits a suite: a bad value is named with its line, a good one is 
   await editor.fill(original.replace(/trials = 3/, "trials = 0"));
   await page.getByRole("button", { name: "Save the suite" }).click();
   await expect(page.getByRole("alert")).toContainText("defaults.trials 0: use 1–100");
-  expectRefusal(problems, 400, "/fn/save_suite");
+  expectRefusal(problems, 400, "/api/v1/suites/zephyr-pipeline");
 
   await editor.fill(original.replace(/^description = .*$/m, 'description = "Edited in the browser"').replace(/trials = 3/, "trials = 2"));
   await page.getByRole("button", { name: "Save the suite" }).click();

@@ -168,9 +168,6 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
     let server = app::context::ServerContext {
         data_dir: state.data_dir.clone(),
         base_url: state.auth.base_url.clone(),
-        new_secret: crate::auth::token::generate,
-        digest: |t| crate::auth::token::digest(t),
-        parse_suite: crate::suites::parse_for_store,
         suite_toml: crate::suites::to_toml,
     };
     let context = leptos_context(state.store.clone(), server);

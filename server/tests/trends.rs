@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::test_app::TestApp;
+use common::test_app::{Body, TestApp};
 use judge::ExperimentKind;
 use serde_json::json;
 use store::people::Role;
@@ -72,29 +72,36 @@ async fn a_suites_judged_experiments_make_a_trend_split_by_fingerprint() {
     assert!(empty.text.contains("no judged experiment has this metric yet"), "{}", empty.text);
 }
 
+async fn put(who: &common::test_app::Client, name: &str, toml: String) -> common::test_app::Reply {
+    who.send(reqwest::Method::PUT, &format!("/api/v1/suites/{name}"), Some(Body::Json(json!({ "toml": toml })))).await
+}
+
 #[tokio::test]
 async fn admins_save_suites_checked_like_files_and_launchers_only_read_them() {
     let app = TestApp::builder().start().await;
     let admin = app.signed_in(Role::Admin).await;
     let launcher = app.signed_in(Role::Launcher).await;
     let toml = "name = \"made-here\"\nkind = \"pipeline\"\nrepository = \"/srv/repo\"\ncommand = [\"run\", \"{run_tag}\"]\n\n[resources]\ncpu = 1\nram = \"1GiB\"\n";
-    let saved = admin.post_form("/fn/save_suite", &[("toml", toml)]).await;
-    assert_eq!(saved.status, 200, "{}", saved.text);
+    let create = |toml: String| admin.post_json("/api/v1/suites", json!({ "toml": toml }));
+    let saved = create(toml.into()).await;
+    assert_eq!(saved.status, 201, "{}", saved.text);
     let stored = app.store.suite_by_name("made-here").await.unwrap();
     assert_eq!((stored.source.as_str(), stored.definition["resources"]["ram"].as_str()), ("ui", Some("1GiB")));
-    let again = admin.post_form("/fn/save_suite", &[("toml", toml)]).await;
-    assert_eq!(again.status, 400, "creating an existing suite is refused: {}", again.text);
+    let again = create(toml.into()).await;
+    assert_eq!(again.status, 409, "creating an existing suite is refused: {}", again.text);
     assert!(again.text.contains("exists; edit it on its page"));
-    let relative = admin.post_form("/fn/save_suite", &[("toml", &toml.replace("/srv/repo", "repo"))]).await;
+    let relative = create(toml.replace("/srv/repo", "repo")).await;
     assert!(relative.status == 400 && relative.text.contains("give an absolute path or a clone URL"), "{}", relative.text);
-    let broken = admin.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", &toml.replace("cpu = 1", "cpu = \"one\""))]).await;
+    let broken = put(&admin, "made-here", toml.replace("cpu = 1", "cpu = \"one\"")).await;
     assert!(broken.status == 400 && broken.text.contains("line 7"), "{}", broken.text);
-    let renamed = admin.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", &toml.replace("made-here", "other"))]).await;
-    assert!(renamed.status == 400 && renamed.text.contains("this page edits suite"), "{}", renamed.text);
-    let edited = admin.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", &toml.replace("1GiB", "2GiB"))]).await;
+    let renamed = put(&admin, "made-here", toml.replace("made-here", "other")).await;
+    assert!(renamed.status == 400 && renamed.text.contains("this edits suite"), "{}", renamed.text);
+    let missing = put(&admin, "other", toml.replace("made-here", "other")).await;
+    assert!(missing.status == 404 && missing.text.contains("create it with POST"), "{}", missing.text);
+    let edited = put(&admin, "made-here", toml.replace("1GiB", "2GiB")).await;
     assert_eq!(edited.status, 200, "{}", edited.text);
     assert_eq!(app.store.suite_by_name("made-here").await.unwrap().definition["resources"]["ram"], "2GiB");
-    assert_eq!(launcher.post_form("/fn/save_suite", &[("original", "made-here"), ("toml", toml)]).await.status, 403);
+    assert_eq!(put(&launcher, "made-here", toml.into()).await.status, 403);
     assert_eq!(
         app.store.suite_by_name("made-here").await.unwrap().definition["resources"]["ram"],
         "2GiB",
@@ -166,28 +173,11 @@ async fn a_step_in_a_stored_series_is_a_change_point_a_launcher_can_mark() {
         .unwrap()[0]
         .fingerprint
         .clone();
-    let id = ids[8].to_string();
-    let form = |state: &'static str, reason: &'static str| {
-        vec![
-            ("suite", "steps"),
-            ("metric", "cpu-s"),
-            ("item", judge::trend::ALL_STAGES),
-            ("fingerprint", fingerprint.as_str()),
-            ("experiment_id", id.as_str()),
-            ("state", state),
-            ("reason", reason),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k, v.to_string()))
-        .collect::<Vec<_>>()
+    let form = |state: &str, reason: &str| {
+        json!({"suite": "steps", "metric": "cpu-s", "item": judge::trend::ALL_STAGES, "fingerprint": fingerprint,
+               "experiment_id": ids[8], "state": state, "reason": reason})
     };
-    let post = |pairs: Vec<(&'static str, String)>| {
-        let launcher = &launcher;
-        async move {
-            let pairs: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            launcher.post_form("/fn/mark_change", &pairs).await
-        }
-    };
+    let post = |body: serde_json::Value| launcher.post_json("/api/v1/change-points", body);
     assert_eq!(post(form("acknowledged", " ")).await.status, 400, "a reason is required");
     let marked = post(form("acknowledged", "bigger sample from this commit on")).await;
     assert_eq!(marked.status, 200, "{}", marked.text);

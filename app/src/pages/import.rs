@@ -1,6 +1,7 @@
 //! The import page: results measured elsewhere become a judged experiment. The form is an island that
 //! posts the same JSON as `POST /api/v1/imports` (and `arbiter import`), then opens the new experiment.
 
+use crate::client::{go, spawn_call, Method};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -89,29 +90,13 @@ fn ImportForm() -> impl IntoView {
         );
         busy.set(true);
         error.set(None);
-        #[cfg(feature = "hydrate")]
-        leptos::task::spawn_local(async move {
-            let sent = match gloo_net::http::Request::post("/api/v1/imports").json(&body) {
-                Ok(request) => request.send().await.map_err(|e| format!("the server could not be reached ({e})")),
-                Err(e) => Err(e.to_string()),
-            };
+        spawn_call(Method::Post, "/api/v1/imports".into(), Some(body), move |result| {
             busy.set(false);
-            match sent {
-                Ok(response) => {
-                    let ok = response.ok();
-                    let answer: serde_json::Value = response.json().await.unwrap_or_default();
-                    match (ok, answer["id"].as_i64(), web_sys::window()) {
-                        (true, Some(id), Some(w)) => {
-                            let _ = w.location().set_href(&format!("/experiments/{id}"));
-                        }
-                        _ => error.set(Some(answer["error"].as_str().unwrap_or("the import was refused").to_string())),
-                    }
-                }
+            match result.and_then(|answer| answer["id"].as_i64().ok_or_else(|| "the import was refused".to_string())) {
+                Ok(id) => go(&format!("/experiments/{id}")),
                 Err(e) => error.set(Some(e)),
             }
         });
-        #[cfg(not(feature = "hydrate"))]
-        let _ = body;
     };
     let text = |label: &'static str, value: RwSignal<String>, placeholder: &'static str| {
         view! { <label>{label} <input type="text" placeholder=placeholder prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) /></label> }

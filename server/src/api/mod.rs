@@ -2,12 +2,14 @@
 //! is listed in `auth::policy::RULES`; handlers get the caller as `Extension<Principal>`.
 
 pub mod audit;
+pub mod change_points;
 pub mod error;
 pub mod experiments;
 pub mod imports;
 pub mod openapi;
 pub mod rerun;
 pub mod shares;
+pub mod suites;
 pub mod tokens;
 pub mod users;
 
@@ -20,6 +22,8 @@ pub fn router() -> Router<AppState> {
         .merge(imports::router())
         .merge(openapi::router())
         .merge(shares::router())
+        .merge(suites::router())
+        .merge(change_points::router())
         .merge(tokens::router())
         .merge(users::router())
         .merge(audit::router())

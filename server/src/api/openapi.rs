@@ -2,7 +2,7 @@
 //! `#[utoipa::path]` annotations. `tests/openapi.rs` checks it against the route table, so a route
 //! cannot go undocumented (nor a documented one be missing).
 
-use super::{audit, experiments, imports, rerun, shares, tokens, users};
+use super::{audit, change_points, experiments, imports, rerun, shares, suites, tokens, users};
 use axum::routing::get;
 use axum::{Json, Router};
 use utoipa::OpenApi;
@@ -12,10 +12,10 @@ use utoipa::OpenApi;
     info(title = "Arbiter API", description = "Launch and judge A/B performance experiments. Authenticate with `Authorization: Bearer arb_…` (an API token); errors are `{\"error\": \"…\"}`."),
     paths(
         experiments::list, experiments::launch, experiments::one, experiments::cancel, rerun::rerun, imports::import,
-        shares::create, shares::revoke, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
+        shares::create, shares::revoke, suites::create, suites::replace, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
         audit::list, document
     ),
-    tags((name = "experiments"), (name = "shares"), (name = "tokens"), (name = "users"), (name = "audit"))
+    tags((name = "experiments"), (name = "shares"), (name = "suites"), (name = "trends"), (name = "tokens"), (name = "users"), (name = "audit"))
 )]
 pub struct ApiDoc;
 

@@ -64,7 +64,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
 
 /// A suite written in the UI: checked like a file, but with nothing to be relative to, so its
 /// repository (and a warp suite's binaries) must be absolute paths or clone URLs.
-pub fn parse_for_store(text: &str) -> Result<app::context::ParsedSuite, String> {
+pub fn parse_for_store(text: &str) -> Result<(String, judge::ExperimentKind, serde_json::Value), String> {
     let definition = SuiteDefinition::from_toml(text)?;
     if !is_url(&definition.repository) && Path::new(&definition.repository).is_relative() {
         return Err(format!("repository {:?}: give an absolute path or a clone URL", definition.repository));

@@ -2,6 +2,7 @@
 //! (server-sent events) and redraws the counts, the bar, the times and each running trial's log tail
 //! without a reload; when the verdict is stored it loads the page again to show the result.
 
+use leptos::either::Either;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -59,8 +60,8 @@ pub fn LiveProgress(id: i64) -> impl IntoView {
         <section class="live" aria-label="Progress" data-updates=move || updates.get().to_string()>
             <h2>"Progress"</h2>
             {move || match progress.get() {
-                None => view! { <p class="muted">"Waiting for the first update…"</p> }.into_any(),
-                Some(p) => view! {
+                None => Either::Left(view! { <p class="muted">"Waiting for the first update…"</p> }),
+                Some(p) => Either::Right(view! {
                     <p class="live-summary">
                         <progress max=p.total.max(1).to_string() value=p.ended.to_string()></progress>
                         " " <strong class="live-count">{format!("{}/{} trials ended", p.ended, p.total)}</strong>
@@ -82,7 +83,7 @@ pub fn LiveProgress(id: i64) -> impl IntoView {
                             <pre class="log-tail">{if r.log_tail.is_empty() { "(no output yet)".to_string() } else { r.log_tail }}</pre>
                         </details>
                     }).collect_view()}
-                }.into_any(),
+                }),
             }}
         </section>
     }

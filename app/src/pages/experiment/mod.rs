@@ -12,7 +12,6 @@ mod warp;
 
 pub use live::{JsonProgress, JsonRunning};
 pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView};
-pub use share::{create_share, revoke_shares};
 
 use crate::error::{AppError, ErrorView};
 use crate::format::{short_ref, utc_minutes};

@@ -5,7 +5,9 @@
 use super::body::{launch_body, problems, ExtraArm, FormValues};
 use super::preview::PlanPreview;
 use super::SuiteChoice;
+use crate::client::{go, spawn_call, Method};
 use judge::launch_rules::FieldSpec;
+use leptos::either::Either;
 use leptos::prelude::*;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -60,30 +62,19 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
         }
         let body = launch_body(&suite.get_untracked(), &values.get_untracked(), what == Action::Preview, what == Action::Calibrate);
         busy.set(true);
-        #[cfg(feature = "hydrate")]
-        leptos::task::spawn_local(async move {
-            let sent = match gloo_net::http::Request::post("/api/v1/experiments").json(&body) {
-                Ok(request) => request.send().await.map_err(|e| format!("the server could not be reached ({e})")),
-                Err(e) => Err(e.to_string()),
-            };
+        spawn_call(Method::Post, "/api/v1/experiments".into(), Some(body), move |result| {
             busy.set(false);
-            let response = match sent {
-                Ok(r) => r,
-                Err(e) => return error.set(Some(e)),
-            };
-            let ok = response.ok();
-            let answer: serde_json::Value = response.json().await.unwrap_or_default();
-            if !ok {
-                plan.set(None);
-                return error.set(Some(answer["error"].as_str().unwrap_or("the launch was refused").to_string()));
-            }
-            match (answer["id"].as_i64(), web_sys::window()) {
-                (Some(id), Some(w)) => drop(w.location().set_href(&format!("/experiments/{id}"))),
-                _ => plan.set(Some(answer["plan"].clone())),
+            match result {
+                Ok(answer) => match answer["id"].as_i64() {
+                    Some(id) => go(&format!("/experiments/{id}")),
+                    None => plan.set(Some(answer["plan"].clone())),
+                },
+                Err(e) => {
+                    plan.set(None);
+                    error.set(Some(e));
+                }
             }
         });
-        #[cfg(not(feature = "hydrate"))]
-        let _ = body;
     };
     let edit = move |f: fn(&mut FormValues, String)| move |ev: leptos::ev::Event| values.update(|v| f(v, event_target_value(&ev)));
     let is_warp = move || suite.with(|s| s.budgets.is_some());
@@ -192,14 +183,13 @@ fn field_input(
             FieldSpec::Integer { min, max, .. } => ("number", min.map(|m| m.to_string()), max.map(|m| m.to_string())),
             _ => ("text", None, None),
         };
-        view! { <input name=field.clone() type=kind min=min max=max prop:value=value on:input=set /> }.into_any()
+        Either::Left(view! { <input name=field.clone() type=kind min=min max=max prop:value=value on:input=set /> })
     } else {
-        view! {
+        Either::Right(view! {
             <select name=field.clone() prop:value=value on:change=set>
                 {options.into_iter().map(|o| view! { <option value=o.clone()>{o.clone()}</option> }).collect_view()}
             </select>
-        }
-        .into_any()
+        })
     };
     view! { <label>{name}{input}{move || shown(field.clone()).map(|m| view! { <span class="problem" role="alert">{m}</span> })}</label> }
 }

@@ -7,7 +7,6 @@ mod editor;
 mod schedules;
 
 pub use detail::{load_suite, SuitePage};
-pub use editor::save_suite;
 
 use crate::error::{AppError, ErrorView};
 use crate::format::utc_minutes;

@@ -2,6 +2,7 @@
 //! experiment after it and the commit range; launchers mark one as expected (with a reason) or as a
 //! regression to investigate — kept with the series and in the audit log.
 
+use crate::client::{reload, spawn_call, Method};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -28,61 +29,33 @@ impl ChangeView {
     }
 }
 
-#[server(prefix = "/fn", endpoint = "mark_change")]
-pub async fn mark_change(
-    suite: String,
-    metric: String,
-    item: String,
-    fingerprint: String,
-    experiment_id: i64,
-    state: String,
-    reason: String,
-) -> Result<(), ServerFnError> {
-    let me = crate::auth::require(crate::auth::Role::Launcher)?;
-    if !matches!(state.as_str(), "acknowledged" | "investigate") {
-        return Err(crate::error::bad_request(format!("state: {state:?} is not acknowledged or investigate")));
-    }
-    judge::launch_rules::check_text("reason", &reason, 500).map_err(crate::error::bad_request)?;
-    let store = crate::error::store()?;
-    let failed = crate::error::read_failed("the change point");
-    let suite = store.suite_by_name(&suite).await.map_err(|_| crate::error::bad_request(format!("suite: there is no suite {suite:?}")))?;
-    let key = store::trends::SeriesKey { suite_id: suite.id, metric: &metric, item: &item };
-    store.mark_change(&key, &fingerprint, experiment_id, &state, reason.trim(), me.user_id()).await.map_err(failed)?;
-    let detail = serde_json::json!({"suite": suite.name, "metric": metric, "item": item, "fingerprint": fingerprint});
-    let action = if state == "acknowledged" { "changepoint.acknowledge" } else { "changepoint.investigate" };
-    store.audit(me.user_id(), action, &format!("experiment:{experiment_id}"), Some(reason.trim()), &detail).await.map_err(failed)?;
-    Ok(())
-}
-
 /// Acknowledge a change point or mark it for investigation (an island: it posts, then reloads).
 #[island]
 pub fn MarkChange(suite: String, metric: String, item: String, fingerprint: String, experiment_id: i64) -> impl IntoView {
     let state = RwSignal::new("acknowledged".to_string());
     let reason = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
-    let send = Action::new(move |args: &(String, String)| {
-        let (s, r) = args.clone();
-        mark_change(suite.clone(), metric.clone(), item.clone(), fingerprint.clone(), experiment_id, s, r)
-    });
-    Effect::new(move |_| match send.value().get() {
-        Some(Ok(())) =>
-        {
-            #[cfg(feature = "hydrate")]
-            if let Some(w) = web_sys::window() {
-                let _ = w.location().reload();
+    let busy = RwSignal::new(false);
+    let send = move || {
+        busy.set(true);
+        let body = serde_json::json!({"suite": suite, "metric": metric, "item": item, "fingerprint": fingerprint,
+            "experiment_id": experiment_id, "state": state.get_untracked(), "reason": reason.get_untracked()});
+        spawn_call(Method::Post, "/api/v1/change-points".into(), Some(body), move |result| {
+            busy.set(false);
+            match result {
+                Ok(_) => reload(),
+                Err(e) => error.set(Some(e)),
             }
-        }
-        Some(Err(e)) => error.set(Some(crate::error::AppError::from(e).to_string())),
-        None => {}
-    });
+        });
+    };
     view! {
-        <form class="mark-change" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); send.dispatch((state.get_untracked(), reason.get_untracked())); }>
+        <form class="mark-change" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); send(); }>
             <select name="state" aria-label="What this change is" prop:value=move || state.get() on:change=move |ev| state.set(event_target_value(&ev))>
                 <option value="acknowledged">"expected"</option>
                 <option value="investigate">"a regression to investigate"</option>
             </select>
             <input name="reason" type="text" aria-label="Reason" placeholder="why (required)" prop:value=move || reason.get() on:input=move |ev| reason.set(event_target_value(&ev)) />
-            <button type="submit" disabled=move || send.pending().get()>"Mark"</button>
+            <button type="submit" disabled=move || busy.get()>"Mark"</button>
             {move || error.get().map(|e| view! { <span class="problem" role="alert">{e}</span> })}
         </form>
     }

@@ -5,7 +5,7 @@
 
 mod changes;
 
-pub use changes::{mark_change, ChangeView};
+pub use changes::ChangeView;
 
 use crate::error::{AppError, ErrorView};
 use crate::format::utc_minutes;

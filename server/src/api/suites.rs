@@ -1,0 +1,71 @@
+//! Suites as TOML: `POST /api/v1/suites` creates one, `PUT /api/v1/suites/{name}` replaces one (admins).
+//! The text is checked exactly as a suite file is (the line and field of a problem are named); a suite
+//! saved here is kept over its file at the next start. The suite page's editor calls these.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::Principal;
+use crate::state::AppState;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{post, put};
+use axum::{Extension, Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use store::people::Role;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/v1/suites", post(create)).route("/api/v1/suites/{name}", put(replace))
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SuiteText {
+    /// The suite as TOML, the same fields as a suite file.
+    toml: String,
+}
+
+/// Parses and stores a suite; `editing` is the name in the URL of a replace.
+async fn save(state: &AppState, principal: &Principal, editing: Option<&str>, text: &str) -> ApiResult<Json<Value>> {
+    let (me, _) = require(principal, Role::Admin)?;
+    let (name, kind, definition) = crate::suites::parse_for_store(text).map_err(ApiError::BadRequest)?;
+    let exists = state.store.suite_by_name(&name).await.is_ok();
+    match editing {
+        Some(o) if o != name => {
+            return Err(ApiError::BadRequest(format!("name: this edits suite {o:?}; to make {name:?}, create a new suite")))
+        }
+        Some(o) if !exists => return Err(ApiError::NotFound(format!("there is no suite {o:?}; create it with POST /api/v1/suites"))),
+        None if exists => return Err(ApiError::Conflict(format!("name: suite {name:?} exists; edit it on its page"))),
+        _ => {}
+    }
+    let id = state.store.upsert_suite(&name, kind, &definition, "ui").await?;
+    let action = if editing.is_some() { "suite.edit" } else { "suite.create" };
+    state.store.audit(Some(me), action, &format!("suite:{id}"), None, &json!({"name": name})).await?;
+    Ok(Json(json!({"id": id, "name": name, "kind": kind.as_str()})))
+}
+
+#[utoipa::path(post, path = "/api/v1/suites", tag = "suites", request_body = SuiteText,
+    responses((status = 201, description = "created: id, name, kind"), (status = 400, description = "the TOML does not check (line and field named)"),
+        (status = 409, description = "a suite of that name exists"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the admin role")))]
+async fn create(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    body: Result<Json<SuiteText>, JsonRejection>,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let Json(body) = body?;
+    Ok((StatusCode::CREATED, save(&state, &principal, None, &body.toml).await?))
+}
+
+#[utoipa::path(put, path = "/api/v1/suites/{name}", tag = "suites", params(("name" = String, Path)), request_body = SuiteText,
+    responses((status = 200, description = "replaced: id, name, kind"), (status = 400, description = "the TOML does not check, or renames the suite"),
+        (status = 404, description = "no such suite"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the admin role")))]
+async fn replace(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(name): Path<String>,
+    body: Result<Json<SuiteText>, JsonRejection>,
+) -> ApiResult<Json<Value>> {
+    let Json(body) = body?;
+    save(&state, &principal, Some(&name), &body.toml).await
+}
