@@ -103,8 +103,9 @@ async fn warp_24(store: &Store) -> i64 {
     id
 }
 
-/// `n` judged experiments with two arms each, in transactions of 2 000 rows.
-async fn history(url: &str, n: usize) {
+/// `n` judged experiments with two arms each, in transactions of 2 000 rows; SHAs are random hex like
+/// git's. Returns the treatment SHA of an old experiment (the 12 345th).
+async fn history(url: &str, n: usize) -> String {
     let pool = sqlx::SqlitePool::connect(url).await.unwrap();
     let start = store::now_ms() - n as i64 * 60_000;
     for chunk in (0..n).collect::<Vec<_>>().chunks(2000) {
@@ -133,21 +134,26 @@ async fn history(url: &str, n: usize) {
     let mut tx = pool.begin().await.unwrap();
     sqlx::query(
         "INSERT INTO arms (experiment_id, position, name, role, git_ref, sha) \
-         SELECT id, 0, 'control', 'control', 'main', printf('%040x', id * 7919) FROM experiments",
+         SELECT id, 0, 'control', 'control', 'main', lower(hex(randomblob(20))) FROM experiments",
     )
     .execute(&mut *tx)
     .await
     .unwrap();
     sqlx::query(
         "INSERT INTO arms (experiment_id, position, name, role, git_ref, sha) \
-         SELECT id, 1, 'treatment', 'treatment', head_ref, printf('%040x', id * 104729) FROM experiments WHERE NOT EXISTS (SELECT 1 FROM arms a WHERE a.experiment_id = experiments.id AND a.position = 1)",
+         SELECT id, 1, 'treatment', 'treatment', head_ref, lower(hex(randomblob(20))) FROM experiments WHERE NOT EXISTS (SELECT 1 FROM arms a WHERE a.experiment_id = experiments.id AND a.position = 1)",
     )
     .execute(&mut *tx)
     .await
     .unwrap();
     tx.commit().await.unwrap();
     sqlx::query("ANALYZE").execute(&pool).await.unwrap();
+    let sha = sqlx::query_scalar("SELECT sha FROM arms WHERE position = 1 ORDER BY experiment_id LIMIT 1 OFFSET 12344")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
     pool.close().await;
+    sha
 }
 
 /// `points` trend points of one suite: `points / 50` of the stored experiments, 50 stages each, one
@@ -213,7 +219,7 @@ async fn main() {
     let secret = server::auth::token::generate();
     store.insert_api_token(uid, "bench", &server::auth::token::digest(&secret), store::people::Role::Viewer, None).await.unwrap();
     let t = Instant::now();
-    history(&url, n).await;
+    let old_sha = history(&url, n).await;
     println!("stored {n} experiments in {:.1} s", t.elapsed().as_secs_f64());
     let t = Instant::now();
     let suite = trend_points(&url, points).await;
@@ -283,7 +289,8 @@ async fn main() {
         ("history, page after 500", format!("/experiments?before={deep}")),
         ("history, kind=warp&verdict=FAIL", "/experiments?kind=warp&verdict=FAIL".to_string()),
         ("history, q=branch-42", "/experiments?q=branch-42".to_string()),
-        ("history, git=SHA prefix", format!("/experiments?git={}", &format!("{:040x}", 12345u64 * 104729)[..12])),
+        ("history, git=SHA prefix (old)", format!("/experiments?git={}", &old_sha[..12])),
+        ("history, git=main (every one)", "/experiments?git=main".to_string()),
         ("trends, 1M points, one stage", "/trends?suite=bench&metric=cpu-s&item=stage07".to_string()),
         ("trends, 1M points, a date range", "/trends?suite=bench&metric=cpu-s&item=stage31&since=2000-01-01&until=2100-01-01".to_string()),
     ];

@@ -246,6 +246,7 @@ impl Store {
         let limit = q.limit.clamp(1, 500) as i64;
         let mut clauses = Vec::new();
         let mut binds = Vec::new();
+        let mut newest_first = false;
         fn push(clauses: &mut Vec<String>, binds: &mut Vec<Bind>, clause: &str, value: Bind) {
             binds.push(value);
             clauses.push(clause.replace('?', &format!("${}", binds.len())));
@@ -263,7 +264,11 @@ impl Store {
             push(&mut clauses, &mut binds, "s.name = ?", Bind::Text(s.clone()))
         }
         if let Some(g) = &q.git {
-            clauses.push(self.git_clause(g, &mut binds).await?);
+            let (clause, scan) = self.git_clause(g, &mut binds).await?;
+            clauses.push(clause);
+            // SQLite's planner (3.46 on) would read every match and sort them; this filter's matches
+            // are many, so the newest-first index meets a page of them at once.
+            newest_first = scan && matches!(self, Store::Sqlite(_));
         }
         if let Some(who) = &q.launched_by {
             push(&mut clauses, &mut binds, "u.username = ?", Bind::Text(who.clone()))
@@ -290,7 +295,11 @@ impl Store {
             clauses.push(format!("(e.created_at < ${a} OR (e.created_at = ${a} AND e.id < ${b}))"));
         }
         let filter = if clauses.is_empty() { String::new() } else { format!(" WHERE {}", clauses.join(" AND ")) };
-        let sql = format!("{SUMMARY_SELECT}{filter} ORDER BY e.created_at DESC, e.id DESC LIMIT {}", limit + 1);
+        let select = match newest_first {
+            true => SUMMARY_SELECT.replacen("FROM experiments e ", "FROM experiments e INDEXED BY experiments_history ", 1),
+            false => SUMMARY_SELECT.to_string(),
+        };
+        let sql = format!("{select}{filter} ORDER BY e.created_at DESC, e.id DESC LIMIT {}", limit + 1);
         let rows: Vec<SummaryRow> = on_pool!(self, pool => {
             let mut query = sqlx::query_as::<_, SummaryRow>(&sql);
             for b in &binds {
@@ -311,8 +320,8 @@ impl Store {
     /// The `git` filter as a WHERE clause. The experiments it can match are first looked up through
     /// the ref and SHA indexes: when there are few (a SHA, a rare branch) the page reads just those by
     /// id; when there are many (`main`) the newest-first scan meets its page of matches at once, so the
-    /// per-row check is cheaper than listing them all.
-    async fn git_clause(&self, g: &str, binds: &mut Vec<Bind>) -> Result<String, StoreError> {
+    /// per-row check is cheaper than listing them all. Returns the clause and whether it is the scan.
+    async fn git_clause(&self, g: &str, binds: &mut Vec<Bind>) -> Result<(String, bool), StoreError> {
         const FEW: usize = 1000;
         // A SHA prefix as an index range: lowercase hex sorts below "g", so [p, p + "g") is the prefix.
         let prefix = (g.len() >= 4 && g.len() < 40 && g.chars().all(|c| c.is_ascii_hexdigit()))
@@ -322,12 +331,15 @@ impl Store {
             true => format!("a.git_ref = ${n} OR a.sha = ${n} OR (a.sha >= ${} AND a.sha < ${})", n + 1, n + 2),
             false => format!("a.git_ref = ${n} OR a.sha = ${n}"),
         };
+        // UNION ALL stops at the limit (UNION would first collect every match to drop repeats); an id
+        // may come twice, which only makes the scan path a little more likely.
         let lookup = format!(
-            "SELECT a.experiment_id FROM arms a WHERE {} UNION SELECT id FROM experiments WHERE base_ref = $1 OR head_ref = $1 LIMIT {}",
+            "SELECT a.experiment_id FROM arms a WHERE {} UNION ALL SELECT id FROM experiments WHERE base_ref = $1 \
+             UNION ALL SELECT id FROM experiments WHERE head_ref = $1 LIMIT {}",
             arm_match(1),
             FEW + 1
         );
-        let ids: Vec<i64> = on_pool!(self, pool => {
+        let mut ids: Vec<i64> = on_pool!(self, pool => {
             let mut query = sqlx::query_scalar::<_, i64>(&lookup).bind(g);
             if let Some((lo, hi)) = &prefix {
                 query = query.bind(lo.clone()).bind(hi.clone());
@@ -335,9 +347,11 @@ impl Store {
             query.fetch_all(pool).await
         })?;
         if ids.len() <= FEW {
+            ids.sort_unstable();
+            ids.dedup();
             // Ids read from the store, not user text: safe to write into the statement.
             let list = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-            return Ok(if list.is_empty() { "1 = 0".into() } else { format!("e.id IN ({list})") });
+            return Ok((if list.is_empty() { "1 = 0".into() } else { format!("e.id IN ({list})") }, false));
         }
         binds.push(Bind::Text(g.to_string()));
         let n = binds.len();
@@ -345,10 +359,11 @@ impl Store {
             binds.push(Bind::Text(lo));
             binds.push(Bind::Text(hi));
         }
-        Ok(format!(
+        let clause = format!(
             "(e.base_ref = ${n} OR e.head_ref = ${n} OR EXISTS (SELECT 1 FROM arms a WHERE a.experiment_id = e.id AND ({})))",
             arm_match(n)
-        ))
+        );
+        Ok((clause, true))
     }
 
     pub async fn experiment_summary(&self, id: i64) -> Result<ExperimentSummary, StoreError> {
