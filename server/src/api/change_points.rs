@@ -49,8 +49,10 @@ async fn mark(
         return Err(ApiError::BadRequest(format!("state: {:?} is not acknowledged or investigate", m.state)));
     }
     judge::launch_rules::check_text("reason", &m.reason, 500).map_err(ApiError::BadRequest)?;
-    let suite =
-        state.store.suite_by_name(&m.suite).await.map_err(|_| ApiError::BadRequest(format!("suite: there is no suite {:?}", m.suite)))?;
+    let suite = state.store.suite_by_name(&m.suite).await.map_err(|e| match e {
+        store::StoreError::NotFound { .. } => ApiError::BadRequest(format!("suite: there is no suite {:?}", m.suite)),
+        other => other.into(),
+    })?;
     let key = store::trends::SeriesKey { suite_id: suite.id, metric: &m.metric, item: &m.item };
     let reason = m.reason.trim();
     state.store.mark_change(&key, &m.fingerprint, m.experiment_id, &m.state, reason, Some(me)).await?;

@@ -30,7 +30,11 @@ pub(crate) struct SuiteText {
 async fn save(state: &AppState, principal: &Principal, editing: Option<&str>, text: &str) -> ApiResult<Json<Value>> {
     let (me, _) = require(principal, Role::Admin)?;
     let (name, kind, definition) = crate::suites::parse_for_store(text).map_err(ApiError::BadRequest)?;
-    let exists = state.store.suite_by_name(&name).await.is_ok();
+    let exists = match state.store.suite_by_name(&name).await {
+        Ok(_) => true,
+        Err(store::StoreError::NotFound { .. }) => false,
+        Err(e) => return Err(e.into()),
+    };
     match editing {
         Some(o) if o != name => {
             return Err(ApiError::BadRequest(format!("name: this edits suite {o:?}; to make {name:?}, create a new suite")))
