@@ -22,9 +22,14 @@ fi
 echo "test: PostgreSQL for the store suite: ${TEST_POSTGRES_URL:-a private cluster started by the tests}"
 
 status=0
+# A test binary stuck for 15 minutes is killed with its stacks printed (the slowest takes ~90 s).
+scripts/watchdog.sh "${ARBITER_TEST_STUCK_SECS:-900}" 2>&1 &
+watchdog=$!
+trap 'kill "$watchdog" 2>/dev/null; rm -rf "$logs"' EXIT
 # Not --workspace: frontend is wasm-only (see default-members in Cargo.toml).
 cargo test --locked --no-fail-fast 2>&1 | tee "$logs/cargo.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+kill "$watchdog" 2>/dev/null
 
 if scripts/build-site.sh >"$logs/build.log" 2>&1; then
   tail -n 1 "$logs/build.log"

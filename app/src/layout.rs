@@ -32,22 +32,19 @@ pub fn Layout(children: Children) -> impl IntoView {
 /// Who is signed in, and the sign-out button (a form post, protected like every other).
 #[component]
 fn UserMenu() -> impl IntoView {
-    let me = Resource::new(|| (), |_| crate::auth::whoami());
     view! {
-        <Transition fallback=|| ()>
-            {move || Suspend::new(async move {
-                match me.await {
-                    Ok(Some(user)) => view! {
-                        <form class="user" method="post" action="/logout">
-                            {(user.role == "admin").then(|| view! { <a href="/admin">"Admin"</a> })}
-                            <a href="/account" title=format!("role: {}", user.role)>{user.name.clone()}</a>
-                            <button type="submit">"Sign out"</button>
-                        </form>
-                    }.into_any(),
-                    _ => view! { <a class="user" href="/login">"Sign in"</a> }.into_any(),
-                }
-            })}
-        </Transition>
+        {Suspend::new(async move {
+            match crate::auth::whoami().await {
+                Ok(Some(user)) => view! {
+                    <form class="user" method="post" action="/logout">
+                        {(user.role == "admin").then(|| view! { <a href="/admin">"Admin"</a> })}
+                        <a href="/account" title=format!("role: {}", user.role)>{user.name.clone()}</a>
+                        <button type="submit">"Sign out"</button>
+                    </form>
+                }.into_any(),
+                _ => view! { <a class="user" href="/login">"Sign in"</a> }.into_any(),
+            }
+        })}
     }
 }
 

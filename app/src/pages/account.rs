@@ -57,17 +57,14 @@ fn when(t: Option<i64>) -> String {
 
 #[component]
 pub fn AccountPage() -> impl IntoView {
-    let account = Resource::new(|| (), |_| load_account());
     view! {
         <Title text="Account" />
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match account.await {
-                    Ok(a) => view! { <AccountBody account=a /> }.into_any(),
-                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {Suspend::new(async move {
+            match load_account().await {
+                Ok(a) => view! { <AccountBody account=a /> }.into_any(),
+                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+            }
+        })}
     }
 }
 

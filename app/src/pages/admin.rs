@@ -66,18 +66,15 @@ pub async fn load_admin() -> Result<AdminView, ServerFnError> {
 
 #[component]
 pub fn AdminPage() -> impl IntoView {
-    let admin = Resource::new(|| (), |_| load_admin());
     view! {
         <Title text="Admin" />
         <div class="page-head"><h1>"Admin"</h1></div>
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                match admin.await {
-                    Ok(v) => view! { <Users users=v.users /> <Audit audit=v.audit /> }.into_any(),
-                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {Suspend::new(async move {
+            match load_admin().await {
+                Ok(v) => view! { <Users users=v.users /> <Audit audit=v.audit /> }.into_any(),
+                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+            }
+        })}
     }
 }
 

@@ -156,21 +156,18 @@ pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFn
 pub fn HistoryPage() -> impl IntoView {
     let query = use_query_map();
     let filter = Memo::new(move |_| query.with(|q| HistoryFilter::from_query(|k| q.get(k))));
-    let history = Resource::new(move || filter.get(), load_history);
     view! {
         <Title text="Experiments" />
         <div class="page-head">
             <h1>"Experiments"</h1>
             <FilterForm filter />
         </div>
-        <Suspense fallback=|| view! { <p class="muted">"Loading experiments…"</p> }>
-            {move || Suspend::new(async move {
-                match history.await {
-                    Ok(view) => view! { <HistoryTable view filter=filter.get_untracked() /> }.into_any(),
-                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {Suspend::new(async move {
+            match load_history(filter.get_untracked()).await {
+                Ok(view) => view! { <HistoryTable view filter=filter.get_untracked() /> }.into_any(),
+                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+            }
+        })}
     }
 }
 

@@ -72,7 +72,13 @@ pub struct Client {
 impl Client {
     fn new(base: &str) -> Client {
         let jar = Arc::new(reqwest::cookie::Jar::default());
-        let http = reqwest::Client::builder().redirect(Policy::none()).cookie_provider(jar.clone()).build().unwrap();
+        // A server that stops answering fails the test with the request named, not a hang.
+        let http = reqwest::Client::builder()
+            .redirect(Policy::none())
+            .cookie_provider(jar.clone())
+            .read_timeout(std::time::Duration::from_secs(120))
+            .build()
+            .unwrap();
         Client { http, jar, base: base.to_string(), bearer: None, origin: Some(base.to_string()) }
     }
 
@@ -98,7 +104,7 @@ impl Client {
             Some(Body::Raw(content_type, bytes)) => req.header("content-type", content_type).body(bytes),
             None => req,
         };
-        let r = req.send().await.unwrap();
+        let r = req.send().await.unwrap_or_else(|e| panic!("{path}: {e}"));
         let status = r.status().as_u16();
         let headers = r.headers().clone();
         Reply { status, headers, text: r.text().await.unwrap_or_default() }

@@ -23,28 +23,20 @@ use leptos_router::hooks::{use_params_map, use_query_map};
 
 #[component]
 pub fn ExperimentPage() -> impl IntoView {
-    let params = use_params_map();
-    let query = use_query_map();
-    let id = move || params.read().get("id").and_then(|v| v.parse::<i64>().ok());
-    let log = move || query.read().get("scale").as_deref() == Some("log");
-    let experiment = Resource::new(
-        move || (id(), log()),
-        |(id, log)| async move {
-            match id {
+    // Read once: the page is rendered whole on the server (islands: it never re-renders in the browser).
+    let id = use_params_map().read_untracked().get("id").and_then(|v| v.parse::<i64>().ok());
+    let log = use_query_map().read_untracked().get("scale").as_deref() == Some("log");
+    view! {
+        {Suspend::new(async move {
+            let loaded = match id {
                 Some(id) => load_experiment(id, log).await.map_err(AppError::from),
                 None => Err(AppError::NotFound("an experiment id is a number".into())),
+            };
+            match loaded {
+                Ok(view) => view! { <ExperimentBody view /> }.into_any(),
+                Err(error) => view! { <Title text="Experiment" /> <ErrorView error /> }.into_any(),
             }
-        },
-    );
-    view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading the experiment…"</p> }>
-            {move || Suspend::new(async move {
-                match experiment.await {
-                    Ok(view) => view! { <ExperimentBody view /> }.into_any(),
-                    Err(error) => view! { <Title text="Experiment" /> <ErrorView error /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        })}
     }
 }
 

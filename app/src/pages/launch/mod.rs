@@ -56,9 +56,7 @@ pub async fn launch_suites() -> Result<Vec<SuiteChoice>, ServerFnError> {
 
 #[component]
 pub fn LaunchPage() -> impl IntoView {
-    let query = use_query_map();
-    let chosen = move || query.with(|q| q.get("suite")).unwrap_or_default();
-    let suites = Resource::new(|| (), |_| launch_suites());
+    let chosen = use_query_map().read_untracked().get("suite").unwrap_or_default();
     view! {
         <Title text="Launch" />
         <h1>"Launch an experiment"</h1>
@@ -66,16 +64,16 @@ pub fn LaunchPage() -> impl IntoView {
             "Control is the merge-base of the suite's base branch and your head; the treatment is the head. Extra "
             "arms run only when you add them. Preview shows every trial's command before anything runs."
         </p>
-        <Suspense fallback=|| view! { <p class="muted">"Loading the suites…"</p> }>
-            {move || suites.get().map(|r| match r {
+        {Suspend::new(async move {
+            match launch_suites().await {
                 Ok(list) if list.is_empty() => view! {
                     <section class="empty"><h2>"No suites yet"</h2>
                         <p>"Put a suite file in the server's suites folder, or have an admin create one on " <a href="/suites">"Suites"</a> "."</p>
                     </section>
                 }.into_any(),
-                Ok(list) => view! { <form::LaunchForm suites=list initial=chosen() /> }.into_any(),
+                Ok(list) => view! { <form::LaunchForm suites=list initial=chosen /> }.into_any(),
                 Err(e) => view! { <crate::error::ErrorView error=crate::error::AppError::from(e) /> }.into_any(),
-            })}
-        </Suspense>
+            }
+        })}
     }
 }

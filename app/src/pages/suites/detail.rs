@@ -107,18 +107,14 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
 
 #[component]
 pub fn SuitePage() -> impl IntoView {
-    let params = use_params_map();
-    let name = move || params.read().get("name").unwrap_or_default();
-    let suite = Resource::new(name, load_suite);
+    let name = use_params_map().read_untracked().get("name").unwrap_or_default();
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading the suite…"</p> }>
-            {move || Suspend::new(async move {
-                match suite.await {
-                    Ok(v) => view! { <SuiteBody v /> }.into_any(),
-                    Err(e) => view! { <Title text="Suite" /> <ErrorView error=AppError::from(e) /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {Suspend::new(async move {
+            match load_suite(name).await {
+                Ok(v) => view! { <SuiteBody v /> }.into_any(),
+                Err(e) => view! { <Title text="Suite" /> <ErrorView error=AppError::from(e) /> }.into_any(),
+            }
+        })}
     }
 }
 

@@ -78,39 +78,36 @@ order = "interleaved"
 
 #[component]
 pub fn SuitesPage() -> impl IntoView {
-    let suites = Resource::new(|| (), |_| load_suites());
     view! {
         <Title text="Suites" />
         <h1>"Suites"</h1>
         <p class="muted">"A suite is a named benchmark: its repository, the arm's command, the fingerprint fields a launch fills in, and its budgets. Files in the server's suites folder load at start-up; admins create and edit suites here."</p>
-        <Suspense fallback=|| view! { <p class="muted">"Loading the suites…"</p> }>
-            {move || Suspend::new(async move {
-                match suites.await {
-                    Ok(v) => view! {
-                        <table class="data suites">
-                            <thead><tr><th scope="col">"Suite"</th><th scope="col">"Kind"</th><th scope="col">"Description"</th><th scope="col">"Source"</th><th scope="col">"Updated"</th></tr></thead>
-                            <tbody>
-                                {v.suites.into_iter().map(|s| view! {
-                                    <tr>
-                                        <td><a href=format!("/suites/{}", s.name)>{s.name.clone()}</a></td>
-                                        <td>{s.kind}</td>
-                                        <td>{s.description}</td>
-                                        <td>{source_words(&s.source)}</td>
-                                        <td>{utc_minutes(s.updated_at)}</td>
-                                    </tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                        {v.may_edit.then(|| view! {
-                            <details class="new-suite">
-                                <summary>"Create a suite"</summary>
-                                <editor::SuiteEditor original=None toml=TEMPLATE.to_string() />
-                            </details>
-                        })}
-                    }.into_any(),
-                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {Suspend::new(async move {
+            match load_suites().await {
+                Ok(v) => view! {
+                    <table class="data suites">
+                        <thead><tr><th scope="col">"Suite"</th><th scope="col">"Kind"</th><th scope="col">"Description"</th><th scope="col">"Source"</th><th scope="col">"Updated"</th></tr></thead>
+                        <tbody>
+                            {v.suites.into_iter().map(|s| view! {
+                                <tr>
+                                    <td><a href=format!("/suites/{}", s.name)>{s.name.clone()}</a></td>
+                                    <td>{s.kind}</td>
+                                    <td>{s.description}</td>
+                                    <td>{source_words(&s.source)}</td>
+                                    <td>{utc_minutes(s.updated_at)}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                    {v.may_edit.then(|| view! {
+                        <details class="new-suite">
+                            <summary>"Create a suite"</summary>
+                            <editor::SuiteEditor original=None toml=TEMPLATE.to_string() />
+                        </details>
+                    })}
+                }.into_any(),
+                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+            }
+        })}
     }
 }

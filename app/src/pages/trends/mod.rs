@@ -176,18 +176,15 @@ pub fn TrendsPage() -> impl IntoView {
             TrendFilter { suite: get("suite"), metric: get("metric"), item: get("item"), since: get("since"), until: get("until") }
         })
     });
-    let trends = Resource::new(move || filter.get(), load_trends);
     view! {
         <Title text="Trends" />
         <h1>"Trends"</h1>
-        <Suspense fallback=|| view! { <p class="muted">"Loading the trends…"</p> }>
-            {move || Suspend::new(async move {
-                match trends.await {
-                    Ok(v) => view! { <TrendsBody v /> }.into_any(),
-                    Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
-                }
-            })}
-        </Suspense>
+        {Suspend::new(async move {
+            match load_trends(filter.get_untracked()).await {
+                Ok(v) => view! { <TrendsBody v /> }.into_any(),
+                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+            }
+        })}
     }
 }
 
