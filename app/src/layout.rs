@@ -33,7 +33,7 @@ pub fn Layout(children: Children) -> impl IntoView {
 #[component]
 fn UserMenu() -> impl IntoView {
     view! {
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match crate::auth::whoami().await {
                 Ok(Some(user)) => view! {
                     <form class="user" method="post" action="/logout">

@@ -12,6 +12,7 @@ compile_error!(
 );
 
 pub mod auth;
+mod awaited;
 pub mod client;
 #[cfg(feature = "ssr")]
 pub mod context;

@@ -98,6 +98,26 @@ async fn a_share_link_opens_the_page_and_its_charts_until_revoked_and_only_then_
     assert!(!signed_in.text.contains("og:title"), "no live link: no preview, even for a signed-in reader");
 }
 
+/// Like the real server, on several threads: the page's title and preview are in its head on every
+/// render, however its data loads interleave with other requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_title_and_preview_are_in_the_head_of_every_render() {
+    let app = TestApp::builder().start().await;
+    let id = app.judged_warp("Shared gate").await;
+    let secret = app.share(id).await;
+    let visitor = app.anonymous();
+    assert_eq!(visitor.get(&format!("/share/{secret}")).await.status, 303);
+    let path = format!("/experiments/{id}");
+    for round in 0..25 {
+        let pages = tokio::join!(visitor.get(&path), visitor.get(&path), visitor.get(&path), visitor.get(&path));
+        for page in [pages.0, pages.1, pages.2, pages.3] {
+            let head = page.text.split("</head>").next().unwrap();
+            assert!(head.contains("<title>Shared gate · #"), "round {round}: no title in the head:\n{head}");
+            assert!(head.contains("property=\"og:title\" content=\"Shared gate — FAIL\""), "round {round}: no preview in the head");
+        }
+    }
+}
+
 #[tokio::test]
 async fn history_filters_and_pages_through_the_url() {
     let app = TestApp::builder().start().await;

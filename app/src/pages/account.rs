@@ -59,7 +59,7 @@ fn when(t: Option<i64>) -> String {
 pub fn AccountPage() -> impl IntoView {
     view! {
         <Title text="Account" />
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match load_account().await {
                 Ok(a) => view! { <AccountBody account=a /> }.into_any(),
                 Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),

@@ -69,7 +69,7 @@ pub fn AdminPage() -> impl IntoView {
     view! {
         <Title text="Admin" />
         <div class="page-head"><h1>"Admin"</h1></div>
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match load_admin().await {
                 Ok(v) => view! { <Users users=v.users /> <Audit audit=v.audit /> }.into_any(),
                 Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),

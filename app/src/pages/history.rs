@@ -162,7 +162,7 @@ pub fn HistoryPage() -> impl IntoView {
             <h1>"Experiments"</h1>
             <FilterForm filter />
         </div>
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match load_history(filter.get_untracked()).await {
                 Ok(view) => view! { <HistoryTable view filter=filter.get_untracked() /> }.into_any(),
                 Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),

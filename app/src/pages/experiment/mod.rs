@@ -27,7 +27,7 @@ pub fn ExperimentPage() -> impl IntoView {
     let id = use_params_map().read_untracked().get("id").and_then(|v| v.parse::<i64>().ok());
     let log = use_query_map().read_untracked().get("scale").as_deref() == Some("log");
     view! {
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             let loaded = match id {
                 Some(id) => load_experiment(id, log).await.map_err(AppError::from),
                 None => Err(AppError::NotFound("an experiment id is a number".into())),

@@ -64,7 +64,7 @@ pub fn LaunchPage() -> impl IntoView {
             "Control is the merge-base of the suite's base branch and your head; the treatment is the head. Extra "
             "arms run only when you add them. Preview shows every trial's command before anything runs."
         </p>
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match launch_suites().await {
                 Ok(list) if list.is_empty() => view! {
                     <section class="empty"><h2>"No suites yet"</h2>

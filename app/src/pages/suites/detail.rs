@@ -109,7 +109,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
 pub fn SuitePage() -> impl IntoView {
     let name = use_params_map().read_untracked().get("name").unwrap_or_default();
     view! {
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match load_suite(name).await {
                 Ok(v) => view! { <SuiteBody v /> }.into_any(),
                 Err(e) => view! { <Title text="Suite" /> <ErrorView error=AppError::from(e) /> }.into_any(),

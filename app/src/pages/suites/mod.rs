@@ -82,7 +82,7 @@ pub fn SuitesPage() -> impl IntoView {
         <Title text="Suites" />
         <h1>"Suites"</h1>
         <p class="muted">"A suite is a named benchmark: its repository, the arm's command, the fingerprint fields a launch fills in, and its budgets. Files in the server's suites folder load at start-up; admins create and edit suites here."</p>
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match load_suites().await {
                 Ok(v) => view! {
                     <table class="data suites">

@@ -179,7 +179,7 @@ pub fn TrendsPage() -> impl IntoView {
     view! {
         <Title text="Trends" />
         <h1>"Trends"</h1>
-        {Suspend::new(async move {
+        {crate::awaited::awaited(async move {
             match load_trends(filter.get_untracked()).await {
                 Ok(v) => view! { <TrendsBody v /> }.into_any(),
                 Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
