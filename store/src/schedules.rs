@@ -41,16 +41,36 @@ const BASELINE_RUNS: &str = "SELECT e.id AS experiment_id, e.suite_id, e.status,
      FROM experiments e JOIN arms a ON a.experiment_id = e.id AND a.name = $1";
 
 impl Store {
-    /// Claims one tick for `worker`: the run's id, or `None` when a replica (or an earlier start) has
-    /// already claimed it.
-    pub async fn claim_tick(&self, suite_id: i64, schedule: &str, tick_at: i64, worker: &str) -> Result<Option<i64>, StoreError> {
-        let now = now_ms();
-        Ok(on_pool!(self, pool => {
+    /// Claims one tick for `worker` at `now`: the run's id, or `None` when a replica (or an earlier
+    /// start) holds it. A claim still unfinished after `lease_ms` belongs to a process that died between
+    /// the claim and its outcome; one replica takes it over (the same row, re-stamped), so the tick
+    /// still runs instead of staying `claimed` for good.
+    pub async fn claim_tick(
+        &self,
+        suite_id: i64,
+        schedule: &str,
+        tick_at: i64,
+        worker: &str,
+        now: i64,
+        lease_ms: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        let fresh = on_pool!(self, pool => {
             sqlx::query_scalar(
                 "INSERT INTO schedule_runs (suite_id, schedule, tick_at, claimed_by, claimed_at, outcome) VALUES ($1, $2, $3, $4, $5, 'claimed') \
                  ON CONFLICT (suite_id, schedule, tick_at) DO NOTHING RETURNING id",
             )
             .bind(suite_id).bind(schedule).bind(tick_at).bind(worker).bind(now)
+            .fetch_optional(pool).await
+        })?;
+        if fresh.is_some() {
+            return Ok(fresh);
+        }
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "UPDATE schedule_runs SET claimed_by = $1, claimed_at = $2 \
+                 WHERE suite_id = $3 AND schedule = $4 AND tick_at = $5 AND outcome = 'claimed' AND claimed_at < $6 RETURNING id",
+            )
+            .bind(worker).bind(now).bind(suite_id).bind(schedule).bind(tick_at).bind(now - lease_ms)
             .fetch_optional(pool).await
         })?)
     }

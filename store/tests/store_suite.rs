@@ -26,6 +26,7 @@ on_both_backends!(
     accounts_tokens_and_audit,
     trend_points_follow_verdicts,
     notifications_are_queued_once_and_log_attempts,
+    schedule_ticks_are_claimed_once_and_stale_claims_taken_over,
 );
 
 fn arm(name: &str, role: ArmRole) -> InsertArm {
@@ -349,4 +350,21 @@ async fn notifications_are_queued_once_and_log_attempts(db: &TestDb) {
     let other = db.store.insert_notification(id, suite, "infra_failure", "http://hook", &json!({})).await.unwrap().unwrap();
     db.store.record_delivery(other, Err("not sent: refused"), true).await.unwrap();
     assert_eq!(db.store.notifications(suite, 10).await.unwrap()[0].status, "failed");
+}
+
+async fn schedule_ticks_are_claimed_once_and_stale_claims_taken_over(db: &TestDb) {
+    let suite = db.store.upsert_suite("nightly", ExperimentKind::Pipeline, &json!({}), "file:suites/n.toml").await.unwrap();
+    let (tick, lease) = (1_000_000_i64, 15 * 60_000_i64);
+    let first = db.store.claim_tick(suite, "night", tick, "a", tick + 5, lease).await.unwrap();
+    assert!(first.is_some());
+    assert_eq!(db.store.claim_tick(suite, "night", tick, "b", tick + 60_000, lease).await.unwrap(), None, "held");
+    // "a" died before recording an outcome: once the lease has passed, exactly one replica takes it over.
+    let later = tick + 5 + lease + 1;
+    assert_eq!(db.store.claim_tick(suite, "night", tick, "b", later, lease).await.unwrap(), first, "the same row, taken over");
+    assert_eq!(db.store.claim_tick(suite, "night", tick, "c", later, lease).await.unwrap(), None, "one taker");
+    let runs = db.store.schedule_runs(suite, 10).await.unwrap();
+    assert_eq!((runs.len(), runs[0].claimed_by.as_str(), runs[0].claimed_at), (1, "b", later));
+    db.store.finish_tick(first.unwrap(), "skipped", Some("abc"), None, "unchanged").await.unwrap();
+    let much_later = later + 10 * lease;
+    assert_eq!(db.store.claim_tick(suite, "night", tick, "d", much_later, lease).await.unwrap(), None, "a finished tick is never retaken");
 }

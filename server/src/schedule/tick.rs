@@ -2,7 +2,8 @@
 //! has not been claimed is claimed in the store — exactly one replica wins the claim — and run: the ref
 //! is resolved, an unchanged SHA is skipped, a new one is launched through the normal experiments
 //! machinery (as nobody: the schedule is the launcher). Only the latest due tick is claimed, so ticks
-//! missed while the server was down run once at start-up, not once each. `now` is passed in, so tests
+//! missed while the server was down run once at start-up, not once each. A claim left unfinished for
+//! [`CLAIM_LEASE_MS`] (its process died) is taken over by the next pass. `now` is passed in, so tests
 //! drive the ticker with a fast clock.
 
 use super::cron::Cron;
@@ -40,6 +41,10 @@ pub fn spawn(state: AppState, every: Duration) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// How long a claim may stay unfinished before another pass takes it over: resolving the ref (a fetch)
+/// and storing the launch take seconds, so a claim this old was left by a process that died.
+pub const CLAIM_LEASE_MS: i64 = 15 * 60 * 1000;
+
 /// One pass at `now` (ms since the epoch): the reports of the ticks this replica claimed.
 pub async fn tick(state: &AppState, now: i64) -> Vec<TickReport> {
     let suites = match state.store.suites().await {
@@ -54,7 +59,7 @@ pub async fn tick(state: &AppState, now: i64) -> Vec<TickReport> {
         let Ok(definition) = serde_json::from_value::<SuiteDefinition>(suite.definition.clone()) else { continue };
         for schedule in &definition.schedules {
             let Some(tick_at) = Cron::parse(&schedule.cron).ok().and_then(|c| c.last_tick(now)) else { continue };
-            let claim = match state.store.claim_tick(suite.id, &schedule.name, tick_at, &state.launcher.worker).await {
+            let claim = match state.store.claim_tick(suite.id, &schedule.name, tick_at, &state.launcher.worker, now, CLAIM_LEASE_MS).await {
                 Ok(Some(id)) => id,
                 Ok(None) => continue,
                 Err(e) => {
