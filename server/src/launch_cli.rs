@@ -25,6 +25,11 @@ pub struct LaunchArgs {
     /// its experiment id. Refused, with the field named, unless it is truly comparable.
     #[arg(long, value_name = "latest|ID", conflicts_with = "control_ref")]
     pub reuse_baseline: Option<String>,
+    /// Measure the --treatment-ref alone as a baseline run: no control and no verdict; its levels feed
+    /// the suite's trends and later launches may reuse it (--reuse-baseline). With --wait: exit 0 once
+    /// it is measured.
+    #[arg(long, conflicts_with_all = ["control_ref", "reuse_baseline", "allow_regression", "comment_file"])]
+    pub baseline: bool,
     #[arg(long)]
     pub trials: Option<u32>,
     /// A fingerprint field, FIELD=VALUE (integers and true/false are typed).
@@ -56,6 +61,9 @@ pub fn request(args: &LaunchArgs) -> Result<Value, String> {
     let head = refs.next().ok_or("--treatment-ref: give the treatment's ref")?;
     let head = head.split_once('=').map_or(head.as_str(), |(_, r)| r);
     let mut arms = Vec::new();
+    if args.baseline && args.treatment_ref.len() > 1 {
+        return Err("--baseline measures one ref: give a single --treatment-ref".into());
+    }
     for extra in refs {
         let (name, r) = extra.split_once('=').ok_or_else(|| format!("--treatment-ref {extra:?}: name an extra arm, NAME=REF"))?;
         arms.push(json!({"name": name, "ref": r}));
@@ -77,6 +85,9 @@ pub fn request(args: &LaunchArgs) -> Result<Value, String> {
     }
     if let Some(t) = args.trials {
         body["trials"] = json!(t);
+    }
+    if args.baseline {
+        body["baseline"] = json!(true);
     }
     match args.reuse_baseline.as_deref().map(|r| (r, r.parse::<i64>())) {
         None => {}
@@ -135,6 +146,11 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
         match status.as_str() {
             "judged" => {
                 progress.done();
+                if e["verdict"].is_null() {
+                    // Only a baseline run ends judged without a verdict: it was measured, not compared.
+                    println!("measured: a baseline run has no verdict; its levels are in the suite's trends\n{url}");
+                    return Ok(judge::ExitCode::Ok.code());
+                }
                 let verdict = e["verdict"].as_str().unwrap_or("");
                 println!("verdict: {verdict}");
                 for reason in e["reasons"].as_array().into_iter().flatten() {
@@ -279,5 +295,14 @@ mod tests {
         assert!(body(&["--reuse-baseline", "newest"]).unwrap_err().contains("give `latest` or a baseline's experiment id"));
         assert!(body(&["--reuse-baseline", "latest", "--control-ref", "main"]).unwrap_err().contains("cannot be used with"));
         assert!(body(&[]).unwrap().get("reuse_baseline").is_none());
+    }
+
+    #[test]
+    fn baseline_measures_one_ref_with_no_control() {
+        assert_eq!(body(&["--baseline"]).unwrap()["baseline"], true);
+        assert!(body(&[]).unwrap().get("baseline").is_none());
+        assert!(body(&["--baseline", "--control-ref", "main"]).unwrap_err().contains("cannot be used with"));
+        assert!(body(&["--baseline", "--reuse-baseline", "latest"]).unwrap_err().contains("cannot be used with"));
+        assert!(body(&["--baseline", "--treatment-ref", "extra=topic"]).unwrap_err().contains("give a single --treatment-ref"));
     }
 }

@@ -208,7 +208,7 @@ async fn an_interrupted_launch_wait_leaves_the_experiment_running_and_says_so() 
 /// `arbiter launch --wait` exits with the verdict's code: a pass is 0, a regression 1, a cancelled
 /// experiment 4.
 #[tokio::test]
-async fn launch_wait_exits_0_on_a_pass_1_on_a_regression_and_4_when_cancelled() {
+async fn launch_wait_exits_0_on_a_pass_or_a_baseline_1_on_a_regression_and_4_when_cancelled() {
     let tmp = tempfile::tempdir().unwrap();
     let finelog = FinelogServer::start(None);
     let (app, launcher) = app(tmp.path(), &finelog).await;
@@ -232,6 +232,18 @@ async fn launch_wait_exits_0_on_a_pass_1_on_a_regression_and_4_when_cancelled() 
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("verdict: regression") && stdout.contains("new failure"), "{stdout}");
+
+    // A baseline run is measured, not compared: no verdict, exit 0.
+    let out = tokio::process::Command::new(common::BIN)
+        .args(["launch", "--server", &app.base, "--suite", "stage-bench", "--treatment-ref", "main", "--baseline"])
+        .args(["--trials", "1", "--wait"])
+        .env("ARBITER_TOKEN", &token)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("measured: a baseline run has no verdict"), "{stdout}");
 
     let mut child = cli("slow").spawn().unwrap();
     let mut out = tokio::io::BufReader::new(child.stdout.take().unwrap());
