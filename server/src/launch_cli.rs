@@ -57,13 +57,13 @@ pub struct LaunchArgs {
 
 /// The launch request the flags describe.
 pub fn request(args: &LaunchArgs) -> Result<Value, String> {
+    if args.baseline && args.treatment_ref.len() > 1 {
+        return Err("--baseline measures one ref: give a single --treatment-ref".into());
+    }
     let mut refs = args.treatment_ref.iter();
     let head = refs.next().ok_or("--treatment-ref: give the treatment's ref")?;
     let head = head.split_once('=').map_or(head.as_str(), |(_, r)| r);
     let mut arms = Vec::new();
-    if args.baseline && args.treatment_ref.len() > 1 {
-        return Err("--baseline measures one ref: give a single --treatment-ref".into());
-    }
     for extra in refs {
         let (name, r) = extra.split_once('=').ok_or_else(|| format!("--treatment-ref {extra:?}: name an extra arm, NAME=REF"))?;
         arms.push(json!({"name": name, "ref": r}));

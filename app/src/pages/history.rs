@@ -154,17 +154,18 @@ pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFn
 
 #[component]
 pub fn HistoryPage() -> impl IntoView {
-    let query = use_query_map();
-    let filter = Memo::new(move |_| query.with(|q| HistoryFilter::from_query(|k| q.get(k))));
+    // Read once: the page is rendered whole on the server (islands: it never re-renders in the browser).
+    let filter = use_query_map().with_untracked(|q| HistoryFilter::from_query(|k| q.get(k)));
+    let form = filter.clone();
     view! {
         <Title text="Experiments" />
         <div class="page-head">
             <h1>"Experiments"</h1>
-            <FilterForm filter />
+            <FilterForm filter=form />
         </div>
         {crate::awaited::awaited(async move {
-            match load_history(filter.get_untracked()).await {
-                Ok(view) => view! { <HistoryTable view filter=filter.get_untracked() /> }.into_any(),
+            match load_history(filter.clone()).await {
+                Ok(view) => view! { <HistoryTable view filter /> }.into_any(),
                 Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
             }
         })}
@@ -173,8 +174,7 @@ pub fn HistoryPage() -> impl IntoView {
 
 /// A plain GET form: it works before hydration and keeps the filters in the URL.
 #[component]
-fn FilterForm(filter: Memo<HistoryFilter>) -> impl IntoView {
-    let f = filter.get_untracked();
+fn FilterForm(filter: HistoryFilter) -> impl IntoView {
     let select = move |name: &'static str, label: &'static str, options: Vec<&'static str>, current: Option<String>| {
         view! {
             <label>
@@ -194,17 +194,17 @@ fn FilterForm(filter: Memo<HistoryFilter>) -> impl IntoView {
     };
     view! {
         <form class="filters" method="get" action="/experiments" role="search">
-            {select("kind", "Kind", ExperimentKind::ALL.iter().map(|k| k.as_str()).collect(), f.kind.clone())}
-            {select("status", "Status", ExperimentStatus::ALL.iter().map(|s| s.as_str()).collect(), f.status.clone())}
-            {select("verdict", "Verdict", Verdict::ALL.iter().map(|v| v.as_str()).collect(), f.verdict.clone())}
-            {text("suite", "Suite", "any", f.suite.clone())}
-            {text("git", "Ref or SHA", "main, 1a2b3c…", f.git.clone())}
-            {text("by", "Launched by", "anyone", f.by.clone())}
-            <label>"From" <input name="since" type="date" value=f.since.clone().unwrap_or_default() /></label>
-            <label>"To" <input name="until" type="date" value=f.until.clone().unwrap_or_default() /></label>
-            <label class="search">"Search" <input name="q" type="search" value=f.q.clone().unwrap_or_default() placeholder="title, suite or ref" /></label>
+            {select("kind", "Kind", ExperimentKind::ALL.iter().map(|k| k.as_str()).collect(), filter.kind.clone())}
+            {select("status", "Status", ExperimentStatus::ALL.iter().map(|s| s.as_str()).collect(), filter.status.clone())}
+            {select("verdict", "Verdict", Verdict::ALL.iter().map(|v| v.as_str()).collect(), filter.verdict.clone())}
+            {text("suite", "Suite", "any", filter.suite.clone())}
+            {text("git", "Ref or SHA", "main, 1a2b3c…", filter.git.clone())}
+            {text("by", "Launched by", "anyone", filter.by.clone())}
+            <label>"From" <input name="since" type="date" value=filter.since.clone().unwrap_or_default() /></label>
+            <label>"To" <input name="until" type="date" value=filter.until.clone().unwrap_or_default() /></label>
+            <label class="search">"Search" <input name="q" type="search" value=filter.q.clone().unwrap_or_default() placeholder="title, suite or ref" /></label>
             <button type="submit">"Filter"</button>
-            {(!f.pairs().is_empty()).then(|| view! { <a class="clear" href="/experiments">"Clear"</a> })}
+            {(!filter.pairs().is_empty()).then(|| view! { <a class="clear" href="/experiments">"Clear"</a> })}
         </form>
     }
 }

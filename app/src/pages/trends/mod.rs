@@ -169,18 +169,16 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
 
 #[component]
 pub fn TrendsPage() -> impl IntoView {
-    let query = use_query_map();
-    let filter = Memo::new(move |_| {
-        query.with(|q| {
-            let get = |k: &str| q.get(k).filter(|v| !v.is_empty());
-            TrendFilter { suite: get("suite"), metric: get("metric"), item: get("item"), since: get("since"), until: get("until") }
-        })
+    // Read once: the page is rendered whole on the server (islands: it never re-renders in the browser).
+    let filter = use_query_map().with_untracked(|q| {
+        let get = |k: &str| q.get(k).filter(|v| !v.is_empty());
+        TrendFilter { suite: get("suite"), metric: get("metric"), item: get("item"), since: get("since"), until: get("until") }
     });
     view! {
         <Title text="Trends" />
         <h1>"Trends"</h1>
         {crate::awaited::awaited(async move {
-            match load_trends(filter.get_untracked()).await {
+            match load_trends(filter).await {
                 Ok(v) => view! { <TrendsBody v /> }.into_any(),
                 Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
             }
