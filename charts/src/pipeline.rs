@@ -68,9 +68,15 @@ pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, Cha
             mark: arms.iter().flatten().any(|s| s.verdict == Verdict::Regression).then_some(Mark::Regression),
         });
     }
-    let band_label = report.treatments.first().and_then(|a| a.stages.first()).map(|s| {
-        let source = if s.thresholds.calibrated { "calibrated" } else { "default" };
-        format!("noise band ±{} % ({source})", fmt_num(s.thresholds.cpu_pct))
+    let band_label = report.treatments.first().and_then(|a| a.stages.first()).map(|s| match &report.method {
+        // Method 2: the band is each stage's margin (the suite's, or the floor's for a small stage).
+        Some(_) => {
+            format!("margin ±{} % (wider where {} CPU-s is more)", fmt_num(report.thresholds.cpu_pct), report.thresholds.cpu_floor_s)
+        }
+        None => {
+            let source = if s.thresholds.calibrated { "calibrated" } else { "default" };
+            format!("noise band ±{} % ({source})", fmt_num(s.thresholds.cpu_pct))
+        }
     });
     BarChart {
         title: "CPU per stage".into(),

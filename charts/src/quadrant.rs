@@ -47,7 +47,8 @@ pub fn pipeline_quadrant(report: &PipelineReport, _scale: Scale) -> Result<Strin
         root.draw(&Text::new(title, (10, 8), (FONT, 19).into_font().style(FontStyle::Bold).color(&INK))).map_err(draw_err)?;
         let mut entries: Vec<(String, RGBColor, bool)> =
             report.treatments.iter().enumerate().map(|(k, a)| (a.name.clone(), treatment_color(k), true)).collect();
-        entries.push((format!("noise (±{} % CPU, ±{} % elapsed)", cpu_th, el_th), RGBColor(150, 150, 150), true));
+        let what = if report.method.is_some() { "margins" } else { "noise" };
+        entries.push((format!("{what} (±{} % CPU, ±{} % elapsed)", cpu_th, el_th), RGBColor(150, 150, 150), true));
         legend(&root, &entries)?;
         let mut chart = ChartBuilder::on(&root)
             .margin_top(56)

@@ -1,12 +1,11 @@
-//! Small-sample statistics for judging, chosen to be honest at n = 2…10:
+//! Statistics for judging. Distributions come from `statrs` (it builds for wasm32 too):
 //!
-//! * [`welch_log_interval`]: a 95 % Welch t interval for the difference of mean log values, reported as a
-//!   relative change. Logs because costs are ratios (a 10 % change means the same at 1 s and 100 s) and
-//!   because their spread scales with the mean; Welch because the two arms need not share a variance.
-//!   It is used at every n ≥ 2. A percentile bootstrap is deliberately not used: at 5–10 trials per arm
-//!   its intervals are known to be too narrow (they under-cover), and it costs ~0.4 ms per stage, which
-//!   a 100-stage pipeline cannot afford on a page render.
-//! * [`mann_whitney_p`]: a two-sided rank-test p-value, reported beside the interval and never gated on.
+//! * [`t_quantile`] / [`t_two_sided_p`]: Student's t at any level and any (fractional) degrees of freedom.
+//!   The pipeline verdict's tests and intervals (`pipeline::estimate`, `pipeline::family`) are built on them.
+//! * [`median`], [`mean`], [`sample_sd`], [`cv`]: the plain summaries.
+
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+use statrs::function::gamma::ln_gamma;
 
 /// The median; an even count takes the mean of the two middle values. `None` for no values.
 pub fn median(values: &[f64]) -> Option<f64> {
@@ -47,158 +46,99 @@ pub fn cv(xs: &[f64]) -> f64 {
     }
 }
 
-/// Two-sided 95 % critical value of Student's t with `df` degrees of freedom (fractional df allowed):
-/// tabulated for df 1–30, 40, 60, 120, ∞ and interpolated linearly in 1/df (error < 0.1 % in between).
-pub fn t_975(df: f64) -> f64 {
-    const TABLE: [(f64, f64); 34] = [
-        (1.0, 12.706),
-        (2.0, 4.303),
-        (3.0, 3.182),
-        (4.0, 2.776),
-        (5.0, 2.571),
-        (6.0, 2.447),
-        (7.0, 2.365),
-        (8.0, 2.306),
-        (9.0, 2.262),
-        (10.0, 2.228),
-        (11.0, 2.201),
-        (12.0, 2.179),
-        (13.0, 2.160),
-        (14.0, 2.145),
-        (15.0, 2.131),
-        (16.0, 2.120),
-        (17.0, 2.110),
-        (18.0, 2.101),
-        (19.0, 2.093),
-        (20.0, 2.086),
-        (21.0, 2.080),
-        (22.0, 2.074),
-        (23.0, 2.069),
-        (24.0, 2.064),
-        (25.0, 2.060),
-        (26.0, 2.056),
-        (27.0, 2.052),
-        (28.0, 2.048),
-        (29.0, 2.045),
-        (30.0, 2.042),
-        (40.0, 2.021),
-        (60.0, 2.000),
-        (120.0, 1.980),
-        (f64::INFINITY, 1.960),
-    ];
-    if df.is_nan() || df < 1.0 {
-        return TABLE[0].1;
+/// Above this many degrees of freedom Student's t is replaced by the normal distribution (their quantiles
+/// at the levels used here differ by less than 0.01 %).
+const NORMAL_DF: f64 = 1e5;
+
+fn standard_normal() -> Normal {
+    Normal::new(0.0, 1.0).expect("a valid normal distribution")
+}
+
+fn students_t(df: f64) -> StudentsT {
+    StudentsT::new(0.0, 1.0, df.max(1e-3)).expect("a valid t distribution")
+}
+
+/// The `p` quantile of Student's t with `df` degrees of freedom (fractional allowed; ∞ or very large is
+/// the standard normal), at any level: the error-rate control needs quantiles such as 1 − 0.008/40.
+///
+/// From 3 df up: the Cornish–Fisher expansion around the normal quantile, then Newton steps on statrs's
+/// CDF until a step is below 1e-7 (Newton converges quadratically, so what is left is ~1e-14; usually two
+/// steps): about a third of the time of statrs's own inverse
+/// (an iterative inverse incomplete beta), which a 100-stage judgement would call ~600 times. Below 3 df,
+/// where the expansion is poor, statrs's inverse itself.
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    if !(df < NORMAL_DF) {
+        return standard_normal().inverse_cdf(p);
     }
-    for pair in TABLE.windows(2) {
-        let ((d0, t0), (d1, t1)) = (pair[0], pair[1]);
-        if df <= d1 {
-            let (x0, x1, x) = (1.0 / d0, if d1.is_infinite() { 0.0 } else { 1.0 / d1 }, 1.0 / df);
-            return t0 + (t1 - t0) * (x0 - x) / (x0 - x1);
+    let dist = students_t(df);
+    if df < 3.0 || !(p > 1e-12 && p < 1.0 - 1e-12) {
+        return dist.inverse_cdf(p);
+    }
+    let z = standard_normal().inverse_cdf(p);
+    let (z2, n) = (z * z, df);
+    let mut x = z
+        + z * (z2 + 1.0) / (4.0 * n)
+        + z * ((5.0 * z2 + 16.0) * z2 + 3.0) / (96.0 * n * n)
+        + z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / (384.0 * n * n * n);
+    // The density's constant once; each step then costs one CDF and one power.
+    let ln_c = ln_gamma((n + 1.0) / 2.0) - ln_gamma(n / 2.0) - 0.5 * (n * std::f64::consts::PI).ln();
+    let pdf = |x: f64| (ln_c - (n + 1.0) / 2.0 * (x * x / n).ln_1p()).exp();
+    for _ in 0..8 {
+        // Work in the smaller tail for precision.
+        let cdf_minus_p = if p > 0.5 { (1.0 - p) - dist.sf(x) } else { dist.cdf(x) - p };
+        let step = cdf_minus_p / pdf(x);
+        x -= step;
+        if step.abs() <= 1e-7 * x.abs().max(1.0) {
+            break;
         }
     }
-    1.960
+    x
+}
+
+/// Two-sided p-value of a t statistic with `df` degrees of freedom (from the survival function, so tiny
+/// p-values keep their precision).
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if t.is_nan() {
+        return 1.0;
+    }
+    let a = t.abs();
+    let sf = if !(df < NORMAL_DF) { standard_normal().sf(a) } else { students_t(df).sf(a) };
+    (2.0 * sf).clamp(0.0, 1.0)
+}
+
+/// The exact (Clopper–Pearson) two-sided `level` confidence interval of a proportion: `k` successes in
+/// `n` trials. What the simulation's error rates are stated with.
+pub fn clopper_pearson(k: u64, n: u64, level: f64) -> (f64, f64) {
+    use statrs::distribution::Beta;
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let a = (1.0 - level) / 2.0;
+    let (k, n) = (k as f64, n as f64);
+    let lo = if k == 0.0 { 0.0 } else { Beta::new(k, n - k + 1.0).expect("valid beta").inverse_cdf(a) };
+    let hi = if k == n { 1.0 } else { Beta::new(k + 1.0, n - k).expect("valid beta").inverse_cdf(1.0 - a) };
+    (lo, hi)
+}
+
+/// Sample variance (n − 1); 0 below two values.
+pub fn sample_var(xs: &[f64]) -> f64 {
+    sample_sd(xs).powi(2)
 }
 
 /// Values must be positive for logs; a zero (a stage too small to register a clock tick) becomes a tiny
 /// positive number so the arithmetic stays finite. Such stages are below the absolute floor anyway.
-fn ln_pos(x: f64) -> f64 {
+pub fn ln_pos(x: f64) -> f64 {
     x.max(1e-9).ln()
 }
 
-/// 95 % Welch interval for treatment vs control as a relative change in percent: `(low, high)`.
-/// Needs at least two values in each arm.
-pub fn welch_log_interval(control: &[f64], treatment: &[f64]) -> Option<(f64, f64)> {
-    if control.len() < 2 || treatment.len() < 2 {
-        return None;
-    }
-    let lc: Vec<f64> = control.iter().map(|&x| ln_pos(x)).collect();
-    let lt: Vec<f64> = treatment.iter().map(|&x| ln_pos(x)).collect();
-    let (vc, vt) = (sample_sd(&lc).powi(2) / lc.len() as f64, sample_sd(&lt).powi(2) / lt.len() as f64);
-    let diff = mean(&lt) - mean(&lc);
-    let se = (vc + vt).sqrt();
-    let half = if se == 0.0 {
-        0.0
-    } else {
-        let df = (vc + vt).powi(2) / (vc.powi(2) / (lc.len() - 1) as f64 + vt.powi(2) / (lt.len() - 1) as f64);
-        t_975(df) * se
-    };
-    Some((pct(diff - half), pct(diff + half)))
-}
-
-fn pct(log_ratio: f64) -> f64 {
+/// A log ratio as a relative change in percent.
+pub fn pct(log_ratio: f64) -> f64 {
     (log_ratio.exp() - 1.0) * 100.0
 }
 
-/// Two-sided Mann–Whitney U p-value: exact (by counting rank sums) without ties and up to 40 values,
-/// otherwise the normal approximation with tie correction. `None` when either arm is empty.
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
-    let (n1, n2) = (a.len(), b.len());
-    if n1 == 0 || n2 == 0 {
-        return None;
-    }
-    // U of the first arm: pairs it wins, half a point per tie. No sort needed.
-    let mut u1 = 0.0;
-    let mut ties = false;
-    for &x in a {
-        for &y in b {
-            if x > y {
-                u1 += 1.0;
-            } else if x == y {
-                u1 += 0.5;
-                ties = true;
-            }
-        }
-    }
-    let has_dupes = |xs: &[f64]| xs.iter().enumerate().any(|(i, x)| xs[i + 1..].contains(x));
-    ties = ties || has_dupes(a) || has_dupes(b);
-    let mu = (n1 * n2) as f64 / 2.0;
-    let n = n1 + n2;
-    if !ties && n <= 40 {
-        // The null distribution of U: the coefficients of the Gaussian binomial [n1+n2 choose n1]_q,
-        // built as a product of (1 − q^(n2+i)) / (1 − q^i), i = 1..n1 — O(n1 · n1·n2) work.
-        let top = n1 * n2;
-        let mut ways = vec![0f64; top + 1];
-        ways[0] = 1.0;
-        for i in 1..=n1 {
-            let step = n2 + i;
-            for k in (step..=top).rev() {
-                ways[k] -= ways[k - step];
-            }
-            for k in i..=top {
-                ways[k] += ways[k - i];
-            }
-        }
-        let total: f64 = ways.iter().sum();
-        let dev = (u1 - mu).abs();
-        let extreme: f64 = ways.iter().enumerate().filter(|(u, _)| (*u as f64 - mu).abs() >= dev - 1e-9).map(|(_, c)| c).sum();
-        return Some((extreme / total).min(1.0));
-    }
-    // Normal approximation with continuity and tie corrections.
-    let mut all: Vec<f64> = a.iter().chain(b).copied().collect();
-    all.sort_by(f64::total_cmp);
-    let mut tie_term = 0.0;
-    let mut i = 0;
-    while i < all.len() {
-        let j = all[i..].iter().take_while(|&&v| v == all[i]).count();
-        tie_term += (j * j * j - j) as f64;
-        i += j;
-    }
-    let nf = n as f64;
-    let var = (n1 * n2) as f64 / 12.0 * ((nf + 1.0) - tie_term / (nf * (nf - 1.0)));
-    if var <= 0.0 {
-        return Some(1.0);
-    }
-    let z = ((u1 - mu).abs() - 0.5).max(0.0) / var.sqrt();
-    Some((2.0 * (1.0 - normal_cdf(z))).min(1.0))
-}
-
-/// Standard normal CDF (Abramowitz–Stegun 7.1.26 erf, error < 1.5e-7).
-fn normal_cdf(z: f64) -> f64 {
-    let x = z / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let y =
-        1.0 - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t + 0.254_829_592) * t * (-x * x).exp();
-    0.5 * (1.0 + if x >= 0.0 { y } else { -y })
+/// A relative change in percent as a log ratio (−100 % and below have none: −∞).
+pub fn log_ratio(pct: f64) -> f64 {
+    (1.0 + pct / 100.0).max(0.0).ln()
 }
 
 #[cfg(test)]
@@ -206,42 +146,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn t_table_and_interpolation() {
-        assert_eq!(t_975(1.0), 12.706);
-        assert_eq!(t_975(10.0), 2.228);
-        assert!((t_975(2.5) - 3.60).abs() < 0.1, "{}", t_975(2.5));
-        assert!((t_975(1e9) - 1.96).abs() < 1e-3);
-        assert!(t_975(50.0) < t_975(40.0) && t_975(50.0) > t_975(60.0));
+    fn t_quantiles_and_p_values_match_published_tables() {
+        // Two-sided 95 %: 12.706 at 1 df, 2.228 at 10, 1.960 for the normal.
+        assert!((t_quantile(0.975, 1.0) - 12.706).abs() < 1e-3);
+        assert!((t_quantile(0.975, 10.0) - 2.228).abs() < 1e-3);
+        assert!((t_quantile(0.975, f64::INFINITY) - 1.960).abs() < 1e-3);
+        // 99.9 % one-sided at 4 df: 7.173; fractional df fall in between.
+        assert!((t_quantile(0.999, 4.0) - 7.173).abs() < 1e-3);
+        assert!(t_quantile(0.975, 2.5) < t_quantile(0.975, 2.0) && t_quantile(0.975, 2.5) > t_quantile(0.975, 3.0));
+        // p-values invert the quantiles, and tiny ones keep their precision.
+        assert!((t_two_sided_p(t_quantile(0.995, 7.0), 7.0) - 0.01).abs() < 1e-9);
+        assert!((t_two_sided_p(3.2905, f64::INFINITY) - 0.001).abs() < 1e-6);
+        assert!(t_two_sided_p(40.0, 30.0) > 0.0 && t_two_sided_p(40.0, 30.0) < 1e-25);
+        assert_eq!(t_two_sided_p(0.0, 3.0), 1.0);
     }
 
     #[test]
-    fn welch_interval_brackets_the_change() {
-        let c = [1.11, 1.11, 1.17];
-        let t = [1.44, 1.40, 1.47];
-        let (lo, hi) = welch_log_interval(&c, &t).unwrap();
-        let point = (mean(&t) / mean(&c) - 1.0) * 100.0;
-        assert!(lo > 15.0 && hi < 40.0 && lo < point && point < hi, "{lo} {point} {hi}");
-        // Identical arms: a zero-width interval at zero.
-        assert_eq!(welch_log_interval(&[2.0, 2.0], &[2.0, 2.0]), Some((0.0, 0.0)));
-        assert_eq!(welch_log_interval(&[1.0], &[1.0, 2.0]), None);
-        // More spread, wider interval.
-        let (lo2, hi2) = welch_log_interval(&[1.0, 1.3, 0.8], &[1.4, 1.1, 1.7]).unwrap();
-        assert!(hi2 - lo2 > hi - lo);
+    fn the_fast_quantile_agrees_with_statrs_inverse() {
+        for df in [1.0, 2.5, 3.0, 3.7, 4.0, 6.0, 9.5, 22.0, 57.3, 300.0, 5e4] {
+            for p in [0.5, 0.6, 0.8, 0.9, 0.975, 0.99, 0.999, 0.99984, 1.0 - 1e-6, 0.025, 1e-4] {
+                let fast = t_quantile(p, df);
+                let exact = students_t(df).inverse_cdf(p);
+                // At very large df statrs's own inverse drifts by ~1e-7; ours is the root of its CDF.
+                let tolerance = if df > 1000.0 { 1e-6 } else { 1e-8 };
+                assert!((fast - exact).abs() <= tolerance * exact.abs().max(1.0), "df {df} p {p}: {fast} vs {exact}");
+                if p != 0.5 {
+                    // The quantile and the p-value agree: what the interval and the test need.
+                    let two_sided = if p > 0.5 { 2.0 * (1.0 - p) } else { 2.0 * p };
+                    assert!((t_two_sided_p(fast, df) - two_sided).abs() <= 1e-9 * two_sided.max(1e-3), "df {df} p {p}");
+                }
+            }
+        }
     }
 
     #[test]
-    fn rank_test_p_values() {
-        // Complete separation of 3 vs 3: exact two-sided p = 2/20.
-        let p = mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]).unwrap();
-        assert!((p - 0.1).abs() < 1e-12, "{p}");
-        // 4 vs 4 separated: 2 of C(8,4) = 70 arrangements are as extreme.
-        let p4 = mann_whitney_p(&[5.0, 6.0, 7.0, 8.0], &[1.0, 2.0, 3.0, 4.0]).unwrap();
-        assert!((p4 - 2.0 / 70.0).abs() < 1e-12, "{p4}");
-        let same = mann_whitney_p(&[1.0, 3.0, 5.0], &[2.0, 4.0, 6.0]).unwrap();
-        assert!(same > 0.5, "{same}");
-        let tied = mann_whitney_p(&[1.11, 1.11, 1.17], &[1.44]).unwrap();
-        assert!(tied > 0.0 && tied <= 1.0);
-        assert_eq!(mann_whitney_p(&[], &[1.0]), None);
+    fn clopper_pearson_matches_published_values() {
+        // 0 of 2000: the upper 95 % bound is 1 − 0.025^(1/2000) ≈ 0.00184.
+        let (lo, hi) = clopper_pearson(0, 2000, 0.95);
+        assert_eq!(lo, 0.0);
+        assert!((hi - (1.0 - 0.025f64.powf(1.0 / 2000.0))).abs() < 1e-9, "{hi}");
+        // 10 of 100: about 0.049 … 0.176.
+        let (lo, hi) = clopper_pearson(10, 100, 0.95);
+        assert!((lo - 0.0490).abs() < 5e-4 && (hi - 0.1762).abs() < 5e-4, "{lo} {hi}");
+    }
+
+    #[test]
+    fn log_ratios_and_percent() {
+        assert!((pct(log_ratio(27.4)) - 27.4).abs() < 1e-9);
+        assert!((pct(log_ratio(-50.0)) + 50.0).abs() < 1e-9);
+        assert_eq!(log_ratio(-100.0), f64::NEG_INFINITY);
     }
 
     #[test]

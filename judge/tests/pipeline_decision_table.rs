@@ -18,7 +18,7 @@ fn id(tag: u32) -> String {
 }
 
 fn t(tags: &[u32]) -> Vec<TrialSpec> {
-    tags.iter().map(|&tag| TrialSpec { execution_ids: vec![id(tag)] }).collect()
+    tags.iter().map(|&tag| TrialSpec { execution_ids: vec![id(tag)], pair: None }).collect()
 }
 
 fn run(rows: &[StageRow], control: &[u32], treatment: &[u32], config: &PipelineConfig) -> PipelineReport {
@@ -41,6 +41,12 @@ fn two_arms(control: &[(f64, f64)], treatment: &[(f64, f64)]) -> (Vec<StageRow>,
     (rows, c, tr)
 }
 
+/// Three trials of (CPU, elapsed) within ±0.1 % of each other: tight enough that a method-2 verdict can
+/// show "no change" (one pair never can: its spread is the 5 % default, far wider than a 2 % margin).
+fn tight(cpu: f64, elapsed: f64) -> Vec<(f64, f64)> {
+    vec![(cpu, elapsed), (cpu * 1.001, elapsed * 1.001), (cpu * 0.999, elapsed * 0.999)]
+}
+
 fn verdict_of(control: &[(f64, f64)], treatment: &[(f64, f64)]) -> (Verdict, String) {
     let (rows, c, tr) = two_arms(control, treatment);
     let r = run(&rows, &c, &tr, &PipelineConfig::default());
@@ -49,15 +55,15 @@ fn verdict_of(control: &[(f64, f64)], treatment: &[(f64, f64)]) -> (Verdict, Str
 
 #[test]
 fn rule1_failed_control_trials_are_dropped_and_all_failed_is_an_invalid_baseline() {
-    let rows = vec![
-        row(1, "map", "FAILED", 0.5, 3.0, 400.0, 100.0),
-        row(2, "map", "END", 10.0, 30.0, 1000.0, 100.0),
-        row(101, "map", "END", 10.1, 30.0, 1000.0, 100.0),
-    ];
-    let r = run(&rows, &[1, 2], &[101], &PipelineConfig::default());
-    assert_eq!(r.verdict, Verdict::Pass);
+    let mut rows = vec![row(1, "map", "FAILED", 0.5, 3.0, 400.0, 100.0), row(101, "map", "END", 10.1, 30.0, 1000.0, 100.0)];
+    for (i, (cpu, el)) in tight(10.0, 30.0).into_iter().enumerate() {
+        rows.push(row(2 + i as u32, "map", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(102 + i as u32, "map", "END", cpu, el, 1000.0, 100.0));
+    }
+    let r = run(&rows, &[1, 2, 3, 4], &[102, 103, 104], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
     assert_eq!(r.dropped_control_trials, vec!["control #1 (FAILED: map)".to_string()]);
-    assert_eq!(r.stages[0].trials, [1, 1]);
+    assert_eq!(r.stages[0].trials, [3, 3]);
     let r = run(&rows, &[1], &[101], &PipelineConfig::default());
     assert_eq!(r.verdict, Verdict::Inconclusive);
     assert!(r.reasons[0].starts_with("invalid baseline"), "{:?}", r.reasons);
@@ -72,9 +78,11 @@ fn rule2_a_treatment_failure_is_a_regression_but_a_retried_attempt_is_churn() {
 
     // The same FAILED attempt followed by an END row under another execution id in the same trial.
     rows.push(row(102, "map", "END", 9.9, 31.0, 1000.0, 100.0));
-    let spec = TrialSpec { execution_ids: vec![id(101), id(102)] };
+    let spec = TrialSpec { execution_ids: vec![id(101), id(102)], pair: None };
     let r = judge(&rows, &t(&[1]), &[ArmSpec { name: "treatment".into(), trials: vec![spec] }], &PipelineConfig::default()).unwrap();
-    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    // One pair cannot show "no change" (method 2); what matters here is that it is no new failure.
+    assert_ne!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
+    assert!(!r.reasons.iter().any(|x| x.contains("new failure")), "{:?}", r.reasons);
     assert_eq!(r.retried, vec!["treatment #1: map".to_string()]);
 }
 
@@ -122,83 +130,133 @@ fn rule5_different_work_is_inconclusive_unless_accepted_then_normalised() {
     let r = run(&rows, &[1], &[101], &accept);
     assert_eq!(r.stages[0].normalised.as_deref(), Some("per_item"));
     assert_eq!(r.stages[0].cpu_change_pct, 0.0, "the same CPU per item");
-    assert_eq!(r.verdict, Verdict::Pass);
+    assert_ne!(r.verdict, Verdict::Regression);
+    // With repeats the same CPU per item is shown to be no change.
+    let mut rows = Vec::new();
+    for (i, (cpu, el)) in tight(10.0, 30.0).into_iter().enumerate() {
+        rows.push(row(1 + i as u32, "map", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(101 + i as u32, "map", "END", cpu * 1.2, el, 1200.0, 100.0));
+    }
+    let r = run(&rows, &[1, 2, 3], &[101, 102, 103], &accept);
+    assert_eq!((r.verdict, r.stages[0].cpu_outcome), (Verdict::Pass, MetricOutcome::Flat), "{:?}", r.reasons);
     // Within tolerance is the same work.
-    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 10.0, 30.0, 1004.0, 100.0)];
-    assert_eq!(run(&rows, &[1], &[101], &PipelineConfig::default()).verdict, Verdict::Pass);
+    let mut rows = Vec::new();
+    for (i, (cpu, el)) in tight(10.0, 30.0).into_iter().enumerate() {
+        rows.push(row(1 + i as u32, "map", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(101 + i as u32, "map", "END", cpu, el, 1004.0, 100.0));
+    }
+    assert_eq!(run(&rows, &[1, 2, 3], &[101, 102, 103], &PipelineConfig::default()).verdict, Verdict::Pass);
 }
 
 #[test]
 fn rule6_the_four_quadrants_from_one_pair() {
-    assert_eq!(verdict_of(&[(10.0, 30.0)], &[(13.0, 30.0)]).0, Verdict::Regression, "CPU higher, elapsed flat");
-    assert_eq!(verdict_of(&[(10.0, 30.0)], &[(13.0, 45.0)]).0, Verdict::Regression, "CPU higher, elapsed higher");
-    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(13.0, 15.0)]);
-    assert_eq!(v, Verdict::Tradeoff);
-    assert!(why.contains("faster, more expensive"), "{why}");
-    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(7.0, 45.0)]);
-    assert_eq!(v, Verdict::Tradeoff);
-    assert!(why.contains("cheaper, slower"), "{why}");
-    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(7.0, 30.0)]);
+    // One pair shows only large changes (its spread is the default's 5 %, worth 4 df): +60 % and −40 %.
+    assert_eq!(verdict_of(&[(10.0, 30.0)], &[(16.0, 30.0)]).0, Verdict::Regression, "CPU higher, elapsed flat");
+    assert_eq!(verdict_of(&[(10.0, 30.0)], &[(16.0, 45.0)]).0, Verdict::Regression, "CPU higher, elapsed higher");
+    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(6.0, 30.0)]);
     assert_eq!((v, why.contains("cheaper")), (Verdict::Pass, true));
+    // An elapsed change needs repeats to be detected (one pair's elapsed spread is the 30 % default, so
+    // −50 % from one pair is undecided in method 2): the tradeoffs and "no change" from three trials an arm.
+    let (v, why) = verdict_of(&tight(10.0, 30.0), &tight(13.0, 15.0));
+    assert_eq!(v, Verdict::Tradeoff, "{why}");
+    assert!(why.contains("faster, more expensive"), "{why}");
+    let (v, why) = verdict_of(&tight(10.0, 30.0), &tight(7.0, 45.0));
+    assert_eq!(v, Verdict::Tradeoff, "{why}");
+    assert!(why.contains("cheaper, slower"), "{why}");
+    let (v, why) = verdict_of(&tight(10.0, 30.0), &[(10.005, 30.02), (9.992, 29.98), (10.004, 30.01)]);
+    assert_eq!((v, why.contains("no change")), (Verdict::Pass, true), "{why}");
+    // A detected change inside both margins is negligible: pass, with the change reported.
+    let (v, why) = verdict_of(&tight(10.0, 30.0), &tight(10.0, 30.5));
+    assert_eq!((v, why.contains("negligible change")), (Verdict::Pass, true), "{why}");
+    // From one pair: CPU within the margin cannot be shown, so no "no change".
     let (v, why) = verdict_of(&[(10.0, 30.0)], &[(10.2, 31.0)]);
-    assert_eq!((v, why.contains("no change")), (Verdict::Pass, true));
+    assert_eq!(v, Verdict::Inconclusive, "{why}");
+    assert!(why.contains("CPU undecided") && why.contains("more pairs would decide it against ±2 %"), "{why}");
 }
 
 #[test]
 fn rule6_an_elapsed_only_change_needs_repeats() {
-    let (v, why) = verdict_of(&[(10.0, 30.0)], &[(10.0, 15.0)]);
-    assert_eq!(v, Verdict::Inconclusive);
-    assert!(why.contains("elapsed-only change from one pair"), "{why}");
-    let (v, why) = verdict_of(&[(10.0, 30.0), (10.1, 31.0), (9.9, 29.5)], &[(10.0, 15.0), (10.1, 15.5), (9.95, 14.8)]);
-    assert_eq!(v, Verdict::Pass);
+    // Five tight controls against one treatment trial: CPU is shown flat; elapsed is not tested from fewer
+    // than three trials an arm (stragglers), and its −50 % point change asks for repeats.
+    let controls = [(10.0, 30.0), (10.01, 30.03), (9.99, 29.97), (10.005, 30.01), (9.995, 29.99)];
+    let (v, why) = verdict_of(&controls, &[(10.0, 15.0)]);
+    assert_eq!(v, Verdict::Inconclusive, "{why}");
+    assert!(why.contains("elapsed-only change from too few trials"), "{why}");
+    // Inside the elapsed margin, the decided CPU stands: pass, elapsed undecided.
+    let (v, why) = verdict_of(&controls, &[(10.0, 27.0)]);
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(why.contains("elapsed undecided") && why.contains("untested: fewer than 3 trials an arm"), "{why}");
+    let (v, why) = verdict_of(&tight(10.0, 30.0), &tight(10.0, 15.0));
+    assert_eq!(v, Verdict::Pass, "{why}");
     assert!(why.contains("latency win"), "{why}");
-    let (v, why) = verdict_of(&[(10.0, 30.0), (10.1, 31.0), (9.9, 29.5)], &[(10.0, 60.0), (10.1, 61.0), (9.95, 59.0)]);
+    let (v, why) = verdict_of(&tight(10.0, 30.0), &tight(10.0, 60.0));
     assert_eq!(v, Verdict::Regression);
     assert!(why.contains("slower at equal cost"), "{why}");
 }
 
 #[test]
-fn noise_rules_floor_threshold_and_unclear_repeats() {
-    // Below the 0.05 CPU-s floor: flat even at +40 %.
-    assert_eq!(verdict_of(&[(0.10, 1.0)], &[(0.14, 1.0)]).0, Verdict::Pass);
-    // A 25 % CPU change never reads as flat.
-    assert_eq!(verdict_of(&[(4.0, 10.0)], &[(5.0, 10.0)]).0, Verdict::Regression);
+fn noise_rules_floor_margin_and_undecided_repeats() {
+    // Below the 0.05 CPU-s floor in both arms: not tested, flat, and said so.
+    let (v, why) = verdict_of(&[(0.02, 1.0)], &[(0.04, 1.0)]);
+    assert_eq!(v, Verdict::Pass, "{why}");
+    assert!(why.contains("CPU below the 0.05 CPU-s floor"), "{why}");
+    // The floor raises a small stage's margin: +30 % of 0.10 CPU-s (0.03 CPU-s) is detected but negligible.
+    let (rows, c, tr) = two_arms(&tight(0.10, 1.0), &tight(0.13, 1.0));
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    let s = &r.stages[0];
+    assert_eq!((s.cpu_outcome, s.cpu_negligible, r.verdict), (MetricOutcome::Higher, true, Verdict::Pass), "{:?}", r.reasons);
+    assert_eq!(s.thresholds.cpu_pct, 50.0, "0.05 CPU-s of a 0.10 CPU-s stage");
+    assert!(r.reasons[0].contains("negligible"), "{:?}", r.reasons);
+    // A 25 % CPU change never reads as flat, even from one pair; a 60 % one is detected.
+    let (rows, c, tr) = two_arms(&[(4.0, 10.0)], &[(5.0, 10.0)]);
+    assert_ne!(run(&rows, &c, &tr, &PipelineConfig::default()).stages[0].cpu_outcome, MetricOutcome::Flat);
+    assert_eq!(verdict_of(&[(4.0, 10.0)], &[(6.4, 10.0)]).0, Verdict::Regression, "+60 % from one pair");
     // Same-code repeats ~3 % apart never read as a regression.
     assert_ne!(verdict_of(&[(4.0, 10.0), (4.12, 10.2)], &[(4.12, 10.1), (4.0, 10.0)]).0, Verdict::Regression);
-    // Repeats that straddle the threshold: needs more trials.
+    // Repeats that straddle the margin: undecided, with what it would take.
     let (rows, c, tr) = two_arms(&[(10.0, 30.0), (12.5, 30.0)], &[(11.5, 30.0), (14.0, 30.0)]);
     let r = run(&rows, &c, &tr, &PipelineConfig::default());
-    assert_eq!(r.stages[0].cpu_outcome, MetricOutcome::Unclear);
+    let s = &r.stages[0];
+    assert_eq!(s.cpu_outcome, MetricOutcome::Unclear);
     assert_eq!(r.verdict, Verdict::Inconclusive);
-    assert!(r.reasons[0].contains("needs more trials"), "{:?}", r.reasons);
-    assert!(r.stages[0].cpu_interval_pct.is_some() && r.stages[0].cpu_p_value.is_some());
-    // Two trials an arm, apart by far more than the threshold and either arm's spread: decided (the
-    // Welch interval alone, at ~1 degree of freedom, spans −28 % … +1409 % here; real rows of the example).
+    assert!(r.reasons[0].contains("CPU undecided") && r.reasons[0].contains("more pairs would decide it"), "{:?}", r.reasons);
+    let test = s.cpu_test.as_ref().unwrap();
+    assert!(test.mde_pct.unwrap() > 10.0 && test.more_pairs.unwrap() > 1, "{test:?}");
+    assert_eq!(test.spread, "run + default", "two trials an arm lean on the default spread");
+    assert!(s.cpu_interval_pct.is_some() && s.cpu_p_value.is_some());
+    // Two trials an arm, apart by ~3× (real rows of the example): decided.
     let (rows, c, tr) = two_arms(&[(1.51, 2.7), (1.55, 2.8)], &[(5.70, 4.7), (4.46, 4.8)]);
     let r = run(&rows, &c, &tr, &PipelineConfig::default());
     assert_eq!(r.stages[0].cpu_outcome, MetricOutcome::Higher, "{:?}", r.reasons);
     assert_eq!(r.verdict, Verdict::Regression);
-    let lo = r.stages[0].cpu_interval_pct.unwrap()[0];
-    assert!(lo < 0.0, "the interval alone could not decide: {lo}");
+    assert!(r.stages[0].cpu_interval_pct.unwrap()[0] > 0.0, "detected: the interval excludes zero");
     // … and the same separation downwards is lower.
     assert_eq!(verdict_of(&[(5.70, 4.7), (4.46, 4.8)], &[(1.51, 2.7), (1.55, 2.8)]).0, Verdict::Pass);
-    // Separated by +20 % (an A/A on a busy node, real rows): under three times the threshold, still unclear.
+    // Separated by +20 % (an A/A on a busy node, real rows): its own spread (8 %) widens the default's; unclear.
     let (rows, c, tr) = two_arms(&[(1.10, 2.6), (1.23, 2.5)], &[(1.35, 2.5), (1.45, 2.6)]);
     assert_eq!(run(&rows, &c, &tr, &PipelineConfig::default()).stages[0].cpu_outcome, MetricOutcome::Unclear);
-    // Separated, but by less than twice the spread: still unclear.
+    // Separated, but by less than the spread: still unclear.
     let (rows, c, tr) = two_arms(&[(10.0, 30.0), (13.0, 30.0)], &[(13.5, 30.0), (17.0, 30.0)]);
-    assert_eq!(run(&rows, &c, &tr, &PipelineConfig::default()).stages[0].cpu_outcome, MetricOutcome::Unclear);
-    // A single treatment: the control arm's spread widens the threshold (never narrows it).
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    assert_eq!(r.stages[0].cpu_outcome, MetricOutcome::Unclear, "{:?} {:?}", r.reasons, r.stages[0].cpu_test);
+    // A single treatment against noisy controls (CV 30 %): +15 % is not a regression.
     let noisy = [(10.0, 30.0), (13.0, 30.0), (7.0, 30.0)];
-    assert_eq!(verdict_of(&noisy, &[(11.5, 30.0)]).0, Verdict::Pass, "+15 % is within 2× a 30 % CV");
+    assert_ne!(verdict_of(&noisy, &[(11.5, 30.0)]).0, Verdict::Regression);
 }
 
 #[test]
 fn several_treatments_are_judged_each_and_the_worst_decides() {
-    let mut rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 10.0, 30.0, 1000.0, 100.0)];
-    rows.push(row(201, "map", "END", 14.0, 30.0, 1000.0, 100.0));
-    let arms = vec![ArmSpec { name: "same".into(), trials: t(&[101]) }, ArmSpec { name: "heavier".into(), trials: t(&[201]) }];
-    let r = judge(&rows, &t(&[1]), &arms, &PipelineConfig::default()).unwrap();
+    let mut rows = Vec::new();
+    for (i, (cpu, el)) in tight(10.0, 30.0).into_iter().enumerate() {
+        let i = i as u32;
+        rows.push(row(1 + i, "map", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(101 + i, "map", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(201 + i, "map", "END", cpu * 1.4, el, 1000.0, 100.0));
+    }
+    let arms =
+        vec![ArmSpec { name: "same".into(), trials: t(&[101, 102, 103]) }, ArmSpec { name: "heavier".into(), trials: t(&[201, 202, 203]) }];
+    let r = judge(&rows, &t(&[1, 2, 3]), &arms, &PipelineConfig::default()).unwrap();
+    assert_eq!(r.method.as_ref().unwrap().family_cpu, 2, "both arms' map stage are in one family");
     assert_eq!(r.verdict, Verdict::Regression);
     assert_eq!(
         r.treatments.iter().map(|a| (a.name.as_str(), a.verdict)).collect::<Vec<_>>(),

@@ -19,6 +19,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Write a noise profile from same-code (A/A) trials, for `compare --noise`.
     Calibrate(CalibrateArgs),
+    /// Measure the pipeline verdict's error rates and power on simulated zephyr.stage rows (a benchmark-style
+    /// command: the full table takes minutes).
+    Simulate(crate::simulate::SimulateArgs),
     /// Gate warp A/B results from baseline_compare.csv files (a drop-in for the rustfs hotpath gate).
     Gate(GateArgs),
     /// Write the 25-column baseline_compare.csv from two median_summary.csv files, as the upstream driver does.
@@ -284,9 +287,22 @@ pub struct CompareArgs {
     /// Compare CPU per item (or byte) when the arms processed different amounts of work.
     #[arg(long)]
     pub accept_workload_mismatch: bool,
-    /// A noise profile written by `arbiter calibrate`.
+    /// A noise profile written by `arbiter calibrate`: the spread of each stage (never the margin).
     #[arg(long, value_name = "FILE")]
     pub noise: Option<PathBuf>,
+    /// The smallest CPU change that matters, in percent: decides only "flat" and "negligible".
+    #[arg(long, value_name = "PCT", default_value_t = judge::pipeline::method::DEFAULT_CPU_MARGIN_PCT)]
+    pub cpu_margin: f64,
+    /// The smallest summed-elapsed change that matters, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = judge::pipeline::method::DEFAULT_ELAPSED_MARGIN_PCT)]
+    pub elapsed_margin: f64,
+    /// The experiment's family-wise error rate: the chance that a same-code comparison claims any change.
+    #[arg(long, value_name = "RATE", default_value_t = judge::pipeline::method::ALPHA)]
+    pub alpha: f64,
+    /// Pair the i-th --control trial with the i-th trial of each treatment arm (they ran side by side,
+    /// interleaved or ABBA): the paired log-ratio removes what adjacent trials share.
+    #[arg(long)]
+    pub paired: bool,
     /// Output format; default json when stdout is not a terminal, else table.
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,
@@ -303,6 +319,10 @@ pub struct CalibrateArgs {
     /// The workload fingerprint the profile belongs to, as JSON.
     #[arg(long, value_name = "JSON")]
     pub fingerprint: Option<String>,
+    /// Add these trials to an existing profile of the same fingerprint (their spreads are pooled) instead
+    /// of starting a new one.
+    #[arg(long, value_name = "PROFILE")]
+    pub grow: Option<PathBuf>,
     /// Write the profile here instead of stdout.
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,

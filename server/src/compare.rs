@@ -5,7 +5,7 @@ use judge::pipeline::aggregate::TrialSpec;
 use judge::pipeline::noise::NoiseProfile;
 use judge::pipeline::render::{self, ArmIds};
 use judge::pipeline::rows::{parse_rows, StageRow};
-use judge::pipeline::{calibrate, judge, ArmSpec, PipelineConfig};
+use judge::pipeline::{calibrate, judge, ArmSpec, MethodConfig, PipelineConfig};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -25,7 +25,7 @@ pub(crate) fn trial(flag: &str, ids: &str) -> Result<TrialSpec, String> {
     if execution_ids.iter().any(String::is_empty) {
         return Err(format!("{flag} {ids:?}: execution ids are comma-separated and none may be empty"));
     }
-    Ok(TrialSpec { execution_ids })
+    Ok(TrialSpec { execution_ids, pair: None })
 }
 
 fn valid_arm_name(name: &str) -> bool {
@@ -88,21 +88,50 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
         return Err(format!("--equivalence-tolerance {}: must be a percentage ≥ 0", args.equivalence_tolerance));
     }
     let worker_ram = args.worker_ram.as_deref().map(judge::units::parse_size).transpose().map_err(|e| format!("--worker-ram: {e}"))?;
-    let noise = match &args.noise {
-        None => None,
-        Some(path) => {
-            let text = crate::read_input(path)?;
-            Some(serde_json::from_str::<NoiseProfile>(&text).map_err(|e| format!("{}: not a noise profile: {e}", path.display()))?)
-        }
-    };
+    let noise = args.noise.as_deref().map(read_profile).transpose()?;
+    let method =
+        MethodConfig { alpha: args.alpha, cpu_margin_pct: args.cpu_margin, elapsed_margin_pct: args.elapsed_margin, paired: args.paired };
+    method.check().map_err(|(which, what)| format!("--{} {what}", which.replace('_', "-")))?;
+    let (control, arms) = if args.paired { pair_by_position(control, arms)? } else { (control, arms) };
     let config = PipelineConfig {
         worker_ram,
         equivalence_tolerance_pct: args.equivalence_tolerance,
         accept_workload_mismatch: args.accept_workload_mismatch,
         noise,
+        method,
     };
     let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
     Ok(Compared { rows, control, arms, report })
+}
+
+/// A noise profile file (either method's format).
+fn read_profile(path: &std::path::Path) -> Result<NoiseProfile, String> {
+    let text = crate::read_input(path)?;
+    serde_json::from_str::<NoiseProfile>(&text).map_err(|e| format!("{}: not a noise profile: {e}", path.display()))
+}
+
+/// `--paired`: the i-th control trial and the i-th trial of every arm share pair key i; each arm must
+/// have as many trials as the control.
+fn pair_by_position(mut control: Vec<TrialSpec>, mut arms: Vec<ArmSpec>) -> Result<(Vec<TrialSpec>, Vec<ArmSpec>), String> {
+    for arm in &arms {
+        if arm.trials.len() != control.len() {
+            return Err(format!(
+                "--paired: arm {:?} has {} trial(s) and the control {}; pairs need one treatment trial per control trial, in order",
+                arm.name,
+                arm.trials.len(),
+                control.len()
+            ));
+        }
+    }
+    for (i, t) in control.iter_mut().enumerate() {
+        t.pair = Some(i as u32);
+    }
+    for arm in &mut arms {
+        for (i, t) in arm.trials.iter_mut().enumerate() {
+            t.pair = Some(i as u32);
+        }
+    }
+    Ok((control, arms))
 }
 
 /// Runs `compare`; returns the exit code of its verdict.
@@ -140,7 +169,10 @@ pub fn run_calibrate(args: CalibrateArgs) -> Result<i32, String> {
     let trials: Vec<TrialSpec> = args.trial.iter().map(|t| trial("--trial", t)).collect::<Result<_, _>>()?;
     let fingerprint =
         args.fingerprint.as_deref().map(serde_json::from_str).transpose().map_err(|e| format!("--fingerprint: not JSON: {e}"))?;
-    let profile = calibrate(&rows, &trials, fingerprint).map_err(|e| e.to_string())?;
+    let mut profile = calibrate(&rows, &trials, fingerprint).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.grow {
+        profile = read_profile(path)?.grow(&profile).map_err(|e| format!("--grow {}: {e}", path.display()))?;
+    }
     let text = serde_json::to_string_pretty(&profile).map_err(|e| e.to_string())?;
     match &args.output {
         Some(path) => std::fs::write(path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?,

@@ -22,6 +22,7 @@ pub mod retention;
 pub mod schedule;
 pub mod serve;
 pub mod sessions;
+pub mod simulate;
 pub mod state;
 pub mod suites;
 

@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Compare(args) => exit_with(compare::run_compare(args)),
         cli::Command::Calibrate(args) => exit_with(compare::run_calibrate(args)),
+        cli::Command::Simulate(args) => exit_with(server::simulate::run_simulate(args)),
         cli::Command::Gate(args) => exit_with(gate::run_gate(args)),
         cli::Command::WarpCompare(args) => exit_with(gate::run_warp_compare(args)),
         cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),

@@ -26,7 +26,7 @@ async fn a_pipeline_page_renders_its_verdict_tables_and_charts_without_javascrip
     assert!(html.contains("✓ same"), "items and bytes are checked");
     assert_eq!(count(html, "class=\"chart\" role=\"img\""), 3, "CPU, memory and quadrant charts are inlined");
     assert!(html.contains("<title>CPU per stage</title>") && html.contains("worker RAM 64.0 MiB"));
-    assert!(html.contains("uncalibrated thresholds: CPU ±10 %"), "the page says which thresholds judged it");
+    assert!(html.contains("uncalibrated: spreads from the run") && html.contains("margins CPU ±2 %"), "the page says what judged it");
     for export in ["report.md", "stages.csv", "report.json"] {
         assert!(html.contains(&format!("/experiments/{id}/export/{export}")), "a download link for {export}");
     }

@@ -7,10 +7,20 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// it was a fifth of the judging time.
 pub(crate) type FxBuild = rustc_hash::FxBuildHasher;
 
-/// One trial as the user named it: execution ids whose rows are summed.
-#[derive(Debug, Clone, PartialEq)]
+/// One trial as the user named it: execution ids whose rows are summed, and its pair key (the repeat
+/// index of an interleaved plan, or the position given to `compare --paired`): a control and a treatment
+/// trial with the same key ran side by side.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrialSpec {
     pub execution_ids: Vec<String>,
+    pub pair: Option<u32>,
+}
+
+impl TrialSpec {
+    /// An unpaired trial of these execution ids.
+    pub fn new(execution_ids: Vec<String>) -> TrialSpec {
+        TrialSpec { execution_ids, pair: None }
+    }
 }
 
 /// A stage's numbers in one trial.
@@ -49,6 +59,7 @@ impl StageSums {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrialSums {
     pub label: String,
+    pub pair: Option<u32>,
     pub stages: BTreeMap<String, StageSums>,
     /// Stages with a FAILED row that no END row under another execution id retried.
     pub failed_stages: Vec<String>,
@@ -96,7 +107,7 @@ impl<'a> RowIndex<'a> {
             .flatten()
             .copied()
             .collect();
-        let mut sums = TrialSums { label, ..Default::default() };
+        let mut sums = TrialSums { label, pair: spec.pair, ..Default::default() };
         for r in rows.iter().filter(|r| r.is_end()) {
             match sums.stages.get_mut(r.stage_name.as_str()) {
                 Some(stage) => stage.add(r),

@@ -1,8 +1,16 @@
 //! The decision table for one stage (or the pipeline total) of one treatment arm. Every rule of the
 //! pipeline verdict is here, in the order the table applies them; the first that matches wins.
+//!
+//! Judging takes two passes because the error rate is controlled across the whole experiment:
+//! [`prepare`] applies the guardrails (rules 2–5) and estimates CPU and elapsed; the family's levels are
+//! then set over every stage of every arm ([`super::family::holm`]); [`finish`] decides each metric at its
+//! level against its margin and applies rule 6, the CPU/elapsed quadrants.
 
 use super::aggregate::StageSums;
-use super::noise::{StageThresholds, CPU_FLOOR_S, ELAPSED_FLOOR_S};
+use super::estimate::{estimate, Estimate, Keyed, Prior};
+use super::family::{decide, p_value, MetricTest};
+use super::method::{MethodConfig, CPU_FLOOR_S, DEFAULT_CPU_SPREAD, DEFAULT_ELAPSED_SPREAD, ELAPSED_FLOOR_S, MIN_ELAPSED_TRIALS};
+use super::noise::{StageNoise, StageThresholds};
 use super::report::{fmt_pct, pct_change as change_pct, MetricOutcome, StageReport};
 use crate::stats;
 use crate::Verdict;
@@ -10,98 +18,77 @@ use crate::Verdict;
 /// What the table needs to judge one stage.
 pub struct StageInput<'a> {
     pub stage: &'a str,
-    pub control: Vec<StageSums>,
-    pub treatment: Vec<StageSums>,
+    /// Each trial's sums with its pair key (the repeat index, when trials were interleaved).
+    pub control: Vec<(Option<u32>, StageSums)>,
+    pub treatment: Vec<(Option<u32>, StageSums)>,
     /// Treatment trials in which this stage failed (not retried).
     pub treatment_failures: usize,
     pub worker_ram: Option<f64>,
     pub tolerance_pct: f64,
     pub accept_mismatch: bool,
-    pub thresholds: StageThresholds,
+    /// This stage's spreads from the noise profile, if any.
+    pub profile: Option<&'a StageNoise>,
+    pub method: MethodConfig,
 }
 
-/// One metric (CPU or summed elapsed), "lower", "flat", "higher" or "unclear" (see the stats module).
-pub fn metric_outcome(
-    control: &[f64],
-    treatment: &[f64],
-    raw_delta: f64,
-    floor: f64,
-    threshold_pct: f64,
-) -> (MetricOutcome, Option<[f64; 2]>) {
-    let change = change_pct(stats::mean(control), stats::mean(treatment));
-    let interval = stats::welch_log_interval(control, treatment).map(|(l, h)| [l, h]);
-    if raw_delta.abs() < floor {
-        return (MetricOutcome::Flat, interval);
+/// A metric above its floor, estimated and waiting for its level.
+pub struct Pending {
+    pub estimate: Estimate,
+    /// The two-sided p-value of "no change": what the family orders its tests by.
+    pub p_value: f64,
+    pub margin_pct: f64,
+}
+
+impl Pending {
+    fn new(estimate: Estimate, margin_pct: f64) -> Pending {
+        Pending { p_value: p_value(&estimate), estimate, margin_pct }
     }
-    let outcome = match interval {
-        // Repeats in both arms: the interval decides.
-        Some([lo, hi]) => {
-            if lo > 0.0 && change > threshold_pct {
-                MetricOutcome::Higher
-            } else if hi < 0.0 && change < -threshold_pct {
-                MetricOutcome::Lower
-            } else if lo >= -threshold_pct && hi <= threshold_pct {
-                MetricOutcome::Flat
-            } else {
-                separated(control, treatment, change, threshold_pct)
-            }
-        }
-        // One trial in an arm: the means against the threshold, widened (never narrowed) by the spread of
-        // an arm that has repeats.
-        None => {
-            let spread = if control.len() >= 2 { stats::cv(control) } else { stats::cv(treatment) };
-            let threshold = threshold_pct.max(2.0 * spread * 100.0);
-            if change > threshold {
-                MetricOutcome::Higher
-            } else if change < -threshold {
-                MetricOutcome::Lower
-            } else {
-                MetricOutcome::Flat
-            }
-        }
-    };
-    (outcome, interval)
 }
 
-/// When the interval cannot decide. With two or three trials an arm, Welch's interval is very wide (t is
-/// 12.7 at one degree of freedom), so even a several-fold change reads as "unclear". An unmistakable one is
-/// decided: arms that do not overlap at all, apart by more than three times the threshold and twice the
-/// larger arm's coefficient of variation. Three times, because two arms of two trials separate by chance one
-/// time in six, and a systematic disturbance (a neighbour on the node) can shift one arm by 20 %.
-fn separated(control: &[f64], treatment: &[f64], change: f64, threshold_pct: f64) -> MetricOutcome {
-    let max = |v: &[f64]| v.iter().copied().fold(f64::MIN, f64::max);
-    let min = |v: &[f64]| v.iter().copied().fold(f64::MAX, f64::min);
-    let widened = (3.0 * threshold_pct).max(2.0 * stats::cv(control).max(stats::cv(treatment)) * 100.0);
-    if min(treatment) > max(control) && change > widened {
-        MetricOutcome::Higher
-    } else if max(treatment) < min(control) && change < -widened {
-        MetricOutcome::Lower
+/// A stage after rules 2–5: decided by a guardrail, or measured and waiting for the family's levels.
+pub enum Prepared {
+    Decided(StageReport),
+    /// `elapsed` is `None` below the floor or, with `elapsed_untested`, from too few trials to test.
+    Measured {
+        report: StageReport,
+        cpu: Option<Pending>,
+        elapsed: Option<Pending>,
+        elapsed_untested: bool,
+    },
+}
+
+/// The margin of a stage, percent: the suite's, raised so that it is never below the floor in seconds.
+fn margin(margin_pct: f64, floor: f64, control_mean: f64) -> f64 {
+    if control_mean > 0.0 {
+        margin_pct.max(100.0 * floor / control_mean)
     } else {
-        MetricOutcome::Unclear
+        margin_pct
     }
 }
 
-pub fn judge_stage(input: &StageInput) -> StageReport {
-    let mut report = StageReport::numbers(input.stage, &input.control, &input.treatment, input.thresholds);
+/// Rules 2–5, then the estimates rule 6 decides from.
+pub fn prepare(input: &StageInput) -> Prepared {
+    let unset = StageThresholds { cpu_pct: 0.0, elapsed_pct: 0.0, calibrated: false };
+    let mut report = StageReport::numbers(input.stage, &input.control, &input.treatment, unset);
     let name = input.stage;
     let (nc, nt) = (input.control.len(), input.treatment.len());
 
     // 2. A failure in the treatment is a regression, whatever else.
     if input.treatment_failures > 0 {
-        return report.decide(
+        return Prepared::Decided(report.decide(
             Verdict::Regression,
             format!(
                 "{name}: new failure (FAILED in {} of {} treatment trials)",
                 input.treatment_failures,
                 nt.max(input.treatment_failures)
             ),
-        );
+        ));
     }
     // 3. Memory guardrail: above the worker's RAM where the control was not.
     if let Some(limit) = input.worker_ram {
         let (mc, mt) = (report.mem_peak_control, report.mem_peak_treatment);
         if mt > limit && mc <= limit {
-            return report.decide(
+            return Prepared::Decided(report.decide(
                 Verdict::Regression,
                 format!(
                     "{name}: memory guardrail: peak {:.0} MiB exceeds the worker limit of {:.0} MiB (control {:.0} MiB)",
@@ -109,27 +96,34 @@ pub fn judge_stage(input: &StageInput) -> StageReport {
                     limit / 1048576.0,
                     mc / 1048576.0
                 ),
-            );
+            ));
         }
     }
     // 4. Present in one arm only.
     if nc == 0 || nt == 0 {
         let only = if nc == 0 { "treatment" } else { "control" };
-        return report.decide(Verdict::Inconclusive, format!("{name}: only the {only} ran this stage; stages cannot be paired"));
+        return Prepared::Decided(
+            report.decide(Verdict::Inconclusive, format!("{name}: only the {only} ran this stage; stages cannot be paired")),
+        );
     }
     // 5. Same work? Items first, then bytes; normalise only when the user accepts the mismatch.
     let tolerance = input.tolerance_pct;
     let items_off = report.items_change_pct.abs() > tolerance;
     let bytes_off = report.bytes_change_pct.abs() > tolerance;
-    let per = |sums: &[StageSums], f: fn(&StageSums) -> f64| -> Vec<f64> { sums.iter().map(|s| s.cpu / f(s).max(1.0)).collect() };
-    let (cpu_c, cpu_t): (Vec<f64>, Vec<f64>) = if items_off || bytes_off {
+    let per = |sums: &[(Option<u32>, StageSums)], f: fn(&StageSums) -> f64| -> Vec<Keyed> {
+        sums.iter().map(|(k, s)| (*k, s.cpu / f(s).max(1.0))).collect()
+    };
+    let (cpu_c, cpu_t): (Vec<Keyed>, Vec<Keyed>) = if items_off || bytes_off {
         if !input.accept_mismatch {
             let what = if items_off {
                 format!("items {}", fmt_pct(report.items_change_pct))
             } else {
                 format!("bytes {}", fmt_pct(report.bytes_change_pct))
             };
-            return report.decide(Verdict::Inconclusive, format!("{name}: different work ({what}, tolerance ±{tolerance} %); pass --accept-workload-mismatch to compare CPU per unit of work"));
+            return Prepared::Decided(report.decide(
+                Verdict::Inconclusive,
+                format!("{name}: different work ({what}, tolerance ±{tolerance} %); pass --accept-workload-mismatch to compare CPU per unit of work"),
+            ));
         }
         if items_off {
             report.normalised = Some("per_item".into());
@@ -139,37 +133,85 @@ pub fn judge_stage(input: &StageInput) -> StageReport {
             (per(&input.control, |s| s.bytes), per(&input.treatment, |s| s.bytes))
         }
     } else {
-        (input.control.iter().map(|s| s.cpu).collect(), input.treatment.iter().map(|s| s.cpu).collect())
+        (input.control.iter().map(|(k, s)| (*k, s.cpu)).collect(), input.treatment.iter().map(|(k, s)| (*k, s.cpu)).collect())
     };
-    // 6. CPU and elapsed as separate outcomes.
-    let raw_cpu_delta = report.cpu_treatment - report.cpu_control;
-    let (cpu, cpu_interval) = metric_outcome(&cpu_c, &cpu_t, raw_cpu_delta, CPU_FLOOR_S, input.thresholds.cpu_pct);
-    let el_c: Vec<f64> = input.control.iter().map(|s| s.elapsed).collect();
-    let el_t: Vec<f64> = input.treatment.iter().map(|s| s.elapsed).collect();
-    let (elapsed, elapsed_interval) =
-        metric_outcome(&el_c, &el_t, report.elapsed_treatment - report.elapsed_control, ELAPSED_FLOOR_S, input.thresholds.elapsed_pct);
     if report.normalised.is_some() {
-        report.cpu_change_pct = change_pct(stats::mean(&cpu_c), stats::mean(&cpu_t));
+        let plain = |v: &[Keyed]| stats::mean(&v.iter().map(|p| p.1).collect::<Vec<_>>());
+        report.cpu_change_pct = change_pct(plain(&cpu_c), plain(&cpu_t));
     }
-    report.cpu_interval_pct = cpu_interval;
-    report.elapsed_interval_pct = elapsed_interval;
-    report.cpu_p_value = if nc >= 2 && nt >= 2 { stats::mann_whitney_p(&cpu_c, &cpu_t) } else { None };
+    // 6 (first half). Each metric above its floor is estimated; below it, the stage is too small to measure.
+    let m = input.method;
+    let cpu_margin = margin(m.cpu_margin_pct, CPU_FLOOR_S, report.cpu_control);
+    let elapsed_margin = margin(m.elapsed_margin_pct, ELAPSED_FLOOR_S, report.elapsed_control);
+    let profile_cpu = input.profile.and_then(|p| p.cpu.prior());
+    let profile_elapsed = input.profile.and_then(|p| p.elapsed.prior());
+    report.thresholds = StageThresholds { cpu_pct: cpu_margin, elapsed_pct: elapsed_margin, calibrated: profile_cpu.is_some() };
+    let above = |floor: f64, a: f64, b: f64| a.max(b) >= floor;
+    let cpu = above(CPU_FLOOR_S, report.cpu_control, report.cpu_treatment)
+        .then(|| Pending::new(estimate(&cpu_c, &cpu_t, m.paired, profile_cpu, Prior::default_spread(DEFAULT_CPU_SPREAD)), cpu_margin));
+    let el_c: Vec<Keyed> = input.control.iter().map(|(k, s)| (*k, s.elapsed)).collect();
+    let el_t: Vec<Keyed> = input.treatment.iter().map(|(k, s)| (*k, s.elapsed)).collect();
+    let elapsed_above = above(ELAPSED_FLOOR_S, report.elapsed_control, report.elapsed_treatment);
+    let elapsed_untested = elapsed_above && (nc < MIN_ELAPSED_TRIALS || nt < MIN_ELAPSED_TRIALS);
+    let elapsed = (elapsed_above && !elapsed_untested).then(|| {
+        Pending::new(estimate(&el_c, &el_t, m.paired, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD)), elapsed_margin)
+    });
+    report.cpu_below_floor = cpu.is_none();
+    report.elapsed_below_floor = !elapsed_above;
+    Prepared::Measured { report, cpu, elapsed, elapsed_untested }
+}
+
+/// One metric at its level: its outcome and test (flat and untested below the floor).
+fn settle(pending: Option<Pending>, alpha: f64) -> (MetricOutcome, Option<MetricTest>) {
+    match pending {
+        None => (MetricOutcome::Flat, None),
+        Some(p) => {
+            let (o, t) = decide(&p.estimate, p.p_value, alpha, p.margin_pct);
+            (o, Some(t))
+        }
+    }
+}
+
+/// Rule 6: each metric decided at the level the family gave it, then the CPU/elapsed quadrants.
+pub fn finish(prepared: Prepared, cpu_alpha: f64, elapsed_alpha: f64) -> StageReport {
+    let (mut report, cpu, elapsed, untested) = match prepared {
+        Prepared::Decided(report) => return report,
+        Prepared::Measured { report, cpu, elapsed, elapsed_untested } => (report, cpu, elapsed, elapsed_untested),
+    };
+    let (cpu, cpu_test) = settle(cpu, cpu_alpha);
+    let (elapsed, elapsed_test) = if untested { (MetricOutcome::Unclear, None) } else { settle(elapsed, elapsed_alpha) };
+    // Too few trials to test elapsed, but its point change is beyond the margin: the old "wall-only
+    // change from one pair" row, which asks for repeats rather than passing it.
+    let elapsed_only = untested && report.elapsed_change_pct.abs() > report.thresholds.elapsed_pct;
     report.cpu_outcome = cpu;
     report.elapsed_outcome = elapsed;
+    report.cpu_negligible = cpu_test.as_ref().is_some_and(|t| t.negligible);
+    report.elapsed_negligible = elapsed_test.as_ref().is_some_and(|t| t.negligible);
+    report.cpu_interval_pct = cpu_test.as_ref().map(|t| t.interval_pct);
+    report.cpu_p_value = cpu_test.as_ref().map(|t| t.p_value);
+    report.elapsed_interval_pct = elapsed_test.as_ref().map(|t| t.interval_pct);
+    report.cpu_test = cpu_test;
+    report.elapsed_test = elapsed_test;
     let detail = report.detail();
-    let repeated = nc >= 2 && nt >= 2;
+    // A negligible change is a detected one inside the margin: it counts as flat for the verdict.
+    let relevant = |o: MetricOutcome, negligible: bool| if negligible { MetricOutcome::Flat } else { o };
     use MetricOutcome::*;
-    let (verdict, why) = match (cpu, elapsed) {
-        (Unclear, _) => (Verdict::Inconclusive, "CPU change unclear; needs more trials"),
+    let (verdict, why) = match (relevant(cpu, report.cpu_negligible), relevant(elapsed, report.elapsed_negligible)) {
+        (Unclear, _) => (Verdict::Inconclusive, "CPU undecided"),
         (Higher, Lower) => (Verdict::Tradeoff, "faster, more expensive"),
         (Higher, _) => (Verdict::Regression, "more CPU"),
         (Lower, Higher) => (Verdict::Tradeoff, "cheaper, slower"),
         (Lower, _) => (Verdict::Pass, "cheaper"),
+        (Flat, Flat) if report.cpu_negligible || report.elapsed_negligible => (Verdict::Pass, "negligible change"),
         (Flat, Flat) => (Verdict::Pass, "no change"),
-        (Flat, Unclear) => (Verdict::Inconclusive, "elapsed change unclear; needs more trials"),
-        (Flat, _) if !repeated => (Verdict::Inconclusive, "elapsed-only change from one pair; repeat with alternating trials"),
+        (Flat, Unclear) if elapsed_only => {
+            (Verdict::Inconclusive, "elapsed-only change from too few trials (fewer than 3 an arm); repeat with alternating trials")
+        }
+        // CPU is the verdict and elapsed its context: an undecided elapsed leaves a decided CPU standing.
+        (Flat, Unclear) => (Verdict::Pass, "no CPU change, elapsed undecided"),
         (Flat, Lower) => (Verdict::Pass, "latency win"),
         (Flat, Higher) => (Verdict::Regression, "slower at equal cost"),
     };
-    report.decide(verdict, format!("{name}: {why}: {detail}"))
+    let reason = format!("{}: {why}: {detail}", report.stage);
+    report.decide(verdict, reason)
 }

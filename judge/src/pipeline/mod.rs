@@ -1,10 +1,15 @@
 //! The pipeline judge: `zephyr.stage` rows of a control and treatment arm(s) → a verdict with reasons.
 //!
-//! Flow: [`rows`] parses, [`aggregate`] sums per trial and stage, [`decide`] applies the decision table
-//! per stage (thresholds from [`noise`]), and [`judge`] folds stages into arms and arms into the answer.
+//! Flow: [`rows`] parses, [`aggregate`] sums per trial and stage, [`decide`] applies the guardrails and
+//! estimates each metric ([`estimate`], spreads from [`noise`]), [`family`] sets every test's level across
+//! the experiment, [`decide`] finishes each stage, and [`judge`] folds stages into arms and arms into the
+//! answer. [`method`] holds every number the verdict uses.
 
 pub mod aggregate;
 pub mod decide;
+pub mod estimate;
+pub mod family;
+pub mod method;
 pub mod noise;
 pub mod render;
 pub mod report;
@@ -12,10 +17,11 @@ pub mod rows;
 
 use crate::Verdict;
 use aggregate::{RowIndex, StageSums, TrialSpec, TrialSums};
-use decide::{judge_stage, StageInput};
-use noise::{NoiseProfile, StageThresholds};
+use decide::{finish, prepare, Prepared, StageInput};
+pub use method::MethodConfig;
+use noise::NoiseProfile;
 pub use report::PipelineReport;
-use report::{ArmReport, Thresholds};
+use report::{ArmReport, StageReport, Thresholds};
 use rows::StageRow;
 use std::collections::HashMap;
 use std::fmt;
@@ -35,11 +41,19 @@ pub struct PipelineConfig {
     pub equivalence_tolerance_pct: f64,
     pub accept_workload_mismatch: bool,
     pub noise: Option<NoiseProfile>,
+    /// Error rate, margins and pairing.
+    pub method: MethodConfig,
 }
 
 impl Default for PipelineConfig {
     fn default() -> Self {
-        PipelineConfig { worker_ram: None, equivalence_tolerance_pct: 0.5, accept_workload_mismatch: false, noise: None }
+        PipelineConfig {
+            worker_ram: None,
+            equivalence_tolerance_pct: 0.5,
+            accept_workload_mismatch: false,
+            noise: None,
+            method: MethodConfig::default(),
+        }
     }
 }
 
@@ -126,16 +140,49 @@ pub fn judge(
 
     let thresholds = Thresholds {
         source: if config.noise.is_some() { "noise profile".into() } else { "uncalibrated".into() },
-        cpu_pct: noise::DEFAULT_CPU_PCT,
-        elapsed_pct: noise::DEFAULT_ELAPSED_PCT,
-        cpu_floor_s: noise::CPU_FLOOR_S,
-        elapsed_floor_s: noise::ELAPSED_FLOOR_S,
+        cpu_pct: config.method.cpu_margin_pct,
+        elapsed_pct: config.method.elapsed_margin_pct,
+        cpu_floor_s: method::CPU_FLOOR_S,
+        elapsed_floor_s: method::ELAPSED_FLOOR_S,
         equivalence_tolerance_pct: config.equivalence_tolerance_pct,
         worker_ram_bytes: config.worker_ram,
     };
+    // Pass 1: every arm's stages through the guardrails and estimates.
+    let prepared: Vec<PreparedArm> = arms.iter().map(|(name, trials)| prepare_arm(name, &controls, trials, config)).collect();
+    // The family: every CPU (and every elapsed) test of every stage of every arm, Holm over each.
+    let m = config.method;
+    let mut cpu_p = Vec::new();
+    let mut elapsed_p = Vec::new();
+    for arm in &prepared {
+        for s in &arm.stages {
+            if let Prepared::Measured { cpu, elapsed, .. } = s {
+                cpu_p.extend(cpu.as_ref().map(|p| p.p_value));
+                elapsed_p.extend(elapsed.as_ref().map(|p| p.p_value));
+            }
+        }
+    }
+    let (cpu_levels, elapsed_levels) = (family::holm(&cpu_p, m.alpha_cpu()), family::holm(&elapsed_p, m.alpha_elapsed()));
+    let (mut ci, mut ei) = (cpu_levels.iter(), elapsed_levels.iter());
+    // Pass 2: each stage at its levels.
     let mut treatments_out = Vec::new();
-    for (name, trials) in arms {
-        treatments_out.push(judge_arm(&name, &controls, &trials, config));
+    for arm in prepared {
+        let stages: Vec<StageReport> = arm
+            .stages
+            .into_iter()
+            .map(|s| {
+                let (a_cpu, a_el) = match &s {
+                    Prepared::Measured { cpu, elapsed, .. } => (
+                        cpu.as_ref().map_or(m.alpha_cpu(), |_| *ci.next().expect("one level per CPU test")),
+                        elapsed.as_ref().map_or(m.alpha_elapsed(), |_| *ei.next().expect("one level per elapsed test")),
+                    ),
+                    Prepared::Decided(_) => (m.alpha_cpu(), m.alpha_elapsed()),
+                };
+                finish(s, a_cpu, a_el).rounded()
+            })
+            .collect();
+        // The pipeline total is outside the family: one test per metric at the metric's whole share.
+        let total = finish(arm.total, m.alpha_cpu(), m.alpha_elapsed()).rounded();
+        treatments_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [controls.len(), arm.trials]));
     }
     let mut reasons: Vec<String> = Vec::new();
     if controls.is_empty() {
@@ -158,6 +205,7 @@ pub fn judge(
         verdict,
         reasons,
         thresholds,
+        method: Some(m.record(cpu_p.len(), elapsed_p.len())),
         duplicates_dropped: index.duplicates_dropped,
         dropped_control_trials,
         retried,
@@ -169,10 +217,10 @@ pub fn judge(
 
 fn stage_input<'a>(
     stage: &'a str,
-    control: Vec<StageSums>,
-    treatment: Vec<StageSums>,
+    control: Vec<(Option<u32>, StageSums)>,
+    treatment: Vec<(Option<u32>, StageSums)>,
     treatment_failures: usize,
-    thresholds: StageThresholds,
+    profile: Option<&'a noise::StageNoise>,
     config: &PipelineConfig,
 ) -> StageInput<'a> {
     StageInput {
@@ -183,21 +231,32 @@ fn stage_input<'a>(
         worker_ram: config.worker_ram,
         tolerance_pct: config.equivalence_tolerance_pct,
         accept_mismatch: config.accept_workload_mismatch,
-        thresholds,
+        profile,
+        method: config.method,
     }
 }
 
-fn judge_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &PipelineConfig) -> ArmReport {
+/// One arm after the first pass.
+struct PreparedArm {
+    name: String,
+    stages: Vec<Prepared>,
+    total: Prepared,
+    unpaired: Vec<String>,
+    trials: usize,
+}
+
+fn prepare_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &PipelineConfig) -> PreparedArm {
     // One pass over every trial's stages: stage → (control sums, treatment sums, treatment failures).
-    let mut by_stage: HashMap<&str, (Vec<StageSums>, Vec<StageSums>, usize), aggregate::FxBuild> = HashMap::default();
+    type Side = Vec<(Option<u32>, StageSums)>;
+    let mut by_stage: HashMap<&str, (Side, Side, usize), aggregate::FxBuild> = HashMap::default();
     for c in controls {
         for (stage, sums) in &c.stages {
-            by_stage.entry(stage).or_default().0.push(*sums);
+            by_stage.entry(stage).or_default().0.push((c.pair, *sums));
         }
     }
     for t in trials {
         for (stage, sums) in &t.stages {
-            by_stage.entry(stage).or_default().1.push(*sums);
+            by_stage.entry(stage).or_default().1.push((t.pair, *sums));
         }
         for stage in &t.failed_stages {
             by_stage.entry(stage).or_default().2 += 1;
@@ -207,18 +266,24 @@ fn judge_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &
     by_stage.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut stages = Vec::with_capacity(by_stage.len());
     let mut unpaired = Vec::new();
+    // A stage the profile never saw gets the profile's common spread.
+    let unseen = config.noise.as_ref().and_then(NoiseProfile::unseen_stage);
     for (stage, (c, t, failures)) in by_stage {
         if (c.is_empty() || t.is_empty()) && failures == 0 {
             unpaired.push(stage.to_string());
         }
-        let thresholds = StageThresholds::for_stage(config.noise.as_ref(), stage);
-        stages.push(judge_stage(&stage_input(stage, c, t, failures, thresholds, config)).rounded());
+        let profile = config.noise.as_ref().and_then(|p| p.stages.get(stage)).or(unseen.as_ref());
+        stages.push(prepare(&stage_input(stage, c, t, failures, profile, config)));
     }
-    // Pipeline totals: all stages summed per trial, judged by rules 5–6 only.
-    let totals = |ts: &[TrialSums]| -> Vec<StageSums> { ts.iter().map(|t| StageSums::total(t.stages.values())).collect() };
-    let total_thresholds = StageThresholds::for_stage(None, "");
-    let total = judge_stage(&stage_input("pipeline total", totals(controls), totals(trials), 0, total_thresholds, config)).rounded();
+    // Pipeline totals: all stages summed per trial, judged by rules 5–6 only, with no profile.
+    let totals =
+        |ts: &[TrialSums]| -> Vec<(Option<u32>, StageSums)> { ts.iter().map(|t| (t.pair, StageSums::total(t.stages.values()))).collect() };
+    let total = prepare(&stage_input("pipeline total", totals(controls), totals(trials), 0, None, config));
+    PreparedArm { name: name.to_string(), stages, total, unpaired, trials: trials.len() }
+}
 
+/// An arm's verdict from its stages: the worst, with the reasons of the stages that gave it.
+fn fold_arm(name: String, stages: Vec<StageReport>, total: StageReport, unpaired: Vec<String>, trials: [usize; 2]) -> ArmReport {
     let mut verdict = worst(stages.iter().map(|s| s.verdict));
     let mut reasons: Vec<String> = Vec::new();
     if !unpaired.is_empty() && verdict != Verdict::Regression {
@@ -237,7 +302,7 @@ fn judge_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &
     if verdict == Verdict::Pass && reasons.is_empty() {
         reasons.extend(stages.iter().flat_map(|s| s.reasons.iter().cloned()));
     }
-    ArmReport { name: name.to_string(), verdict, reasons, stages, total, unpaired_stages: unpaired, trials: [controls.len(), trials.len()] }
+    ArmReport { name, verdict, reasons, stages, total, unpaired_stages: unpaired, trials }
 }
 
 /// Calibrates a noise profile from same-code trials.

@@ -2,8 +2,9 @@
 //! live in `render.rs`.
 
 use super::aggregate::StageSums;
+use super::family::{MetricTest, MAX_MORE_PAIRS};
+use super::method::{Method, CPU_FLOOR_S, ELAPSED_FLOOR_S};
 use super::noise::StageThresholds;
-use crate::stats::mean;
 use crate::Verdict;
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub enum MetricOutcome {
     #[default]
     Flat,
     Higher,
-    /// Repeats could not tell: the interval straddles the threshold.
+    /// Undecided: not detected, and the interval is too wide to say it lies inside the margin.
     Unclear,
 }
 
@@ -35,15 +36,32 @@ pub struct StageReport {
     pub cpu_control: f64,
     pub cpu_treatment: f64,
     pub cpu_change_pct: f64,
+    /// The CPU change's interval at the level its test was decided at (`cpu_test.alpha`).
     pub cpu_interval_pct: Option<[f64; 2]>,
+    /// The two-sided p-value of the test that decided CPU (`cpu_test.p_value`; Mann–Whitney's in method 1).
     pub cpu_p_value: Option<f64>,
     pub cpu_outcome: MetricOutcome,
+    /// A detected change whose whole interval lies inside ±margin: it counts as flat for the verdict.
+    #[serde(default)]
+    pub cpu_negligible: bool,
+    /// Both arms' mean CPU below the floor: not tested, outside the family.
+    #[serde(default)]
+    pub cpu_below_floor: bool,
+    /// The test behind `cpu_outcome` (absent below the floor, when a guardrail decided, and in method 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_test: Option<MetricTest>,
     /// Summed stage elapsed, in seconds.
     pub elapsed_control: f64,
     pub elapsed_treatment: f64,
     pub elapsed_change_pct: f64,
     pub elapsed_interval_pct: Option<[f64; 2]>,
     pub elapsed_outcome: MetricOutcome,
+    #[serde(default)]
+    pub elapsed_negligible: bool,
+    #[serde(default)]
+    pub elapsed_below_floor: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_test: Option<MetricTest>,
     pub items_control: f64,
     pub items_treatment: f64,
     pub items_change_pct: f64,
@@ -77,10 +95,22 @@ fn round(x: f64, digits: i32) -> f64 {
 }
 
 impl StageReport {
-    /// The numbers of a stage: means over trials (peak memory: the largest), before any decision.
-    pub fn numbers(stage: &str, control: &[StageSums], treatment: &[StageSums], thresholds: StageThresholds) -> StageReport {
-        let m = |xs: &[StageSums], f: fn(&StageSums) -> f64| mean(&xs.iter().map(f).collect::<Vec<_>>());
-        let peak = |xs: &[StageSums]| xs.iter().map(|s| s.mem_peak).fold(0.0, f64::max);
+    /// The numbers of a stage (each trial with its pair key): means over trials (peak memory: the largest),
+    /// before any decision.
+    pub fn numbers(
+        stage: &str,
+        control: &[(Option<u32>, StageSums)],
+        treatment: &[(Option<u32>, StageSums)],
+        thresholds: StageThresholds,
+    ) -> StageReport {
+        let m = |xs: &[(Option<u32>, StageSums)], f: fn(&StageSums) -> f64| {
+            if xs.is_empty() {
+                0.0
+            } else {
+                xs.iter().map(|x| f(&x.1)).sum::<f64>() / xs.len() as f64
+            }
+        };
+        let peak = |xs: &[(Option<u32>, StageSums)]| xs.iter().map(|s| s.1.mem_peak).fold(0.0, f64::max);
         let (cc, ct) = (m(control, |s| s.cpu), m(treatment, |s| s.cpu));
         let (ec, et) = (m(control, |s| s.elapsed), m(treatment, |s| s.elapsed));
         let (ic, it) = (m(control, |s| s.items), m(treatment, |s| s.items));
@@ -96,11 +126,17 @@ impl StageReport {
             cpu_interval_pct: None,
             cpu_p_value: None,
             cpu_outcome: MetricOutcome::Flat,
+            cpu_negligible: false,
+            cpu_below_floor: false,
+            cpu_test: None,
             elapsed_control: ec,
             elapsed_treatment: et,
             elapsed_change_pct: pct_change(ec, et),
             elapsed_interval_pct: None,
             elapsed_outcome: MetricOutcome::Flat,
+            elapsed_negligible: false,
+            elapsed_below_floor: false,
+            elapsed_test: None,
             items_control: ic,
             items_treatment: it,
             items_change_pct: pct_change(ic, it),
@@ -114,30 +150,31 @@ impl StageReport {
         }
     }
 
-    /// "CPU +27.4 % (1.13 → 1.44 CPU-s); summed elapsed flat (−0.9 %)".
+    /// "CPU higher +27.4 % (1.13 → 1.44 CPU-s, 99.8 % interval +12.0 % … +44.9 %); summed elapsed unclear
+    /// (−0.9 %, 99.96 % interval …; MDE 80.1 %, about 40 more pairs would decide it against ±25 %)".
     pub fn detail(&self) -> String {
-        let word = |o: MetricOutcome| match o {
-            MetricOutcome::Lower => "lower",
-            MetricOutcome::Flat => "flat",
-            MetricOutcome::Higher => "higher",
-            MetricOutcome::Unclear => "unclear",
-        };
-        let interval = |i: Option<[f64; 2]>| i.map(|[l, h]| format!(", 95 % interval {} … {}", fmt_pct(l), fmt_pct(h))).unwrap_or_default();
         let per = match self.normalised.as_deref() {
             Some("per_item") => " per item",
             Some("per_byte") => " per byte",
             _ => "",
         };
+        let cpu = metric_detail(self.cpu_outcome, self.cpu_change_pct, self.cpu_test.as_ref(), self.cpu_below_floor, CPU_FLOOR_S, "CPU-s");
+        let elapsed = metric_detail(
+            self.elapsed_outcome,
+            self.elapsed_change_pct,
+            self.elapsed_test.as_ref(),
+            self.elapsed_below_floor,
+            ELAPSED_FLOOR_S,
+            "s",
+        );
         format!(
-            "CPU{per} {} {} ({:.2} → {:.2} CPU-s{}); summed elapsed {} ({}{})",
-            word(self.cpu_outcome),
-            fmt_pct(self.cpu_change_pct),
+            "CPU{per} {} ({:.2} → {:.2} CPU-s{}); summed elapsed {}{}",
+            cpu.0,
             self.cpu_control,
             self.cpu_treatment,
-            interval(self.cpu_interval_pct),
-            word(self.elapsed_outcome),
-            fmt_pct(self.elapsed_change_pct),
-            interval(self.elapsed_interval_pct),
+            cpu.1,
+            elapsed.0,
+            if elapsed.1.is_empty() { String::new() } else { format!(" ({})", elapsed.1.trim_start_matches(", ")) },
         )
     }
 
@@ -164,7 +201,20 @@ impl StageReport {
         for i in [&mut self.cpu_interval_pct, &mut self.elapsed_interval_pct].into_iter().flatten() {
             *i = [round(i[0], 1), round(i[1], 1)];
         }
-        self.cpu_p_value = self.cpu_p_value.map(|p| round(p, 4));
+        // p-values keep four significant digits, however small.
+        let sig4 = |p: f64| if p > 0.0 { format!("{p:.3e}").parse().unwrap_or(p) } else { p };
+        self.cpu_p_value = self.cpu_p_value.map(sig4);
+        for t in [&mut self.cpu_test, &mut self.elapsed_test].into_iter().flatten() {
+            t.estimate_pct = round(t.estimate_pct, 1);
+            t.p_value = sig4(t.p_value);
+            t.interval_pct = [round(t.interval_pct[0], 1), round(t.interval_pct[1], 1)];
+            t.equivalence_interval_pct = t.equivalence_interval_pct.map(|i| [round(i[0], 1), round(i[1], 1)]);
+            t.margin_pct = round(t.margin_pct, 1);
+            t.df = round(t.df, 1);
+            t.mde_pct = t.mde_pct.map(|m| round(m, 1));
+        }
+        self.thresholds.cpu_pct = round(self.thresholds.cpu_pct, 1);
+        self.thresholds.elapsed_pct = round(self.thresholds.elapsed_pct, 1);
         self
     }
 }
@@ -182,9 +232,11 @@ pub struct ArmReport {
     pub trials: [usize; 2],
 }
 
+/// What an experiment was held to. In method 2 `cpu_pct` / `elapsed_pct` are the margins (the smallest
+/// changes that matter); in method 1 they were fixed thresholds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {
-    /// "uncalibrated" or "noise profile".
+    /// Where the spread came from: "uncalibrated" or "noise profile".
     pub source: String,
     pub cpu_pct: f64,
     pub elapsed_pct: f64,
@@ -199,6 +251,9 @@ pub struct PipelineReport {
     pub verdict: Verdict,
     pub reasons: Vec<String>,
     pub thresholds: Thresholds,
+    /// How the verdict was reached (absent in reports of method 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<Method>,
     pub duplicates_dropped: usize,
     /// Control trials dropped because a stage failed in them.
     pub dropped_control_trials: Vec<String>,
@@ -208,4 +263,78 @@ pub struct PipelineReport {
     /// The first treatment's stages and total, for convenience.
     pub stages: Vec<StageReport>,
     pub total: Option<StageReport>,
+}
+
+/// The level of a test as a percentage with the fewest decimals that keep it below 100: α 0.0016 →
+/// "99.8 %", α 0.0004 → "99.96 %".
+pub fn fmt_level(alpha: f64) -> String {
+    let level = 100.0 * (1.0 - alpha);
+    let digits = (1..=5).find(|&d| format!("{level:.d$}").parse::<f64>().is_ok_and(|v| v < 100.0)).unwrap_or(5);
+    format!("{level:.digits$} %")
+}
+
+/// "higher +27.4 %" and ", 99.8 % interval +12.0 % … +44.9 %", or the same with the MDE of an undecided
+/// metric, or "below the 0.05 CPU-s floor".
+fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>, below: bool, floor: f64, unit: &str) -> (String, String) {
+    use std::fmt::Write;
+    let word = match outcome {
+        MetricOutcome::Lower => "lower",
+        MetricOutcome::Flat => "flat",
+        MetricOutcome::Higher => "higher",
+        MetricOutcome::Unclear => "unclear",
+    };
+    if below {
+        return (format!("below the {floor} {unit} floor ({})", fmt_pct(change)), String::new());
+    }
+    let head = format!("{word} {}", fmt_pct(change));
+    let Some(t) = test else {
+        let untested = if outcome == MetricOutcome::Unclear { ", untested: fewer than 3 trials an arm" } else { "" };
+        return (head, untested.to_string());
+    };
+    let mut tail = String::with_capacity(120);
+    let interval = |out: &mut String, i: [f64; 2]| {
+        let _ = write!(out, "{} … {}", fmt_pct(i[0]), fmt_pct(i[1]));
+    };
+    match outcome {
+        MetricOutcome::Flat => {
+            let _ = write!(tail, ", equivalent within ±{}: 98 % interval ", fmt_margin(t.margin_pct));
+            interval(&mut tail, t.equivalence_interval_pct.unwrap_or(t.interval_pct));
+        }
+        MetricOutcome::Unclear => {
+            let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
+            interval(&mut tail, t.interval_pct);
+            let _ = write!(tail, "; detects ±{} at this run's error rate; ", fmt_margin(t.mde_pct.unwrap_or(f64::NAN)));
+            let _ = match t.more_pairs {
+                Some(n) if n >= MAX_MORE_PAIRS => write!(tail, "more than {MAX_MORE_PAIRS} more pairs"),
+                Some(n) => write!(tail, "about {n} more pair{}", if n == 1 { "" } else { "s" }),
+                None => write!(tail, "more pairs"),
+            };
+            let _ = write!(tail, " would decide it against ±{}", fmt_margin(t.margin_pct));
+        }
+        _ => {
+            let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
+            interval(&mut tail, t.interval_pct);
+            if t.negligible {
+                let _ = write!(tail, ", negligible: inside ±{}", fmt_margin(t.margin_pct));
+            }
+        }
+    }
+    (head, tail)
+}
+
+/// A margin or effect size in percent with at most three significant digits: "2 %", "16.7 %", "125 %".
+pub fn fmt_margin(p: f64) -> String {
+    if !p.is_finite() {
+        return "? %".into();
+    }
+    let decimals = if p.abs() >= 100.0 {
+        0
+    } else if p.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{p:.decimals$}");
+    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+    format!("{text} %")
 }

@@ -7,6 +7,7 @@ use super::runner;
 use super::scheduler::plan_of;
 use super::submit::StoredPlan;
 use crate::state::AppState;
+use crate::suites::definition::TrialOrder;
 use judge::pipeline::aggregate::TrialSpec;
 use judge::pipeline::{ArmSpec, PipelineConfig};
 use judge::{ExperimentStatus, TrialState, Verdict};
@@ -89,7 +90,9 @@ async fn verdict(
         match t.state {
             TrialState::Succeeded | TrialState::Failed if !measured.is_empty() => {
                 rows.extend(measured);
-                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone() });
+                // The repeat index pairs a control trial with the treatment trials that ran beside it.
+                let pair = Some(t.repeat_index as u32);
+                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone(), pair });
                 if t.state == TrialState::Failed {
                     failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
                 }
@@ -120,7 +123,11 @@ async fn verdict(
         ));
     }
     let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
-    let config = PipelineConfig { worker_ram: plan.worker_ram(), noise, ..PipelineConfig::default() };
+    // Interleaved and ABBA trials ran side by side and are judged as pairs (a stage falls back to Welch
+    // when a partner is missing: a re-queued trial's partner lost, a reused baseline's trials).
+    let paired = plan.launch.order != TrialOrder::Blocked && plan.launch.reused_baseline.is_none();
+    let config =
+        PipelineConfig { worker_ram: plan.worker_ram(), noise, method: plan.suite.judge_method(paired), ..PipelineConfig::default() };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
     let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
         Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
@@ -139,7 +146,7 @@ async fn verdict(
     reasons.extend(reused_note);
     reasons.push(match &profile {
         Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
-        None => "uncalibrated: default thresholds (launch a calibration of this suite and fingerprint to set them)".to_string(),
+        None => "uncalibrated: spreads from this run's own trials, and the default spread where they are too few (launch a calibration of this suite and fingerprint to measure them)".to_string(),
     });
     Ok((verdict, reasons, report, profile.map(|p| p.id)))
 }
@@ -183,7 +190,7 @@ async fn succeeded_measurements(state: &AppState, trials: &[Trial]) -> (Vec<judg
     for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
         let (Ok(run), Ok(r)) = (state.store.trial_run(t.id).await, state.store.stage_rows(t.id).await) else { continue };
         rows.extend(r);
-        specs.push(TrialSpec { execution_ids: run.execution_ids });
+        specs.push(TrialSpec { execution_ids: run.execution_ids, pair: None });
     }
     (rows, specs)
 }

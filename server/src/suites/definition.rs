@@ -56,6 +56,36 @@ pub struct SuiteDefinition {
     /// How old a baseline run may be and still be reused as a launch's control.
     #[serde(default = "default_baseline_age")]
     pub baseline_max_age_hours: u32,
+    /// The pipeline verdict's margins and error rate (`[judge]`); the documented defaults otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeSpec>,
+}
+
+/// `[judge]`: what matters to this suite. The margins are the smallest changes that matter (they decide
+/// only "flat" and "negligible"); alpha is the experiment's family-wise error rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JudgeSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_margin_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_margin_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+}
+
+impl SuiteDefinition {
+    /// The pipeline method this suite's experiments are judged with (`paired` when trials ran side by side).
+    pub fn judge_method(&self, paired: bool) -> judge::pipeline::MethodConfig {
+        let d = judge::pipeline::MethodConfig::default();
+        let j = self.judge.unwrap_or_default();
+        judge::pipeline::MethodConfig {
+            alpha: j.alpha.unwrap_or(d.alpha),
+            cpu_margin_pct: j.cpu_margin_pct.unwrap_or(d.cpu_margin_pct),
+            elapsed_margin_pct: j.elapsed_margin_pct.unwrap_or(d.elapsed_margin_pct),
+            paired,
+        }
+    }
 }
 
 fn default_base_branch() -> String {
@@ -191,8 +221,17 @@ impl SuiteDefinition {
         }
         crate::schedule::spec::check_all(self)?;
         if self.kind == ExperimentKind::Warp {
+            if self.judge.is_some() {
+                return Err(
+                    "[judge] holds the pipeline verdict's margins; a warp suite's budgets are in [warp] (fail_pct, warn_pct)".into()
+                );
+            }
             return self.check_warp();
         }
+        self.judge_method(false).check().map_err(|(which, what)| {
+            let field = if which == "alpha" { "alpha".to_string() } else { format!("{which}_pct") };
+            format!("judge.{field} = {what}")
+        })?;
         if self.warp.is_some() {
             return Err("[warp] is only for kind = \"warp\"".into());
         }

@@ -229,7 +229,7 @@ impl TestApp {
             include_str!("../../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv"),
         )
         .unwrap();
-        let t = |id: &str| TrialSpec { execution_ids: vec![id.into()] };
+        let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None };
         let control = [t("20261129-072203-da99fe05"), t("20261129-072217-adb9e3d8"), t("20261129-072231-4eb27101")];
         let arms = [ArmSpec { name: "treatment".into(), trials: vec![t("20261129-072244-a8070574")] }];
         let config = PipelineConfig { worker_ram: Some(64.0 * 1048576.0), ..PipelineConfig::default() };

@@ -120,13 +120,27 @@ fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::P
     match report {
         Some(StoredReport::Pipeline(r)) => {
             let t = &r.thresholds;
-            let base = format!(
-                "CPU ±{} % (floor {} CPU-s), elapsed ±{} %, equivalence ±{} %",
-                t.cpu_pct, t.cpu_floor_s, t.elapsed_pct, t.equivalence_tolerance_pct
-            );
+            let base = match &r.method {
+                Some(_) => format!(
+                    "margins CPU ±{} %, elapsed ±{} % (never below {} CPU-s / {} s in a stage), work equivalence ±{} %. {}",
+                    t.cpu_pct,
+                    t.elapsed_pct,
+                    t.cpu_floor_s,
+                    t.elapsed_floor_s,
+                    t.equivalence_tolerance_pct,
+                    judge::pipeline::render::method_line(r)
+                ),
+                None => format!(
+                    "CPU ±{} % (floor {} CPU-s), elapsed ±{} %, equivalence ±{} %",
+                    t.cpu_pct, t.cpu_floor_s, t.elapsed_pct, t.equivalence_tolerance_pct
+                ),
+            };
             match profile {
                 Some(p) => {
                     format!("noise profile #{} from {} same-code trials (updated {}): {base}", p.id, p.trials, utc_minutes(p.updated_at))
+                }
+                None if r.method.is_some() => {
+                    format!("{}: spreads from the run's own trials (the default where too few); {base}", t.source)
                 }
                 None => format!("{} thresholds: {base}", t.source),
             }

@@ -84,7 +84,12 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
                 updated_at: p.updated_at,
                 stages: p.profile["stages"]
                     .as_object()
-                    .map(|m| m.iter().map(|(s, n)| (s.clone(), n["cpu"]["threshold_pct"].as_f64().unwrap_or(f64::NAN))).collect())
+                    // The CPU spread per stage, as a CV in percent (method 2's log sd, else the CV).
+                    .map(|m| {
+                        m.iter()
+                            .map(|(s, n)| (s.clone(), 100.0 * n["cpu"]["log_sd"].as_f64().or(n["cpu"]["cv"].as_f64()).unwrap_or(f64::NAN)))
+                            .collect()
+                    })
                     .unwrap_or_default(),
             })
             .collect(),
@@ -143,14 +148,14 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
         }}
         <h2>"Noise profiles"</h2>
         {if v.profiles.is_empty() {
-            view! { <p class="muted">"None yet: a calibration (Calibrate on the launch page) measures one per fingerprint. Until then pipeline experiments use the default thresholds."</p> }.into_any()
+            view! { <p class="muted">"None yet: a calibration (Calibrate on the launch page) measures one per fingerprint. Until then pipeline experiments take the spread from their own trials (and a documented default where they are too few)."</p> }.into_any()
         } else {
             view! {
                 <table class="data profiles">
-                    <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Trials"</th><th scope="col">"CPU threshold per stage"</th><th scope="col">"Updated"</th></tr></thead>
+                    <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Trials"</th><th scope="col">"CPU spread per stage"</th><th scope="col">"Updated"</th></tr></thead>
                     <tbody>{v.profiles.into_iter().map(|p| view! {
                         <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td>{p.trials}</td>
-                            <td>{p.stages.iter().map(|(s, t)| format!("{s} {t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
+                            <td>{p.stages.iter().map(|(s, t)| format!("{s} ±{t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
                             <td>{utc_minutes(p.updated_at)}</td></tr>
                     }).collect_view()}</tbody>
                 </table>

@@ -1,0 +1,199 @@
+//! The family of an experiment's decisions and what each metric is decided to be.
+//!
+//! * [`holm`]: Holm's step-down over one family's p-values. Each test gets the level it was decided at:
+//!   a rejected test the level of its step, the rest the level of the step that stopped. The interval
+//!   shown for a metric is at that level, so "detected" and "the interval excludes zero" always agree.
+//! * [`decide`]: detected (p at or below its level) → higher/lower, flagged negligible when the whole
+//!   interval lies inside ±margin; undetected and the equivalence interval inside ±margin → flat;
+//!   otherwise unclear, with the minimum detectable effect and about how many more pairs would decide it.
+
+use super::estimate::Estimate;
+use super::method::{ALPHA_EQUIVALENCE, MDE_POWER};
+use super::report::MetricOutcome;
+use crate::stats::{pct, t_quantile, t_two_sided_p};
+use serde::{Deserialize, Serialize};
+
+/// The level each test of a family is decided at (same order as `p_values`).
+pub fn holm(p_values: &[f64], alpha: f64) -> Vec<f64> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut level = vec![0.0; m];
+    let mut stopped: Option<f64> = None;
+    for (step, &i) in order.iter().enumerate() {
+        let at = alpha / (m - step) as f64;
+        match stopped {
+            Some(l) => level[i] = l,
+            None if p_values[i] <= at => level[i] = at,
+            None => {
+                stopped = Some(at);
+                level[i] = at;
+            }
+        }
+    }
+    level
+}
+
+/// The test of one metric, as reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricTest {
+    /// "paired t on log ratios" or "Welch t on logs" (or "pooled t on logs" when a prior spread is used).
+    pub analysis: String,
+    /// Where the spread came from ("run", "run + profile", "default" …).
+    pub spread: String,
+    pub estimate_pct: f64,
+    pub p_value: f64,
+    /// The level this test was decided at (its share of the family's error rate).
+    pub alpha: f64,
+    pub df: f64,
+    /// The interval at level 1 − alpha.
+    pub interval_pct: [f64; 2],
+    /// The 1 − 2 × alpha_equivalence interval an equivalence ("flat") claim is read from (undetected
+    /// metrics only: a detected change is not flat whatever this says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equivalence_interval_pct: Option<[f64; 2]>,
+    /// The margin this metric was held to (the suite's, or the floor's when the stage is small).
+    pub margin_pct: f64,
+    pub detected: bool,
+    pub negligible: bool,
+    /// The smallest change this run would detect with `mde_power` at its level (undecided metrics).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mde_pct: Option<f64>,
+    /// About how many more pairs (one more trial per arm each) would decide it against the margin, if the
+    /// estimate held; absent when decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub more_pairs: Option<u64>,
+    pub n: [usize; 2],
+}
+
+/// More pairs than this are reported as "more than".
+pub const MAX_MORE_PAIRS: u64 = 100_000;
+
+fn to_pct(lo: f64, hi: f64) -> [f64; 2] {
+    [pct(lo), pct(hi)]
+}
+
+/// The pairs needed (in all) for a half-width `target` at quantile `q`, with the run's per-pair spread.
+fn pairs_for(q: f64, pair_sd: f64, target: f64) -> f64 {
+    if target <= 0.0 {
+        f64::INFINITY
+    } else {
+        (q * pair_sd / target).powi(2)
+    }
+}
+
+/// The two-sided p-value of "no change" (a zero standard error with a nonzero change is p = 0).
+pub fn p_value(e: &Estimate) -> f64 {
+    let t = if e.se > 0.0 {
+        e.log_ratio / e.se
+    } else if e.log_ratio == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY.copysign(e.log_ratio)
+    };
+    t_two_sided_p(t, e.df)
+}
+
+/// Decides one metric from its estimate, its p-value ([`p_value`]), the level it was tested at and its
+/// margin (percent).
+pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (MetricOutcome, MetricTest) {
+    let q = t_quantile(1.0 - alpha / 2.0, e.df);
+    let interval_pct = to_pct(e.log_ratio - q * e.se, e.log_ratio + q * e.se);
+    let inside = |i: [f64; 2]| i[0] >= -margin_pct && i[1] <= margin_pct;
+    let detected = p_value <= alpha;
+    let negligible = detected && inside(interval_pct);
+    let equivalence_interval_pct = (!detected).then(|| {
+        let q_eq = t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df);
+        to_pct(e.log_ratio - q_eq * e.se, e.log_ratio + q_eq * e.se)
+    });
+    let outcome = match (detected, equivalence_interval_pct.is_some_and(inside)) {
+        (true, _) if e.log_ratio > 0.0 => MetricOutcome::Higher,
+        (true, _) => MetricOutcome::Lower,
+        (false, true) => MetricOutcome::Flat,
+        (false, false) => MetricOutcome::Unclear,
+    };
+    let (mut mde_pct, mut more_pairs) = (None, None);
+    if outcome == MetricOutcome::Unclear {
+        let power_q = t_quantile(MDE_POWER, e.df);
+        mde_pct = Some(pct((q + power_q) * e.se));
+        // Decided when, at the same estimate, the interval clears zero or fits inside the margin.
+        let (z, z_eq) = (t_quantile(1.0 - alpha / 2.0, f64::INFINITY), t_quantile(1.0 - ALPHA_EQUIVALENCE, f64::INFINITY));
+        let margin = (1.0 + margin_pct / 100.0).ln();
+        let d = e.log_ratio.abs();
+        let need = pairs_for(z, e.pair_sd, d).min(pairs_for(z_eq, e.pair_sd, margin - d));
+        let now = e.n[0].min(e.n[1]) as f64;
+        more_pairs = Some(if need.is_finite() { (need.ceil() - now).clamp(1.0, MAX_MORE_PAIRS as f64) as u64 } else { MAX_MORE_PAIRS });
+    }
+    let analysis = if e.paired {
+        "paired t on log ratios"
+    } else if e.spread == "run" {
+        "Welch t on logs"
+    } else {
+        "pooled t on logs"
+    };
+    let test = MetricTest {
+        analysis: analysis.into(),
+        spread: e.spread.clone(),
+        estimate_pct: pct(e.log_ratio),
+        p_value,
+        alpha,
+        df: e.df,
+        interval_pct,
+        equivalence_interval_pct,
+        margin_pct,
+        detected,
+        negligible,
+        mde_pct,
+        more_pairs,
+        n: e.n,
+    };
+    (outcome, test)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_steps_down_and_stops() {
+        // m = 4, alpha 0.04: steps at 0.01, 0.0133, 0.02, 0.04.
+        let levels = holm(&[0.03, 0.001, 0.012, 0.5], 0.04);
+        assert_eq!(levels[1], 0.01, "smallest p at alpha/4");
+        assert!((levels[2] - 0.04 / 3.0).abs() < 1e-15, "second at alpha/3: 0.012 ≤ 0.0133 is rejected");
+        assert_eq!(levels[0], 0.02, "0.03 > 0.02: the procedure stops here");
+        assert_eq!(levels[3], 0.02, "everything after the stop is decided at the stopping level");
+        assert!(holm(&[], 0.05).is_empty());
+    }
+
+    fn decide(e: &Estimate, alpha: f64, margin_pct: f64) -> (MetricOutcome, MetricTest) {
+        super::decide(e, p_value(e), alpha, margin_pct)
+    }
+
+    fn est(log_ratio: f64, se: f64, df: f64, n: usize) -> Estimate {
+        Estimate { log_ratio, se, df, paired: false, pair_sd: se * (n as f64 / 2.0).sqrt() * 2f64.sqrt(), n: [n, n], spread: "run".into() }
+    }
+
+    #[test]
+    fn detected_negligible_flat_and_unclear() {
+        // +3 % with a tight SE: detected, beyond a 2 % margin.
+        let (o, t) = decide(&est(1.03f64.ln(), 0.003, 50.0, 30), 0.001, 2.0);
+        assert_eq!((o, t.detected, t.negligible), (MetricOutcome::Higher, true, false));
+        assert!(t.interval_pct[0] > 0.0 && t.mde_pct.is_none() && t.more_pairs.is_none());
+        // +0.5 % with a very tight SE: detected but negligible.
+        let (o, t) = decide(&est(1.005f64.ln(), 0.0005, 50.0, 30), 0.001, 2.0);
+        assert_eq!((o, t.negligible), (MetricOutcome::Higher, true));
+        // Nothing, measured tightly: flat.
+        let (o, t) = decide(&est(0.0, 0.004, 50.0, 30), 0.001, 2.0);
+        assert_eq!((o, t.detected), (MetricOutcome::Flat, false));
+        // Nothing, measured loosely: unclear, with its MDE and the pairs that would decide it.
+        let (o, t) = decide(&est(0.002, 0.02, 4.0, 3), 0.001, 2.0);
+        assert_eq!(o, MetricOutcome::Unclear);
+        let mde = t.mde_pct.unwrap();
+        assert!(mde > 10.0 && mde < 40.0, "{t:?}");
+        let more = t.more_pairs.unwrap();
+        assert!(more > 10 && more < 1000, "{t:?}");
+        // More spread, more pairs.
+        let (_, wider) = decide(&est(0.002, 0.04, 4.0, 3), 0.001, 2.0);
+        assert!(wider.more_pairs.unwrap() > more);
+    }
+}

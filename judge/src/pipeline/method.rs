@@ -1,0 +1,143 @@
+//! The pipeline verdict's method: every number it is judged with, in one place, and the record of them
+//! that each report carries (`method` in the JSON), so a stored verdict says how it was reached.
+//!
+//! The method in words (the README's "How the pipeline verdict is reached" argues each choice):
+//!
+//! * Each metric (CPU-seconds, summed stage elapsed) of each stage of each treatment arm is compared on
+//!   the log scale: the paired log-ratio when trials were interleaved and every trial has its partner,
+//!   otherwise Welch's t on the logs ([`super::estimate`]).
+//! * **Detection** is a two-sided t-test at the experiment's family-wise error rate: Holm's step-down over
+//!   the family, with [`ALPHA_CPU_SHARE`] of [`ALPHA`] for CPU (the primary outcome) and the rest for
+//!   elapsed ([`super::family`]). A detected change is reported with its interval at the level it was
+//!   tested at, whatever its size.
+//! * **Relevance** is the margin: a detected change whose whole interval lies inside ±margin is
+//!   *negligible* (pass, change reported); an undetected metric whose equivalence interval (1 − 2 ×
+//!   [`ALPHA_EQUIVALENCE`]) lies inside ±margin is *flat*; anything else is *unclear*, with its minimum
+//!   detectable effect and the pairs that would decide it.
+//! * **Small n**: with too few degrees of freedom of its own, the spread comes from the noise profile and,
+//!   below [`MIN_SPREAD_DF`], from a documented default spread as well. Elapsed, whose noise has stragglers,
+//!   is tested only from [`MIN_ELAPSED_TRIALS`] trials an arm.
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the judging method. 1: the fixed-threshold rules before margins and error control.
+pub const METHOD_VERSION: u32 = 2;
+/// The family-wise error rate of one experiment: the chance that an experiment in which nothing changed
+/// claims any change (a regression, a tradeoff, a negligible or not higher/lower).
+pub const ALPHA: f64 = 0.01;
+/// The share of [`ALPHA`] given to CPU, the primary outcome; elapsed gets the rest.
+pub const ALPHA_CPU_SHARE: f64 = 0.8;
+/// Each one-sided test of an equivalence ("flat") claim: a flat metric's 98 % interval lies inside ±margin.
+pub const ALPHA_EQUIVALENCE: f64 = 0.01;
+/// The smallest CPU change that matters, in percent, unless the suite or `--cpu-margin` says otherwise.
+pub const DEFAULT_CPU_MARGIN_PCT: f64 = 2.0;
+/// The smallest summed-elapsed change that matters, in percent.
+pub const DEFAULT_ELAPSED_MARGIN_PCT: f64 = 25.0;
+/// A stage whose mean CPU is below this in both arms is too small to measure (CPU time is counted in clock
+/// ticks): it is reported, not tested, and outside the family. It is also the smallest CPU change that
+/// matters in absolute terms: a stage's margin is never below it.
+pub const CPU_FLOOR_S: f64 = 0.05;
+/// The same for summed elapsed seconds.
+pub const ELAPSED_FLOOR_S: f64 = 0.25;
+/// The default spread (the standard deviation of one trial's log value, ≈ its CV) of CPU, used when
+/// neither the run nor a noise profile has enough degrees of freedom: the top of the CPU noise seen for
+/// same-code Zephyr runs (1–5 %).
+pub const DEFAULT_CPU_SPREAD: f64 = 0.05;
+/// The default spread of summed elapsed: the top of the 10–30 % seen for identical runs.
+pub const DEFAULT_ELAPSED_SPREAD: f64 = 0.30;
+/// The weight of the default spread, in degrees of freedom, when it is pooled with the little the run has.
+/// Four, the least the method accepts of a spread of the run's own ([`MIN_SPREAD_DF`]): a guess is worth no
+/// more than that. Two trials an arm that spread more than the default (a busy node: real rows, 8 %) then
+/// widen the interval instead of being overruled by it; one pair still shows a change of about +50 %.
+pub const DEFAULT_SPREAD_DF: f64 = 4.0;
+/// Below this many degrees of freedom from the run and the profile together, the default spread is pooled
+/// in: at 3 df Student's t at the family's levels is ~13 and no interval says anything.
+pub const MIN_SPREAD_DF: f64 = 4.0;
+/// A noise profile from fewer same-code trials than this is marked untrusted and pooled with the default
+/// spread (its degrees of freedom are used either way).
+pub const TRUSTED_PROFILE_TRIALS: usize = 5;
+/// Elapsed is tested only with at least this many trials in each arm: one straggler (a trial 1.5–3× slower)
+/// in each of two treatment trials looks like a slowdown, and two pairs cannot tell them apart (in
+/// `arbiter simulate`, elapsed false claims at two trials an arm were 3–4× their share of the error rate).
+pub const MIN_ELAPSED_TRIALS: usize = 3;
+/// The power at which the minimum detectable effect of an undecided metric is stated.
+pub const MDE_POWER: f64 = 0.8;
+
+/// The record of the method a report was judged with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Method {
+    pub version: u32,
+    /// Family-wise error rate, and its split.
+    pub alpha: f64,
+    pub alpha_cpu: f64,
+    pub alpha_elapsed: f64,
+    pub alpha_equivalence: f64,
+    pub cpu_margin_pct: f64,
+    pub elapsed_margin_pct: f64,
+    /// How many tests the CPU and elapsed families held (stages above the floors × treatment arms).
+    pub family_cpu: usize,
+    pub family_elapsed: usize,
+    /// Whether pairing was asked for (each metric says whether it was paired).
+    pub paired: bool,
+    pub default_cpu_spread: f64,
+    pub default_elapsed_spread: f64,
+    pub mde_power: f64,
+}
+
+/// What the caller may choose about the method; everything else is fixed above.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MethodConfig {
+    pub alpha: f64,
+    pub cpu_margin_pct: f64,
+    pub elapsed_margin_pct: f64,
+    /// Pair the i-th control trial with the treatment trial of the same pair key.
+    pub paired: bool,
+}
+
+impl Default for MethodConfig {
+    fn default() -> Self {
+        MethodConfig { alpha: ALPHA, cpu_margin_pct: DEFAULT_CPU_MARGIN_PCT, elapsed_margin_pct: DEFAULT_ELAPSED_MARGIN_PCT, paired: false }
+    }
+}
+
+impl MethodConfig {
+    /// The first bad value as (which: "alpha", "cpu_margin" or "elapsed_margin", what is wrong), for the
+    /// caller to name in its own terms (a flag, a suite field).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return Err(("alpha", format!("{}: must be above 0 and below 0.5", self.alpha)));
+        }
+        for (which, m) in [("cpu_margin", self.cpu_margin_pct), ("elapsed_margin", self.elapsed_margin_pct)] {
+            if !(m > 0.0 && m < 100.0) {
+                return Err((which, format!("{m}: must be a percentage above 0 and below 100")));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn alpha_cpu(&self) -> f64 {
+        self.alpha * ALPHA_CPU_SHARE
+    }
+
+    pub fn alpha_elapsed(&self) -> f64 {
+        self.alpha * (1.0 - ALPHA_CPU_SHARE)
+    }
+
+    pub fn record(&self, family_cpu: usize, family_elapsed: usize) -> Method {
+        Method {
+            version: METHOD_VERSION,
+            alpha: self.alpha,
+            alpha_cpu: self.alpha_cpu(),
+            alpha_elapsed: self.alpha_elapsed(),
+            alpha_equivalence: ALPHA_EQUIVALENCE,
+            cpu_margin_pct: self.cpu_margin_pct,
+            elapsed_margin_pct: self.elapsed_margin_pct,
+            family_cpu,
+            family_elapsed,
+            paired: self.paired,
+            default_cpu_spread: DEFAULT_CPU_SPREAD,
+            default_elapsed_spread: DEFAULT_ELAPSED_SPREAD,
+            mde_power: MDE_POWER,
+        }
+    }
+}
