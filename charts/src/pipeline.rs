@@ -71,7 +71,8 @@ pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, Cha
     let band_label = report.treatments.first().and_then(|a| a.stages.first()).map(|s| match &report.method {
         // Method 2: the band is each stage's margin (the suite's, or the floor's for a small stage).
         Some(_) => {
-            format!("margin ±{} % (wider where {} CPU-s is more)", fmt_num(report.thresholds.cpu_pct), report.thresholds.cpu_floor_s)
+            let margin = judge::pipeline::report::fmt_margin(report.thresholds.cpu_pct);
+            format!("margin ±{margin} (or {} CPU-s, if more)", report.thresholds.cpu_floor_s)
         }
         None => {
             let source = if s.thresholds.calibrated { "calibrated" } else { "default" };

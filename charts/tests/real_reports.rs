@@ -38,7 +38,7 @@ fn pipeline_cpu_shows_every_stage_and_marks_the_regression() {
     }
     assert!(svg.contains("✖ regression"), "the map stage's regression is marked in words");
     assert!(svg.contains("heavier-map: 1.44 CPU-s, +27.4 % against control"), "the tooltip states the change");
-    assert!(svg.contains("noise band ±"), "the band is in the legend");
+    assert!(svg.contains("margin ±2 %"), "the margin band is in the legend");
     assert!(svg.contains("CPU-seconds (mean over trials)"), "the axis says its unit");
     keep("stage-cpu-log.svg", &pipeline_cpu(&report, Scale::Log).unwrap());
 }

@@ -142,12 +142,25 @@ struct Outcome {
     verdict: Verdict,
 }
 
-fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, paired: bool) -> Outcome {
+/// How a run judges: paired or not, and whether profiles are shrunk across stages first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Design {
+    pub paired: bool,
+    pub shrink_profiles: bool,
+}
+
+fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -> Outcome {
+    let paired = design.paired;
     let pipeline = draw_pipeline(rng, cell.stages, cell.cv);
     let mut gen = Rows { rng, names, next_id: 0, rows: Vec::new() };
     let noise = (cell.profile > 0).then(|| {
         let trials: Vec<TrialSpec> = (0..cell.profile).map(|_| gen.trial(&pipeline, 1.0)).collect();
-        calibrate(&gen.rows, &trials, None).expect("calibration rows are complete")
+        let profile = calibrate(&gen.rows, &trials, None).expect("calibration rows are complete");
+        if design.shrink_profiles {
+            profile.shrunk()
+        } else {
+            profile
+        }
     });
     gen.rows.clear();
     let factor = 1.0 + cell.effect_pct / 100.0;
@@ -185,12 +198,12 @@ fn cell_seed(seed: u64, cell: &Cell) -> u64 {
 }
 
 /// Runs one cell.
-pub fn run_cell(cell: Cell, replications: u64, seed: u64, paired: bool) -> CellResult {
+pub fn run_cell(cell: Cell, replications: u64, seed: u64, design: Design) -> CellResult {
     let mut rng = StdRng::seed_from_u64(cell_seed(seed, &cell));
     let names: Vec<String> = (0..cell.stages).map(|s| format!("stage{s}-Map → Scatter")).collect();
     let mut r = CellResult { cell, replications, claims: 0, cpu_claims: 0, elapsed_claims: 0, regressions: 0, passes: 0, inconclusive: 0 };
     for _ in 0..replications {
-        let o = experiment(&mut rng, &names, &cell, paired);
+        let o = experiment(&mut rng, &names, &cell, design);
         r.claims += u64::from(o.claim);
         r.cpu_claims += u64::from(o.cpu_claim);
         r.elapsed_claims += u64::from(o.elapsed_claim);
@@ -203,7 +216,7 @@ pub fn run_cell(cell: Cell, replications: u64, seed: u64, paired: bool) -> CellR
 
 /// Runs cells on `threads` threads; results in the cells' order. A/A cells (effect 0) run
 /// `aa_replications` experiments, the others `replications`.
-pub fn run_cells(cells: &[Cell], replications: u64, aa_replications: u64, seed: u64, paired: bool, threads: usize) -> Vec<CellResult> {
+pub fn run_cells(cells: &[Cell], replications: u64, aa_replications: u64, seed: u64, design: Design, threads: usize) -> Vec<CellResult> {
     let next = AtomicUsize::new(0);
     let out: Vec<Mutex<Option<CellResult>>> = cells.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|scope| {
@@ -212,7 +225,7 @@ pub fn run_cells(cells: &[Cell], replications: u64, aa_replications: u64, seed: 
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(cell) = cells.get(i) else { break };
                 let reps = if cell.effect_pct == 0.0 { aa_replications } else { replications };
-                let r = run_cell(*cell, reps, seed, paired);
+                let r = run_cell(*cell, reps, seed, design);
                 *out[i].lock().expect("a result slot") = Some(r);
             });
         }
@@ -241,7 +254,7 @@ fn pct(r: f64) -> String {
 }
 
 /// The measured table as Markdown.
-pub fn markdown(results: &[CellResult], seed: u64, paired: bool, power_cv: f64) -> String {
+pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let mut trials: Vec<usize> = results.iter().map(|r| r.cell.trials).collect();
@@ -251,8 +264,9 @@ pub fn markdown(results: &[CellResult], seed: u64, paired: bool, power_cv: f64) 
         let _ = writeln!(out, "| stages | profile | {} |", trials.iter().map(|n| format!("n={n}")).collect::<Vec<_>>().join(" | "));
         let _ = writeln!(out, "|---:|---|{}", "---:|".repeat(trials.len()));
     };
-    let design = if paired { "interleaved, judged paired" } else { "judged unpaired (Welch)" };
-    let _ = writeln!(out, "Seed {seed}; trials {design}; n = trials per arm. Figures are percent of experiments.\n");
+    let how = if design.paired { "interleaved, judged paired" } else { "judged unpaired (Welch)" };
+    let shrunk = if design.shrink_profiles { "; profiles shrunk across stages (--shrink-profiles, not what Arbiter does)" } else { "" };
+    let _ = writeln!(out, "Seed {seed}; trials {how}{shrunk}; n = trials per arm. Figures are percent of experiments.\n");
     let mut groups: Vec<(usize, usize)> = results.iter().map(|r| (r.cell.stages, r.cell.profile)).collect();
     groups.sort_unstable();
     groups.dedup();
@@ -358,6 +372,10 @@ pub struct SimulateArgs {
     /// Judge with Welch on all trials instead of as interleaved pairs.
     #[arg(long)]
     pub unpaired: bool,
+    /// Shrink each profile's stage spreads toward their common one before judging (empirical Bayes): what
+    /// Arbiter does not do, to measure why.
+    #[arg(long)]
+    pub shrink_profiles: bool,
     /// Print the counts as JSON instead of the Markdown table.
     #[arg(long)]
     pub json: bool,
@@ -382,11 +400,12 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let cells = grid(&args.stages, &args.trials, &args.profiles, &args.effects, args.power_cv);
     let started = std::time::Instant::now();
-    let results = run_cells(&cells, args.replications, args.aa_replications, args.seed, !args.unpaired, threads);
+    let design = Design { paired: !args.unpaired, shrink_profiles: args.shrink_profiles };
+    let results = run_cells(&cells, args.replications, args.aa_replications, args.seed, design, threads);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?);
     } else {
-        print!("{}", markdown(&results, args.seed, !args.unpaired, args.power_cv));
+        print!("{}", markdown(&results, args.seed, design, args.power_cv));
         let total: u64 = results.iter().map(|r| r.replications).sum();
         eprintln!("simulate: {} cells, {total} experiments in {:.0} s on {threads} threads", cells.len(), started.elapsed().as_secs_f64());
     }
@@ -397,14 +416,16 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
 mod tests {
     use super::*;
 
+    const PAIRED: Design = Design { paired: true, shrink_profiles: false };
+
     #[test]
     fn a_seed_gives_the_same_counts() {
         let cell = Cell { stages: 3, trials: 2, profile: 3, effect_pct: 5.0, cv: Cv::Fixed(2.0) };
-        let a = run_cell(cell, 40, 7, true);
-        assert_eq!(a, run_cell(cell, 40, 7, true));
+        let a = run_cell(cell, 40, 7, PAIRED);
+        assert_eq!(a, run_cell(cell, 40, 7, PAIRED));
         assert!(a.passes + a.inconclusive + a.regressions <= a.replications, "{a:?}");
         // Spread over threads, the same.
-        assert_eq!(run_cells(&[cell, cell], 40, 99, 7, true, 2), vec![a, a]);
+        assert_eq!(run_cells(&[cell, cell], 40, 99, 7, PAIRED, 2), vec![a, a]);
     }
 
     /// The A/A promise at a fixed seed: 20 stages, with and without a 5-trial profile, 10 000 experiments
@@ -418,7 +439,7 @@ mod tests {
             .into_iter()
             .map(|(trials, profile)| Cell { stages: 20, trials, profile, effect_pct: 0.0, cv: Cv::Range(1.0, 5.0) })
             .collect();
-        for r in run_cells(&cells, 10_000, 10_000, 1, true, 2) {
+        for r in run_cells(&cells, 10_000, 10_000, 1, PAIRED, 2) {
             let (_, hi) = judge::stats::clopper_pearson(r.claims, r.replications, 0.95);
             assert!(hi <= 0.015, "{r:?}: upper bound {hi}");
         }
@@ -430,7 +451,7 @@ mod tests {
     fn power_grows_with_trials_and_a_real_change_never_passes() {
         let cells: Vec<Cell> =
             [5, 10, 20, 30].into_iter().map(|trials| Cell { stages: 5, trials, profile: 0, effect_pct: 3.0, cv: Cv::Fixed(2.0) }).collect();
-        let results = run_cells(&cells, 2000, 2000, 12, true, 2);
+        let results = run_cells(&cells, 2000, 2000, 12, PAIRED, 2);
         for pair in results.windows(2) {
             let (a, b) = (pair[0].rate(pair[0].regressions), pair[1].rate(pair[1].regressions));
             let se = (a * (1.0 - a) / 2000.0 + b * (1.0 - b) / 2000.0).sqrt();

@@ -81,14 +81,77 @@ fn calibrate_then_compare_with_the_profile() {
     let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&profile).unwrap()).unwrap();
     assert_eq!(written["trials"], 3);
     assert_eq!(written["fingerprint"]["sample"], "local");
-    let out =
-        arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", T1, "--noise", profile.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(written["version"], 2);
+    assert_eq!(written["stages"]["stage1-Map → Scatter"]["cpu"]["df"], 2.0);
+    let noise = profile.to_str().unwrap();
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--control", C2, "--control", C3, "--treatment", T1, "--noise", noise]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["thresholds"]["source"], "noise profile");
+    let map = &report["stages"][0];
+    assert_eq!(map["cpu_test"]["spread"], "run + profile", "{map}");
+    // One pair with a 3-trial profile: +27 % cannot be told from noise at 1 %; it says what it would take.
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--treatment", T1, "--noise", noise]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["stages"][0]["cpu_test"]["more_pairs"].as_u64().unwrap() >= 1, "{report}");
+    // Growing the profile with later same-code trials pools them.
+    let grown = dir.path().join("grown.json");
+    let out = arbiter(&[
+        "calibrate",
+        "--rows",
+        &csv,
+        "--trial",
+        C1,
+        "--trial",
+        C2,
+        "--fingerprint",
+        r#"{"sample":"local"}"#,
+        "--grow",
+        noise,
+        "--output",
+        grown.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let grown: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&grown).unwrap()).unwrap();
+    assert_eq!((grown["trials"].as_u64(), grown["calibrations"].as_u64(), grown["trusted"].as_bool()), (Some(5), Some(2), Some(true)));
+    assert_eq!(grown["stages"]["stage1-Map → Scatter"]["cpu"]["df"], 3.0, "2 + 1 df, within calibrations");
+    let out =
+        arbiter(&["calibrate", "--rows", &csv, "--trial", C1, "--trial", C2, "--fingerprint", r#"{"sample":"other"}"#, "--grow", noise]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("fingerprints differ"), "{}", stderr(&out));
     let out = arbiter(&["calibrate", "--rows", &csv, "--trial", C1]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("at least two --trial"));
+}
+
+#[test]
+fn paired_margins_and_alpha_are_flags_and_bad_values_are_named() {
+    let csv = data("zephyr_stage_rows_subprocess_runner.csv");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["compare", "--rows", &csv, "--control", C1, "--control", C2, "--treatment", C2, "--treatment", C3];
+        args.extend_from_slice(extra);
+        arbiter(&args)
+    };
+    let out = run(&["--paired", "--cpu-margin", "5", "--elapsed-margin", "30", "--alpha", "0.05"]);
+    assert!(matches!(out.status.code(), Some(0) | Some(3)), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let method = &report["method"];
+    assert_eq!((method["version"].as_u64(), method["paired"].as_bool()), (Some(2), Some(true)), "{method}");
+    assert_eq!((method["cpu_margin_pct"].as_f64(), method["alpha"].as_f64()), (Some(5.0), Some(0.05)));
+    assert_eq!(report["stages"][0]["cpu_test"]["analysis"], "paired t on log ratios");
+    for (flag, value, says) in [
+        ("--cpu-margin", "0", "--cpu-margin 0: must be a percentage above 0 and below 100"),
+        ("--elapsed-margin", "150", "--elapsed-margin 150: must be a percentage"),
+        ("--alpha", "0.7", "--alpha 0.7: must be above 0 and below 0.5"),
+    ] {
+        let out = run(&[flag, value]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+    let out = arbiter(&["compare", "--rows", &csv, "--control", C1, "--control", C2, "--treatment", T1, "--paired"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--paired: arm \"treatment\" has 1 trial(s) and the control 2"), "{}", stderr(&out));
 }
 
 #[test]

@@ -73,13 +73,30 @@ fn to_pct(lo: f64, hi: f64) -> [f64; 2] {
     [pct(lo), pct(hi)]
 }
 
-/// The pairs needed (in all) for a half-width `target` at quantile `q`, with the run's per-pair spread.
-fn pairs_for(q: f64, pair_sd: f64, target: f64) -> f64 {
-    if target <= 0.0 {
-        f64::INFINITY
-    } else {
-        (q * pair_sd / target).powi(2)
+/// The fewest pairs in all (more than `now`) at which the interval's half-width, t(p, df + added pairs) ×
+/// pair_sd / √pairs, is below `target`, if the spread stays as measured; `None` beyond [`MAX_MORE_PAIRS`].
+fn pairs_for(p: f64, e: &Estimate, now: u64, target: f64) -> Option<u64> {
+    if !(target > 0.0) {
+        return None;
     }
+    let decided = |n: u64| t_quantile(p, e.df + (n - now) as f64) * e.pair_sd / (n as f64).sqrt() < target;
+    let (mut lo, mut hi) = (now, now + 1);
+    while !decided(hi) {
+        lo = hi;
+        hi = (hi * 2).max(hi + 1);
+        if hi > now + MAX_MORE_PAIRS {
+            return None;
+        }
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if decided(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// The two-sided p-value of "no change" (a zero standard error with a nonzero change is p = 0).
@@ -116,13 +133,17 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
     if outcome == MetricOutcome::Unclear {
         let power_q = t_quantile(MDE_POWER, e.df);
         mde_pct = Some(pct((q + power_q) * e.se));
-        // Decided when, at the same estimate, the interval clears zero or fits inside the margin.
-        let (z, z_eq) = (t_quantile(1.0 - alpha / 2.0, f64::INFINITY), t_quantile(1.0 - ALPHA_EQUIVALENCE, f64::INFINITY));
+        // Decided when, at the same estimate and spread, the interval clears zero or fits inside the margin.
         let margin = (1.0 + margin_pct / 100.0).ln();
         let d = e.log_ratio.abs();
-        let need = pairs_for(z, e.pair_sd, d).min(pairs_for(z_eq, e.pair_sd, margin - d));
-        let now = e.n[0].min(e.n[1]) as f64;
-        more_pairs = Some(if need.is_finite() { (need.ceil() - now).clamp(1.0, MAX_MORE_PAIRS as f64) as u64 } else { MAX_MORE_PAIRS });
+        let now = e.n[0].min(e.n[1]) as u64;
+        let detect = pairs_for(1.0 - alpha / 2.0, e, now, d);
+        let equivalent = pairs_for(1.0 - ALPHA_EQUIVALENCE, e, now, margin - d);
+        more_pairs = Some(match (detect, equivalent) {
+            (Some(a), Some(b)) => a.min(b) - now,
+            (Some(a), None) | (None, Some(a)) => a - now,
+            (None, None) => MAX_MORE_PAIRS,
+        });
     }
     let analysis = if e.paired {
         "paired t on log ratios"

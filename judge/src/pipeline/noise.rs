@@ -6,9 +6,9 @@
 //! * **Each stage is judged with its own spread and df.** Student's t with the profile's df already
 //!   accounts for a short calibration being noisy, exactly, at any number of trials. Shrinkage toward the
 //!   stages' common spread (empirical Bayes, as in Smyth's moderated t, 2004) was built and measured with
-//!   `arbiter simulate`: with stage CVs of 1–5 % it lowered the noisy stages' spreads and credited them the
-//!   pool's df, and A/A false claims rose from ~1 % to 2–3 % (5 stages, 5-trial profile); even shrinking
-//!   only upward stayed above 1 %. It is not sound for stages whose noise differs, so it is not used.
+//!   `arbiter simulate --shrink-profiles` ([`NoiseProfile::shrunk`]): with stage CVs of 1–5 % it lowers the
+//!   noisy stages' spreads and credits them the pool's df, and A/A false claims rise well above 1 % (the
+//!   README has the figures). It is not sound for stages whose noise differs, so it is not used.
 //! * **The pool serves what the profile lacks.** The stages' common spread s₀ and its prior df d₀ are
 //!   still estimated (Smyth's moment estimator on log variances, [`PooledSpread`]) and recorded: a stage the
 //!   profile has never seen (new or renamed since the calibration) gets s₀ with min(d₀, the median stage's
@@ -209,6 +209,22 @@ impl NoiseProfile {
         let elapsed: Vec<(f64, f64)> = self.stages.values().filter_map(pick_elapsed).collect();
         self.pooled_cpu = hyper_prior(&cpu);
         self.pooled_elapsed = hyper_prior(&elapsed);
+    }
+
+    /// This profile with every stage's spread shrunk toward the stages' common one, crediting the pool's
+    /// df (Smyth's moderated variance). Not used for judging — `arbiter simulate --shrink-profiles` measures
+    /// why (module notes); kept so that the measurement can be rerun.
+    pub fn shrunk(&self) -> NoiseProfile {
+        let mut out = self.clone();
+        for s in out.stages.values_mut() {
+            for (m, pool) in [(&mut s.cpu, self.pooled_cpu), (&mut s.elapsed, self.pooled_elapsed)] {
+                let Some(p) = pool else { continue };
+                let (sd, df) = m.raw();
+                let var = (p.prior_df * p.spread * p.spread + df * sd * sd) / (p.prior_df + df);
+                (m.log_sd, m.df) = (Some(var.sqrt()), Some(df + p.prior_df));
+            }
+        }
+        out
     }
 
     /// The spread of a stage this profile has never seen: the stages' common one (see the module notes).
