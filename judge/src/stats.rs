@@ -74,12 +74,8 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     if df < 3.0 || !(p > 1e-12 && p < 1.0 - 1e-12) {
         return dist.inverse_cdf(p);
     }
-    let z = standard_normal().inverse_cdf(p);
-    let (z2, n) = (z * z, df);
-    let mut x = z
-        + z * (z2 + 1.0) / (4.0 * n)
-        + z * ((5.0 * z2 + 16.0) * z2 + 3.0) / (96.0 * n * n)
-        + z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / (384.0 * n * n * n);
+    let n = df;
+    let mut x = cornish_fisher(standard_normal().inverse_cdf(p), n);
     // The density's constant once; each step then costs one CDF and one power.
     let ln_c = ln_gamma((n + 1.0) / 2.0) - ln_gamma(n / 2.0) - 0.5 * (n * std::f64::consts::PI).ln();
     let pdf = |x: f64| (ln_c - (n + 1.0) / 2.0 * (x * x / n).ln_1p()).exp();
@@ -93,6 +89,28 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
         }
     }
     x
+}
+
+/// Student's t quantile from the normal one z by the Cornish–Fisher expansion (three terms).
+fn cornish_fisher(z: f64, n: f64) -> f64 {
+    let z2 = z * z;
+    z + z * (z2 + 1.0) / (4.0 * n)
+        + z * ((5.0 * z2 + 16.0) * z2 + 3.0) / (96.0 * n * n)
+        + z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / (384.0 * n * n * n)
+}
+
+/// An approximate `p` quantile of Student's t, for planning figures only (the minimum detectable effect,
+/// the pairs that would decide): from 10 df the Cornish–Fisher expansion without [`t_quantile`]'s Newton
+/// steps, within 0.5 % at the levels used (checked in the tests; at 4 df it would be 7 % off at the
+/// family's most extreme levels, so below 10 df this is the exact quantile).
+pub fn t_quantile_approx(p: f64, df: f64) -> f64 {
+    if !(df < NORMAL_DF) {
+        return standard_normal().inverse_cdf(p);
+    }
+    if df < 10.0 || !(p > 1e-12 && p < 1.0 - 1e-12) {
+        return t_quantile(p, df);
+    }
+    cornish_fisher(standard_normal().inverse_cdf(p), df)
 }
 
 /// Two-sided p-value of a t statistic with `df` degrees of freedom (from the survival function, so tiny
@@ -188,6 +206,16 @@ mod tests {
         // 10 of 100: about 0.049 … 0.176.
         let (lo, hi) = clopper_pearson(10, 100, 0.95);
         assert!((lo - 0.0490).abs() < 5e-4 && (hi - 0.1762).abs() < 5e-4, "{lo} {hi}");
+    }
+
+    #[test]
+    fn the_planning_quantile_is_close_enough_for_planning() {
+        for df in [4.0, 6.0, 10.0, 17.3, 30.0, 200.0] {
+            for p in [0.8, 0.99, 0.998, 0.9998] {
+                let (approx, exact) = (t_quantile_approx(p, df), t_quantile(p, df));
+                assert!((approx / exact - 1.0).abs() < 0.005, "df {df} p {p}: {approx} vs {exact}");
+            }
+        }
     }
 
     #[test]

@@ -71,6 +71,12 @@ async fn a_b_experiments_run_in_worktrees_and_are_judged() {
     assert_eq!(e["verdict"], "regression", "{e}");
     let reasons = e["reasons"].to_string();
     assert!(reasons.contains("stage0") || reasons.contains("CPU"), "the reasons name the cost: {reasons}");
+    // Interleaved trials are judged as pairs by repeat index (method 2).
+    let report = &e["report"];
+    assert_eq!((report["method"]["version"].as_u64(), report["method"]["paired"].as_bool()), (Some(2), Some(true)), "{report}");
+    let tested: Vec<&Value> = report["stages"].as_array().unwrap().iter().filter_map(|s| s.get("cpu_test")).collect();
+    assert!(!tested.is_empty() && tested.iter().all(|t| t["analysis"] == "paired t on log ratios"), "{report}");
+    assert!(tested.iter().all(|t| t["n"] == json!([3, 3])), "three pairs: {report}");
     let trial = &e["trials"][0];
     let rows = app.store.stage_rows(trial["id"].as_i64().unwrap()).await.unwrap();
     assert_eq!(rows.len(), 2, "the trial's rows came from finelog");

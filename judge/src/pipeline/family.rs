@@ -10,7 +10,7 @@
 use super::estimate::Estimate;
 use super::method::{ALPHA_EQUIVALENCE, MDE_POWER};
 use super::report::MetricOutcome;
-use crate::stats::{pct, t_quantile, t_two_sided_p};
+use crate::stats::{pct, t_quantile, t_quantile_approx, t_two_sided_p};
 use serde::{Deserialize, Serialize};
 
 /// The level each test of a family is decided at (same order as `p_values`).
@@ -73,30 +73,27 @@ fn to_pct(lo: f64, hi: f64) -> [f64; 2] {
     [pct(lo), pct(hi)]
 }
 
-/// The fewest pairs in all (more than `now`) at which the interval's half-width, t(p, df + added pairs) ×
-/// pair_sd / √pairs, is below `target`, if the spread stays as measured; `None` beyond [`MAX_MORE_PAIRS`].
+/// About how many pairs in all (more than `now`) make the interval's half-width, t(p, df + added pairs) ×
+/// pair_sd / √pairs, smaller than `target`, if the spread stays as measured; `None` beyond
+/// [`MAX_MORE_PAIRS`]. From the normal-theory count (a lower bound: t ≥ z), a few damped fixed-point steps
+/// n ← (t(p, df + n − now) × pair_sd / target)² settle it to within a pair (t changes slowly with df);
+/// the quantiles are the planning approximation, so this costs no more than a few multiplications.
 fn pairs_for(p: f64, e: &Estimate, now: u64, target: f64) -> Option<u64> {
-    if !(target > 0.0) {
-        return None;
+    if !(target > 0.0) || !(e.pair_sd > 0.0) {
+        return (target > 0.0).then_some(now + 1);
     }
-    let decided = |n: u64| t_quantile(p, e.df + (n - now) as f64) * e.pair_sd / (n as f64).sqrt() < target;
-    let (mut lo, mut hi) = (now, now + 1);
-    while !decided(hi) {
-        lo = hi;
-        hi = (hi * 2).max(hi + 1);
-        if hi > now + MAX_MORE_PAIRS {
+    let c = e.pair_sd / target;
+    let now_f = now as f64;
+    let next = |n: f64| (t_quantile_approx(p, e.df + (n - now_f).max(0.0)) * c).powi(2);
+    let mut n = (t_quantile_approx(p, f64::INFINITY) * c).powi(2).max(now_f + 1.0);
+    for _ in 0..4 {
+        if n > now_f + MAX_MORE_PAIRS as f64 {
             return None;
         }
+        n = (n + next(n)) / 2.0;
     }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if decided(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Some(hi)
+    let n = n.max(next(n)).ceil().max(now_f + 1.0);
+    (n <= now_f + MAX_MORE_PAIRS as f64).then_some(n as u64)
 }
 
 /// The two-sided p-value of "no change" (a zero standard error with a nonzero change is p = 0).
@@ -131,7 +128,7 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
     };
     let (mut mde_pct, mut more_pairs) = (None, None);
     if outcome == MetricOutcome::Unclear {
-        let power_q = t_quantile(MDE_POWER, e.df);
+        let power_q = t_quantile_approx(MDE_POWER, e.df);
         mde_pct = Some(pct((q + power_q) * e.se));
         // Decided when, at the same estimate and spread, the interval clears zero or fits inside the margin.
         let margin = (1.0 + margin_pct / 100.0).ln();

@@ -121,6 +121,25 @@ mod tests {
     }
 
     #[test]
+    fn a_suites_judge_table_sets_its_margins_and_bad_values_are_named() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let suite = super::SuiteDefinition::from_toml(&text).unwrap();
+        let m = suite.judge_method(true);
+        assert_eq!((m.cpu_margin_pct, m.elapsed_margin_pct, m.alpha, m.paired), (2.0, 25.0, 0.01, true));
+        let wider = text.replace("cpu_margin_pct = 2\n", "cpu_margin_pct = 5\n");
+        assert_eq!(super::SuiteDefinition::from_toml(&wider).unwrap().judge_method(false).cpu_margin_pct, 5.0);
+        for (from, to, says) in [
+            ("cpu_margin_pct = 2\n", "cpu_margin_pct = 0\n", "judge.cpu_margin_pct = 0: must be a percentage above 0 and below 100"),
+            ("alpha = 0.01\n", "alpha = 0.5\n", "judge.alpha = 0.5: must be above 0 and below 0.5"),
+            ("alpha = 0.01\n", "alpha = 0.01\nbudget = 3\n", "unknown field `budget`"),
+        ] {
+            let err = super::SuiteDefinition::from_toml(&text.replace(from, to)).unwrap_err();
+            assert!(err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
     fn a_stored_suite_written_as_toml_reads_back_the_same() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
         let suites = super::load_dir(&dir).unwrap();
