@@ -24,7 +24,9 @@ fn mem_change(s: &StageReport) -> String {
 
 fn interpretation(arm: &ArmReport) -> &'static str {
     match arm.verdict {
-        Verdict::Pass => "No stage got more expensive by more than its margin, and every stage was decided.",
+        Verdict::Pass => {
+            "No stage's CPU got more expensive by more than its margin, and every stage's CPU was decided (elapsed is context)."
+        }
         Verdict::Tradeoff => "The change trades CPU cost against elapsed time; decide which one matters for this pipeline.",
         Verdict::Regression => "The treatment costs more (or failed, or broke the memory limit) in at least one stage.",
         _ => "The data cannot tell yet: see the reasons (each undecided stage says what it would take), then repeat or fix the comparison.",
@@ -155,15 +157,17 @@ pub fn method_line(report: &PipelineReport) -> String {
         a.dedup();
         a
     };
+    let elapsed = match m.family_elapsed {
+        0 => "elapsed untested (under 3 trials an arm, or below its floor)".to_string(),
+        n => format!("{} to elapsed over {n} test{}", fmt_margin(100.0 * m.alpha_elapsed), if n == 1 { "" } else { "s" }),
+    };
     format!(
-        "Method {}: each stage's CPU and summed elapsed tested at a family-wise error rate of {} (Holm: {} to CPU over {} test{}, {} to elapsed over {}){}{}",
+        "Method {}: each stage's CPU and summed elapsed tested at a family-wise error rate of {} (Holm: {} to CPU over {} test{}, {elapsed}){}{}",
         m.version,
         fmt_margin(100.0 * m.alpha),
         fmt_margin(100.0 * m.alpha_cpu),
         m.family_cpu,
         if m.family_cpu == 1 { "" } else { "s" },
-        fmt_margin(100.0 * m.alpha_elapsed),
-        m.family_elapsed,
         if analyses.is_empty() { String::new() } else { format!("; {}", analyses.join(", ")) },
         if m.paired && !analyses.contains(&"paired t on log ratios") { " (pairing asked for, but no stage had every partner)" } else { "" }
     )

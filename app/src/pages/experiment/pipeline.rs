@@ -9,6 +9,16 @@ fn interval(i: Option<[f64; 2]>) -> String {
     i.map(|[l, h]| format!("{} … {}", pct(l), pct(h))).unwrap_or_default()
 }
 
+/// The CPU interval's cell: the interval and, under it, the level its test was decided at (method 2), or
+/// that the stage was too small to test.
+fn interval_cell(s: &StageReport) -> (String, String) {
+    if s.cpu_below_floor {
+        return ("below the floor".into(), String::new());
+    }
+    let level = s.cpu_test.as_ref().map(|t| judge::pipeline::report::fmt_level(t.alpha)).unwrap_or_default();
+    (interval(s.cpu_interval_pct), level)
+}
+
 /// Items and bytes must match: "✓ same" or what moved.
 fn work_check(s: &StageReport) -> (bool, String) {
     if s.items_change_pct == 0.0 && s.bytes_change_pct == 0.0 {
@@ -23,11 +33,12 @@ fn StageLine(s: StageReport, #[prop(optional)] total: bool) -> impl IntoView {
     let (same, work) = work_check(&s);
     let name = if total { "All stages".to_string() } else { s.stage.clone() };
     let detail = s.reasons.join("; ");
+    let (cpu_interval, level) = interval_cell(&s);
     view! {
         <tr class:total=total title=detail>
             <th scope="row">{name}</th>
             <td class="num strong">{pct(s.cpu_change_pct)}</td>
-            <td class="num muted">{interval(s.cpu_interval_pct)}</td>
+            <td class="num muted">{cpu_interval} {(!level.is_empty()).then(|| view! { <br /><small>{level}</small> })}</td>
             <td class="num">{format!("{:.3} → {:.3}", s.cpu_control, s.cpu_treatment)}</td>
             <td class="num">{pct(s.elapsed_change_pct)}</td>
             <td class=if same { "ok" } else { "bad" }>{work}</td>
@@ -51,7 +62,7 @@ fn ArmTable(arm: ArmReport) -> impl IntoView {
                     <tr>
                         <th scope="col">"Stage"</th>
                         <th scope="col" class="num">"CPU change"</th>
-                        <th scope="col" class="num">"95 % interval"</th>
+                        <th scope="col" class="num" title="at the level each stage's test was decided at (its share of the experiment's error rate)">"CPU interval"</th>
                         <th scope="col" class="num">"CPU-s control → treatment"</th>
                         <th scope="col" class="num">"Summed elapsed"</th>
                         <th scope="col">"Items / bytes"</th>
