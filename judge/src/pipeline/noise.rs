@@ -13,8 +13,9 @@
 //!   still estimated (Smyth's moment estimator on log variances, [`PooledSpread`]) and recorded: a stage the
 //!   profile has never seen (new or renamed since the calibration) gets s₀ with min(d₀, the median stage's
 //!   df) instead of the generic default spread. Stages under the floors are left out of the pool.
-//! * **Trust**: a profile from fewer than [`TRUSTED_PROFILE_TRIALS`] same-code trials is not shrunk and is
-//!   pooled with the default spread when its few df are not enough ([`super::estimate`]).
+//! * **Trust**: a profile from fewer than [`TRUSTED_PROFILE_TRIALS`] same-code trials is marked untrusted;
+//!   the judge pools it with the default spread while its df (with the run's) are fewer than 4
+//!   ([`super::estimate`]).
 //! * **Growth**: [`NoiseProfile::grow`] adds a later calibration of the same fingerprint by pooling the
 //!   within-calibration variances (Σ dᵢsᵢ² / Σ dᵢ), so a profile gets better instead of being replaced.
 //! * Profiles written before method 2 (`threshold_pct`, no `log_sd`) still load: their spread is taken from
@@ -91,7 +92,7 @@ pub struct StageNoise {
     pub elapsed: MetricNoise,
 }
 
-/// The common spread a trusted profile's stages were shrunk toward.
+/// The stages' common spread: what a stage the profile never saw is given.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PooledSpread {
     /// s₀: the stages' common log spread.
@@ -330,7 +331,7 @@ mod tests {
     }
 
     #[test]
-    fn calibration_records_df_shrinks_when_trusted_and_grows() {
+    fn calibration_records_df_pools_the_stages_and_grows() {
         let five = trials(&[
             [1.0, 2.0, 3.0, 4.0],
             [1.02, 2.04, 2.94, 4.1],
