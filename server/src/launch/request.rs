@@ -373,7 +373,9 @@ impl LaunchPlan {
     /// A pipeline plan's expected time from how long the suite's recent trials ran (one at a time).
     pub fn estimate_from(&mut self, recent_secs: &[f64]) {
         let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
-        self.estimated_minutes = Some((median * self.trials.len() as f64 / 60.0 * 10.0).round() / 10.0);
+        // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a few
+        // one-second trials (seen on a fresh clone in CI).
+        self.estimated_minutes = Some((median * self.trials.len() as f64 / 60.0 * 10.0).ceil() / 10.0);
         self.estimate_basis = Some(format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len()));
     }
 }
