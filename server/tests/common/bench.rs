@@ -17,8 +17,8 @@ pub fn repository(dir: &Path) {
     git(dir, &["add", "."]);
     git(dir, &["commit", "-q", "-m", "benchmark"]);
     for (branch, from, to) in [
-        ("heavier", "WORK = 400_000", "WORK = 1_200_000"),
-        ("lighter", "WORK = 400_000", "WORK = 133_000"),
+        ("heavier", "WORK = 2_000_000", "WORK = 6_000_000"),
+        ("lighter", "WORK = 2_000_000", "WORK = 667_000"),
         ("leaky", "MEM_PEAK = 100 * 2**20", "MEM_PEAK = 3 * 2**30"),
         ("broken", "FAIL_STAGE = None", "FAIL_STAGE = \"stage1-Reduce\""),
         ("slow", "SLEEP = 0.0", "SLEEP = 60.0"),

@@ -12,7 +12,7 @@ import uuid
 
 from zephyr.stats import ZephyrStageStat  # the row Zephyr's coordinator writes
 
-WORK = 400_000  # hashes per stage: the CPU cost
+WORK = 2_000_000  # hashes per stage: the CPU cost (~0.1 CPU-s here: well above the 0.05 CPU-s floor)
 FAIL_STAGE = None  # a stage name that fails
 MEM_PEAK = 100 * 2**20  # reported peak RSS
 SLEEP = 0.0  # seconds of idle wait per stage
