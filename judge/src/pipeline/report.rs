@@ -322,19 +322,13 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
     (head, tail)
 }
 
-/// A margin or effect size in percent with at most three significant digits: "2 %", "16.7 %", "125 %".
+/// A margin or effect size in percent: [`crate::units::fmt_num`]'s digits without trailing zeros — "2 %",
+/// "16.7 %", "125 %".
 pub fn fmt_margin(p: f64) -> String {
     if !p.is_finite() {
         return "? %".into();
     }
-    let decimals = if p.abs() >= 100.0 {
-        0
-    } else if p.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{p:.decimals$}");
-    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
+    let text = crate::units::fmt_num(p);
+    let text = if text.contains('.') && !text.contains('e') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
     format!("{text} %")
 }
