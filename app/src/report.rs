@@ -59,6 +59,8 @@ mod server {
                     "stage-cpu" => Some(charts::pipeline_cpu(r, scale)),
                     "stage-memory" => Some(charts::pipeline_memory(r, scale)),
                     "cpu-vs-elapsed" => Some(charts::pipeline_quadrant(r, scale)),
+                    "cpu-forest" => Some(charts::pipeline_forest(r, charts::ForestMetric::Cpu)),
+                    "elapsed-forest" => Some(charts::pipeline_forest(r, charts::ForestMetric::Elapsed)),
                     _ => None,
                 },
                 StoredReport::Warp { gate, .. } => WarpChart::from_name(name).map(|c| charts::warp_metric(gate, c, scale)),

@@ -7,6 +7,7 @@
 //! is `currentColor`, so an inlined chart follows the page's light or dark theme.
 
 mod bars;
+mod forest;
 mod pipeline;
 mod quadrant;
 mod svg;
@@ -14,6 +15,7 @@ mod trend;
 mod warp;
 
 pub use bars::{Bar, BarChart, Group, Mark};
+pub use forest::{pipeline_forest, ForestMetric};
 pub use pipeline::{pipeline_cpu, pipeline_memory};
 pub use quadrant::pipeline_quadrant;
 pub use trend::{series_color, trend_chart, TrendChange, TrendPoint, TrendSeries};
@@ -73,6 +75,8 @@ pub struct ChartName {
 }
 
 pub const PIPELINE_CHARTS: &[ChartName] = &[
+    ChartName { name: "cpu-forest", caption: "CPU change per stage: interval against the margin", scalable: false },
+    ChartName { name: "elapsed-forest", caption: "Summed elapsed change per stage: interval against the margin", scalable: false },
     ChartName { name: "stage-cpu", caption: "CPU per stage", scalable: true },
     ChartName { name: "stage-memory", caption: "Peak memory per stage", scalable: true },
     ChartName { name: "cpu-vs-elapsed", caption: "CPU change against elapsed change", scalable: false },

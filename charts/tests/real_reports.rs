@@ -2,7 +2,7 @@
 //! against a treatment doing ~30 % more map work) and the warp gate on real compare CSVs.
 //! `CHARTS_OUT=dir cargo test -p charts` also writes the SVGs there, to look at.
 
-use charts::{pipeline_cpu, pipeline_memory, pipeline_quadrant, warp_metric, Scale, WarpChart};
+use charts::{pipeline_cpu, pipeline_forest, pipeline_memory, pipeline_quadrant, warp_metric, ForestMetric, Scale, WarpChart};
 use judge::pipeline::aggregate::TrialSpec;
 use judge::pipeline::rows::parse_rows;
 use judge::pipeline::{judge, ArmSpec, PipelineConfig, PipelineReport};
@@ -70,4 +70,36 @@ fn warp_charts_mark_fail_and_warn_cells() {
     assert!(warp_metric(&warn, WarpChart::ObjPerS, Scale::Linear).unwrap().contains("▲ WARN"));
     let legacy = warp("compare_legacy12.csv", include_str!("../../judge/tests/data/warp/compare_legacy12.csv"));
     assert!(warp_metric(&legacy, WarpChart::P99Latency, Scale::Linear).is_err(), "a 12-column file has no p99 to draw");
+}
+
+/// Every `<text>` of an SVG, as drawn.
+fn texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")).map(|(x, _)| x.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn the_forest_plots_put_the_detected_change_first_and_say_what_each_stage_needs() {
+    let report = pipeline();
+    let svg = pipeline_forest(&report, ForestMetric::Cpu).unwrap();
+    keep("cpu-forest.svg", &svg);
+    let labels = texts(&svg);
+    let first_stage = labels.iter().position(|t| report.stages.iter().any(|s| &s.stage == t)).unwrap();
+    assert_eq!(labels[first_stage], "stage1-Map → Scatter", "the detected regression leads: {labels:?}");
+    assert!(labels.iter().any(|t| t == "detected"), "its status is in words");
+    let map = report.stages.iter().find(|s| s.stage == "stage1-Map → Scatter").unwrap().cpu_test.clone().unwrap();
+    let (pct, level) = (judge::pipeline::report::fmt_pct(map.estimate_pct), judge::pipeline::report::fmt_level(map.alpha));
+    assert!(svg.contains(&format!("stage1-Map → Scatter · heavier-map: {pct} ({level} interval")), "the tooltip states the interval");
+    for s in report.stages.iter().filter(|s| s.cpu_below_floor) {
+        assert!(svg.contains(&format!("{} · heavier-map: below the 0.05 CPU-s floor", s.stage)), "{} says it is under the floor", s.stage);
+    }
+    let elapsed = pipeline_forest(&report, ForestMetric::Elapsed).unwrap();
+    keep("elapsed-forest.svg", &elapsed);
+    for chart in [&svg, &elapsed] {
+        for t in texts(chart) {
+            assert!(t.chars().filter(char::is_ascii_digit).count() <= 8, "a label nobody can read: {t:?}");
+        }
+    }
 }

@@ -47,6 +47,10 @@ pub enum Command {
     /// Delete logs, artifacts, worktrees and cached binaries past their retention (what a stored
     /// experiment links to is kept). `serve` runs this every hour.
     Prune(PruneArgs),
+    /// Judge pipeline experiments again by the current method on their stored rows (an admin's command
+    /// on the store): --all takes every one whose verdict is of an older method; --dry-run prints what
+    /// would change and stores nothing. New verdicts are kept beside the old ones and audited.
+    Rejudge(RejudgeArgs),
     /// Run one trial's command under supervision (used by `serve`; not for people).
     #[command(hide = true)]
     Supervise(crate::launch::supervise::SuperviseArgs),
@@ -401,6 +405,24 @@ pub struct RetentionArgs {
     /// Days to keep cached binaries (data-dir/cache).
     #[arg(long, env = "ARBITER_RETAIN_BINARIES_DAYS", default_value_t = 14)]
     pub retain_binaries_days: u32,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RejudgeArgs {
+    /// Every pipeline experiment whose latest verdict is of an older judging method.
+    #[arg(long, conflicts_with = "id")]
+    pub all: bool,
+    /// One experiment (repeatable), whatever method judged it.
+    #[arg(long)]
+    pub id: Vec<i64>,
+    /// Print what would change; store nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The user the new verdicts and the audit entries are recorded as asked for by.
+    #[arg(long)]
+    pub by: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -18,6 +18,7 @@ pub mod load;
 pub mod metrics;
 pub mod notify;
 pub mod progress;
+pub mod rejudge;
 pub mod retention;
 pub mod schedule;
 pub mod serve;

@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         cli::Command::Token(cli::TokenCommand::Create(args)) => exit_with(block_on(auth::users::create_token(args))),
         cli::Command::Token(cli::TokenCommand::List(args)) => exit_with(block_on(auth::users::list_tokens(args))),
         cli::Command::Token(cli::TokenCommand::Revoke(args)) => exit_with(block_on(auth::users::revoke_token(args))),
+        cli::Command::Rejudge(args) => exit_with(block_on(server::rejudge::run(args))),
         cli::Command::Prune(args) => exit_with(block_on(retention::run(args))),
         cli::Command::Supervise(args) => exit_with(server::launch::supervise::run(args)),
     }

@@ -128,6 +128,13 @@ fn cases() -> Vec<Case> {
             Some(bad_suite),
             [401, 403, 403, 400, 401, 401, 403, 401, 401, 401],
         ),
+        case(
+            M::DELETE,
+            "/api/v1/suites/{name}/noise-profiles/{id}",
+            "/api/v1/suites/no-such-suite/noise-profiles/1",
+            None,
+            [401, 403, 403, 404, 401, 401, 403, 401, 401, 401],
+        ),
         case(M::GET, "/api/v1/openapi.json", "/api/v1/openapi.json", None, [200, 200, 200, 200, 200, 200, 200, 401, 401, 200]),
         case(M::GET, "/api/v1/experiments", "/api/v1/experiments", None, READER_API),
         // Past the gate, an unknown suite is a 400.
@@ -152,6 +159,14 @@ fn cases() -> Vec<Case> {
             M::POST,
             "/api/v1/experiments/{id}/rerun",
             "/api/v1/experiments/{C}/rerun",
+            None,
+            [401, 403, 409, 409, 401, 401, 409, 401, 401, 401],
+        ),
+        // C has no verdict: past the gate, re-judging it is a conflict.
+        case(
+            M::POST,
+            "/api/v1/experiments/{id}/rejudge",
+            "/api/v1/experiments/{C}/rejudge",
             None,
             [401, 403, 409, 409, 401, 401, 409, 401, 401, 401],
         ),

@@ -181,6 +181,30 @@ async fn a_calibration_sets_the_thresholds_of_later_experiments() {
     assert_eq!(e["verdict"], "regression", "{e}");
     let reasons = e["reasons"].as_array().unwrap();
     assert!(reasons.iter().any(|r| r.as_str().unwrap().starts_with(&format!("judged with noise profile #{}", profile.id))), "{e}");
+
+    // A second calibration of the same fingerprint adds its trials to the profile; an admin may reset it.
+    let r =
+        launcher.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "calibration": true, "trials": 2})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    launcher.wait_until_ended(r.json()["id"].as_i64().unwrap(), 240).await;
+    let grown = app.store.noise_profile(suite.id, &plan.fingerprint_hash()).await.unwrap().expect("the profile");
+    assert_eq!((grown.id, grown.trials), (profile.id, 6), "grown in place, 4 + 2 same-code trials");
+    assert_eq!((grown.profile["calibrations"].as_u64(), grown.profile["trusted"].as_bool()), (Some(2), Some(true)));
+    let admin = app.signed_in(Role::Admin).await;
+    let page = admin.get("/suites/stage-bench").await.text;
+    assert!(page.contains("<strong>6</strong>") && page.contains("trusted · 2 calibrations"), "the suite page shows what stands behind it");
+    assert!(
+        page.contains("margins CPU ±2 %, elapsed ±25 %; family-wise error rate 1 % (the defaults)"),
+        "and the margins: {}",
+        page.split("Judged with").nth(1).unwrap_or("none").chars().take(300).collect::<String>()
+    );
+    let reset = format!("/api/v1/suites/stage-bench/noise-profiles/{}", profile.id);
+    assert_eq!(launcher.send(reqwest::Method::DELETE, &reset, None).await.status, 403, "only an admin resets a profile");
+    let r = admin.send(reqwest::Method::DELETE, &reset, None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert!(app.store.noise_profile(suite.id, &plan.fingerprint_hash()).await.unwrap().is_none(), "reset");
+    assert_eq!(admin.send(reqwest::Method::DELETE, &reset, None).await.status, 404, "and gone");
+    assert!(app.store.audit_log(5).await.unwrap().iter().any(|a| a.action == "noise_profile.reset"), "audited");
 }
 
 /// `arbiter launch --wait` in CI (no terminal): Ctrl-C leaves the experiment running and says so

@@ -24,7 +24,12 @@ async fn a_pipeline_page_renders_its_verdict_tables_and_charts_without_javascrip
     assert!(html.contains("stage1-Map → Scatter: more CPU: CPU higher +27.4 %"), "the reasons are in words");
     assert!(html.contains("+27.4 %") && html.contains("1.130 → 1.440"), "the stage table leads with the CPU change");
     assert!(html.contains("✓ same"), "items and bytes are checked");
-    assert_eq!(count(html, "class=\"chart\" role=\"img\""), 3, "CPU, memory and quadrant charts are inlined");
+    assert_eq!(
+        count(html, "class=\"chart\" role=\"img\""),
+        5,
+        "the CPU and elapsed forest plots, CPU, memory and quadrant charts are inlined"
+    );
+    assert!(html.contains("<title>CPU change per stage: interval against the margin</title>"), "the forest plot leads the charts");
     assert!(html.contains("<title>CPU per stage</title>") && html.contains("worker RAM 64.0 MiB"));
     assert!(html.contains("uncalibrated: spreads from the run") && html.contains("margins CPU ±2 %"), "the page says what judged it");
     for export in ["report.md", "stages.csv", "report.json"] {
@@ -164,4 +169,70 @@ async fn cancel_and_rerun_are_offered_only_to_those_allowed() {
     assert!(!page(&owner, imported).await.contains("Re-run"), "an imported experiment has no plan to re-run");
     app.store.set_experiment_plan(imported, &serde_json::json!({"imported": true})).await.unwrap();
     assert!(page(&viewer, imported).await.contains("Arbiter did not run this experiment"), "an import says so");
+}
+
+/// An experiment judged by method 1 (the report the judge wrote before method 2, kept as a fixture,
+/// over the real rows it judged): its page says so, a launcher re-judges it to a method-2 verdict, and
+/// both verdicts stay on the page; `arbiter rejudge --all --dry-run` then finds nothing older.
+#[tokio::test]
+async fn a_verdict_of_method_one_says_so_and_rejudges_to_the_current_method_keeping_both() {
+    let app = TestApp::builder().start().await;
+    let rows =
+        judge::pipeline::rows::parse_rows("rows.csv", include_str!("../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv"))
+            .unwrap();
+    let t = |id: &str| judge::pipeline::aggregate::TrialSpec { execution_ids: vec![id.into()], pair: None };
+    let old: judge::pipeline::PipelineReport =
+        serde_json::from_str(include_str!("../../judge/tests/data/report_method1_heavier_minhash.json")).unwrap();
+    assert!(old.method.is_none(), "the fixture is a method-1 report");
+    let compared = server::compare::Compared {
+        rows,
+        control: vec![t("20261129-072203-da99fe05"), t("20261129-072217-adb9e3d8"), t("20261129-072231-4eb27101")],
+        arms: vec![judge::pipeline::ArmSpec { name: "heavier-minhash".into(), trials: vec![t("20261129-072244-a8070574")] }],
+        report: old,
+    };
+    let info = server::import::ImportInfo { title: "judged long ago".into(), ..Default::default() };
+    let id = server::import::store_pipeline(&app.store, &info, &compared, Some("64MiB")).await.unwrap();
+    let (_, launcher) = app.user(Role::Launcher).await;
+    let launcher = app.sign_in(&launcher).await;
+    let viewer = app.signed_in(Role::Viewer).await;
+
+    let before = launcher.get(&format!("/experiments/{id}")).await.text;
+    assert!(before.contains("judged by method v1") && before.contains("the current one is v2"), "the page names the old method");
+    assert!(before.contains("Re-judge by method v2"), "a launcher is offered the re-judging");
+    assert!(!viewer.get(&format!("/experiments/{id}")).await.text.contains("Re-judge by"), "a viewer is not");
+    let dry = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["rejudge", "--all", "--dry-run", "--data-dir"])
+        .arg(&app.state.data_dir)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{out}{}", String::from_utf8_lossy(&dry.stderr));
+    assert!(out.contains(&format!("experiment {id}: regression (method v1) would be regression (method v2)")), "{out}");
+    assert!(out.contains("dry run, nothing stored"), "{out}");
+    assert_eq!(app.store.verdicts(id).await.unwrap().len(), 1, "a dry run stores nothing");
+
+    let r = viewer.post_json(&format!("/api/v1/experiments/{id}/rejudge"), serde_json::json!({})).await;
+    assert_eq!(r.status, 403, "a viewer may not re-judge");
+    let r = launcher.post_json(&format!("/api/v1/experiments/{id}/rejudge"), serde_json::json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let body = r.json();
+    assert_eq!((body["before"]["method_version"].as_u64(), body["after"]["method_version"].as_u64()), (Some(1), Some(2)));
+    let after = launcher.get(&format!("/experiments/{id}")).await.text;
+    assert!(after.contains("judged by method v2") && !after.contains("Re-judge by"), "the page shows the new verdict");
+    assert!(after.contains("Verdicts (2)") && after.contains("method v1") && after.contains("re-judged by"), "both verdicts are listed");
+    assert!(after.contains("CPU interval"), "the new report's stage table");
+    let verdicts = app.store.verdicts(id).await.unwrap();
+    assert_eq!(verdicts.iter().map(|v| v.method_version).collect::<Vec<_>>(), [2, 1], "newest first, the old one kept");
+    let audit = app.store.audit_log(10).await.unwrap();
+    assert!(audit.iter().any(|a| a.action == "experiment.rejudge" && a.subject == format!("experiment:{id}")), "audited");
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_arbiter"))
+        .args(["rejudge", "--all", "--dry-run", "--data-dir"])
+        .arg(&app.state.data_dir)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("rejudge: 0 experiments"), "nothing older is left");
+    let warp = app.judged_warp("a gate").await;
+    let r = launcher.post_json(&format!("/api/v1/experiments/{warp}/rejudge"), serde_json::json!({})).await;
+    assert_eq!(r.status, 409, "a warp gate has one method");
+    assert!(r.text.contains("nothing to re-judge"), "{}", r.text);
 }

@@ -209,6 +209,23 @@ const SUMMARY_SELECT: &str = "SELECT e.id, e.kind, e.title, e.status, e.verdict,
      u.username AS launched_by, e.created_at, e.finished_at \
      FROM experiments e LEFT JOIN suites s ON s.id = e.suite_id LEFT JOIN users u ON u.id = e.launched_by";
 
+/// One verdict an experiment had: which, by which method version, when, and who asked for it (`None`:
+/// the experiment's own end).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredVerdict {
+    pub id: i64,
+    pub verdict: Verdict,
+    pub method_version: u32,
+    pub judged_at: i64,
+    pub judged_by: Option<String>,
+    pub reasons: Vec<String>,
+}
+
+/// The judging method's version a report names (`method.version`); a report without one is method 1.
+pub fn method_version_of(report: &serde_json::Value) -> i64 {
+    report.pointer("/method/version").and_then(serde_json::Value::as_i64).unwrap_or(1)
+}
+
 impl Store {
     /// Stores an experiment and its arms in one transaction; returns its id.
     pub async fn insert_experiment(&self, new: &InsertExperiment) -> Result<i64, StoreError> {
@@ -451,7 +468,8 @@ impl Store {
     }
 
     /// Stores a verdict with its reasons and full report, marks the experiment judged and writes its
-    /// trend points (`judge::trend::points`) — atomically.
+    /// trend points (`judge::trend::points`) — atomically. The method version is the report's
+    /// (`method.version`; reports without one are method 1, as every warp gate is).
     pub async fn record_verdict(
         &self,
         experiment_id: i64,
@@ -460,30 +478,115 @@ impl Store {
         report: &serde_json::Value,
         noise_profile_id: Option<i64>,
     ) -> Result<i64, StoreError> {
+        self.insert_verdict(experiment_id, verdict, reasons, report, noise_profile_id, None).await
+    }
+
+    /// A new verdict for an experiment judged before, asked for by `by`: kept beside the earlier ones
+    /// (which stay readable in `verdicts`), it becomes the experiment's verdict and rewrites its trend
+    /// points; the experiment's end time stays.
+    pub async fn record_rejudged_verdict(
+        &self,
+        experiment_id: i64,
+        verdict: Verdict,
+        reasons: &[String],
+        report: &serde_json::Value,
+        noise_profile_id: Option<i64>,
+        by: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        self.insert_verdict(experiment_id, verdict, reasons, report, noise_profile_id, Some(by)).await
+    }
+
+    async fn insert_verdict(
+        &self,
+        experiment_id: i64,
+        verdict: Verdict,
+        reasons: &[String],
+        report: &serde_json::Value,
+        noise_profile_id: Option<i64>,
+        rejudged_by: Option<Option<i64>>,
+    ) -> Result<i64, StoreError> {
         let points = self.trend_points_of(experiment_id, report).await?;
+        let method_version = method_version_of(report);
         let reasons = serde_json::to_string(reasons)?;
         let report = serde_json::to_string(report)?;
         let now = now_ms();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
-            let updated = sqlx::query(
-                "UPDATE experiments SET verdict = $1, status = $2, noise_profile_id = $3, finished_at = $4 WHERE id = $5",
-            )
-            .bind(verdict.as_str()).bind(ExperimentStatus::Judged.as_str()).bind(noise_profile_id).bind(now).bind(experiment_id)
-            .execute(&mut *tx).await?.rows_affected();
+            let updated = if rejudged_by.is_some() {
+                sqlx::query("UPDATE experiments SET verdict = $1, noise_profile_id = $2 WHERE id = $3 AND verdict IS NOT NULL")
+                    .bind(verdict.as_str()).bind(noise_profile_id).bind(experiment_id)
+                    .execute(&mut *tx).await?.rows_affected()
+            } else {
+                sqlx::query(
+                    "UPDATE experiments SET verdict = $1, status = $2, noise_profile_id = $3, finished_at = $4 WHERE id = $5",
+                )
+                .bind(verdict.as_str()).bind(ExperimentStatus::Judged.as_str()).bind(noise_profile_id).bind(now).bind(experiment_id)
+                .execute(&mut *tx).await?.rows_affected()
+            };
             if updated == 0 {
-                return Err(StoreError::NotFound { what: "experiment", key: experiment_id.to_string() });
+                return Err(StoreError::NotFound { what: "judged experiment", key: experiment_id.to_string() });
             }
             let id: i64 = sqlx::query_scalar(
-                "INSERT INTO verdicts (experiment_id, verdict, reasons, report, noise_profile_id, judged_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                "INSERT INTO verdicts (experiment_id, verdict, reasons, report, noise_profile_id, judged_at, method_version, judged_by) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
             )
             .bind(experiment_id).bind(verdict.as_str()).bind(&reasons).bind(&report).bind(noise_profile_id).bind(now)
+            .bind(method_version).bind(rejudged_by.flatten())
             .fetch_one(&mut *tx).await?;
             crate::trends::write_points!(tx, experiment_id, points.iter());
             tx.commit().await?;
             Ok(id)
         })
+    }
+
+    /// Every verdict an experiment has had, newest first (a re-judged experiment has several).
+    pub async fn verdicts(&self, experiment_id: i64) -> Result<Vec<StoredVerdict>, StoreError> {
+        let rows: Vec<(i64, String, i64, i64, Option<String>, String)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT v.id, v.verdict, v.method_version, v.judged_at, u.username, v.reasons FROM verdicts v \
+                 LEFT JOIN users u ON u.id = v.judged_by WHERE v.experiment_id = $1 ORDER BY v.judged_at DESC, v.id DESC",
+            )
+            .bind(experiment_id).fetch_all(pool).await
+        })?;
+        rows.into_iter()
+            .map(|(id, verdict, method_version, judged_at, judged_by, reasons)| {
+                Ok(StoredVerdict {
+                    id,
+                    verdict: verdict.parse()?,
+                    method_version: method_version as u32,
+                    judged_at,
+                    judged_by,
+                    reasons: serde_json::from_str(&reasons)?,
+                })
+            })
+            .collect()
+    }
+
+    /// One stored verdict of an experiment: (verdict, reasons, report).
+    pub async fn verdict_by_id(
+        &self,
+        experiment_id: i64,
+        verdict_id: i64,
+    ) -> Result<Option<(Verdict, Vec<String>, serde_json::Value)>, StoreError> {
+        let row: Option<(String, String, String)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT verdict, reasons, report FROM verdicts WHERE experiment_id = $1 AND id = $2")
+                .bind(experiment_id).bind(verdict_id).fetch_optional(pool).await
+        })?;
+        row.map(|(v, r, rep)| Ok((v.parse()?, serde_json::from_str(&r)?, serde_json::from_str(&rep)?))).transpose()
+    }
+
+    /// The judged experiments whose latest verdict is of a method older than `current` for their kind
+    /// (`current(kind)`), oldest first: what `arbiter rejudge --all` looks at.
+    pub async fn judged_before(&self, kind: ExperimentKind, current: u32) -> Result<Vec<(i64, u32)>, StoreError> {
+        let rows: Vec<(i64, i64)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT e.id, v.method_version FROM experiments e JOIN verdicts v ON v.experiment_id = e.id \
+                 WHERE e.kind = $1 AND v.id = (SELECT id FROM verdicts WHERE experiment_id = e.id ORDER BY judged_at DESC, id DESC LIMIT 1) \
+                 AND v.method_version < $2 ORDER BY e.id",
+            )
+            .bind(kind.as_str()).bind(current as i64).fetch_all(pool).await
+        })?;
+        Ok(rows.into_iter().map(|(id, v)| (id, v as u32)).collect())
     }
 
     /// The latest verdict of an experiment: (verdict, reasons, report).

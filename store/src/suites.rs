@@ -155,4 +155,13 @@ impl Store {
         })
         .transpose()
     }
+
+    /// Removes one noise profile of a suite (an admin's reset: the next calibration starts afresh; the
+    /// verdicts judged with it keep their reports). Whether there was one.
+    pub async fn delete_noise_profile(&self, suite_id: i64, id: i64) -> Result<bool, StoreError> {
+        let n = on_pool!(self, pool => {
+            sqlx::query("DELETE FROM noise_profiles WHERE suite_id = $1 AND id = $2").bind(suite_id).bind(id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(n > 0)
+    }
 }

@@ -105,9 +105,25 @@ async fn verdicts_mark_the_experiment_judged(db: &TestDb) {
     assert_eq!((e.status, e.verdict), (ExperimentStatus::Judged, Some(Verdict::Regression)));
     assert!(e.finished_at.is_some());
     let (v, r, report) = db.store.latest_verdict(id).await.unwrap().unwrap();
-    assert_eq!((v, r, report["verdict"].as_str()), (Verdict::Regression, reasons, Some("regression")));
+    assert_eq!((v, r, report["verdict"].as_str()), (Verdict::Regression, reasons.clone(), Some("regression")));
     assert!(matches!(db.store.record_verdict(4242, Verdict::Pass, &[], &json!({}), None).await, Err(StoreError::NotFound { .. })));
     assert_eq!(count(&db.store, "verdicts").await, 1);
+
+    // A report without a method is method 1; re-judging adds a verdict beside it and keeps the end time.
+    assert_eq!(db.store.judged_before(ExperimentKind::Pipeline, 2).await.unwrap(), [(id, 1)]);
+    let admin = db.store.insert_user("rejudger", "x", Role::Admin).await.unwrap();
+    let v2 = json!({"verdict": "pass", "method": {"version": 2}});
+    db.store.record_rejudged_verdict(id, Verdict::Pass, &["flat".into()], &v2, None, Some(admin)).await.unwrap();
+    let after = db.store.experiment_summary(id).await.unwrap();
+    assert_eq!((after.verdict, after.finished_at), (Some(Verdict::Pass), e.finished_at), "the new verdict shows; the end time stays");
+    let all = db.store.verdicts(id).await.unwrap();
+    assert_eq!(all.iter().map(|v| (v.verdict, v.method_version)).collect::<Vec<_>>(), [(Verdict::Pass, 2), (Verdict::Regression, 1)]);
+    assert_eq!((all[0].judged_by.as_deref(), all[1].judged_by.as_deref()), (Some("rejudger"), None));
+    assert_eq!(all[1].reasons, reasons, "the old verdict is kept whole");
+    assert!(db.store.judged_before(ExperimentKind::Pipeline, 2).await.unwrap().is_empty());
+    let unjudged = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "not judged")).await.unwrap();
+    let refused = db.store.record_rejudged_verdict(unjudged, Verdict::Pass, &[], &v2, None, None).await;
+    assert!(matches!(refused, Err(StoreError::NotFound { .. })), "only a judged experiment is re-judged");
 }
 
 async fn trials_are_claimed_once_each(db: &TestDb) {
@@ -249,6 +265,9 @@ async fn suites_and_noise_profiles_upsert(db: &TestDb) {
     assert_eq!(p1, p2);
     let profile = db.store.noise_profile(first, "fp1").await.unwrap().unwrap();
     assert_eq!((profile.trials, profile.profile["cv"].as_f64()), (6, Some(0.02)));
+    assert!(!db.store.delete_noise_profile(second + 1000, p1).await.unwrap(), "another suite's id removes nothing");
+    assert!(db.store.delete_noise_profile(first, p1).await.unwrap());
+    assert_eq!(db.store.noise_profile(first, "fp1").await.unwrap(), None);
 }
 
 async fn accounts_tokens_and_audit(db: &TestDb) {

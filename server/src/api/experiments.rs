@@ -23,6 +23,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/experiments/{id}", get(one))
         .route("/api/v1/experiments/{id}/cancel", axum::routing::post(cancel))
         .route("/api/v1/experiments/{id}/rerun", axum::routing::post(super::rerun::rerun))
+        .route("/api/v1/experiments/{id}/rejudge", axum::routing::post(super::rejudge::rejudge))
 }
 
 /// Checks and resolves a launch. `dry_run: true` answers with the whole plan (arms with SHAs, every

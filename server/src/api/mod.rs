@@ -7,6 +7,7 @@ pub mod error;
 pub mod experiments;
 pub mod imports;
 pub mod openapi;
+pub mod rejudge;
 pub mod rerun;
 pub mod shares;
 pub mod suites;

@@ -2,7 +2,7 @@
 //! `#[utoipa::path]` annotations. `tests/openapi.rs` checks it against the route table, so a route
 //! cannot go undocumented (nor a documented one be missing).
 
-use super::{audit, change_points, experiments, imports, rerun, shares, suites, tokens, users};
+use super::{audit, change_points, experiments, imports, rejudge, rerun, shares, suites, tokens, users};
 use axum::routing::get;
 use axum::{Json, Router};
 use utoipa::OpenApi;
@@ -11,8 +11,8 @@ use utoipa::OpenApi;
 #[openapi(
     info(title = "Arbiter API", description = "Launch and judge A/B performance experiments. Authenticate with `Authorization: Bearer arb_…` (an API token); errors are `{\"error\": \"…\"}`."),
     paths(
-        experiments::list, experiments::launch, experiments::one, experiments::cancel, rerun::rerun, imports::import,
-        shares::create, shares::revoke, suites::create, suites::replace, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
+        experiments::list, experiments::launch, experiments::one, experiments::cancel, rerun::rerun, rejudge::rejudge, imports::import,
+        shares::create, shares::revoke, suites::create, suites::replace, suites::reset_profile, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
         audit::list, document
     ),
     tags((name = "experiments"), (name = "shares"), (name = "suites"), (name = "trends"), (name = "tokens"), (name = "users"), (name = "audit"))

@@ -9,14 +9,17 @@ use crate::state::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::{post, put};
+use axum::routing::{delete, post, put};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use store::people::Role;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/api/v1/suites", post(create)).route("/api/v1/suites/{name}", put(replace))
+    Router::new()
+        .route("/api/v1/suites", post(create))
+        .route("/api/v1/suites/{name}", put(replace))
+        .route("/api/v1/suites/{name}/noise-profiles/{id}", delete(reset_profile))
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -72,4 +75,26 @@ async fn replace(
 ) -> ApiResult<Json<Value>> {
     let Json(body) = body?;
     save(&state, &principal, Some(&name), &body.toml).await
+}
+
+#[utoipa::path(delete, path = "/api/v1/suites/{name}/noise-profiles/{id}", tag = "suites", params(("name" = String, Path), ("id" = i64, Path)),
+    responses((status = 200, description = "removed: the next calibration of that fingerprint starts a new profile"),
+        (status = 404, description = "no such suite, or no such profile of it"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the admin role")))]
+/// Resets a noise profile: an admin removes it (the verdicts judged with it keep their reports, and name
+/// it by number), and the suite's next calibration of that fingerprint starts afresh. Audited.
+async fn reset_profile(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path((name, id)): Path<(String, i64)>,
+) -> ApiResult<Json<Value>> {
+    let (me, _) = require(&principal, Role::Admin)?;
+    let suite = state.store.suite_by_name(&name).await?;
+    let profile = state.store.noise_profiles(suite.id).await?.into_iter().find(|p| p.id == id);
+    let Some(profile) = profile else {
+        return Err(ApiError::NotFound(format!("suite {name:?} has no noise profile #{id}")));
+    };
+    state.store.delete_noise_profile(suite.id, id).await?;
+    let detail = json!({"suite": name, "trials": profile.trials, "fingerprint": profile.fingerprint});
+    state.store.audit(Some(me), "noise_profile.reset", &format!("noise_profile:{id}"), None, &detail).await?;
+    Ok(Json(json!({"id": id, "suite": name, "removed": true})))
 }

@@ -46,7 +46,7 @@ async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial], pla
     if plan.suite.kind == judge::ExperimentKind::Warp {
         return super::warp::schedule::finish(state, experiment_id, plan, trials).await;
     }
-    match verdict(state, plan, trials).await {
+    match verdict(store, plan, trials).await {
         Ok((verdict, reasons, report, profile_id)) => {
             if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
                 tracing::error!(error = %e, experiment_id, "cannot record the verdict");
@@ -64,12 +64,11 @@ async fn judge_ended(state: &AppState, experiment_id: i64, trials: &[Trial], pla
 /// The verdict of an ended experiment: the judge on the trials that measured something, a new
 /// failure (a treatment trial failed where no control trial did) as a regression, and every lost
 /// trial named with its reason.
-async fn verdict(
-    state: &AppState,
+pub(crate) async fn verdict(
+    store: &store::Store,
     plan: &StoredPlan,
     trials: &[Trial],
 ) -> Result<(Verdict, Vec<String>, serde_json::Value, Option<i64>), String> {
-    let store = &state.store;
     let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
     let profile = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())?;
     let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
@@ -111,7 +110,7 @@ async fn verdict(
         .collect();
     if let Some(b) = &plan.launch.reused_baseline {
         let (baseline_rows, baseline_specs) =
-            succeeded_measurements(state, &store.trials(b.experiment_id).await.map_err(|e| e.to_string())?).await;
+            succeeded_measurements(store, &store.trials(b.experiment_id).await.map_err(|e| e.to_string())?).await;
         rows.extend(baseline_rows);
         specs.insert(control.clone(), baseline_specs);
         reused_note = Some(format!(
@@ -152,20 +151,27 @@ async fn verdict(
 }
 
 /// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
-/// fingerprint (replacing an older one). It has no verdict.
+/// fingerprint, or grows the one already there (`NoiseProfile::grow`). It has no verdict.
 async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
     let store = &state.store;
-    let (rows, specs) = succeeded_measurements(state, trials).await;
+    let (rows, specs) = succeeded_measurements(&state.store, trials).await;
     let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
     let result = async {
         if specs.len() < 2 {
             return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
         }
-        let profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
+        let mut profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
         let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+        // A later calibration of the same suite and fingerprint adds its same-code trials to the profile.
+        if let Some(stored) = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())? {
+            match serde_json::from_value::<judge::pipeline::noise::NoiseProfile>(stored.profile) {
+                Ok(earlier) => profile = earlier.grow(&profile)?,
+                Err(e) => tracing::warn!(experiment_id, profile = stored.id, error = %e, "the stored profile cannot be read; replacing it"),
+            }
+        }
         let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
         store
-            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, specs.len() as i64)
+            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, profile.trials as i64)
             .await
             .map_err(|e| e.to_string())
     }
@@ -184,11 +190,11 @@ async fn calibrate(state: &AppState, experiment_id: i64, plan: &StoredPlan, tria
 }
 
 /// The stage rows and executions of the succeeded trials.
-async fn succeeded_measurements(state: &AppState, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
+async fn succeeded_measurements(store: &store::Store, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
     let mut rows = Vec::new();
     let mut specs = Vec::new();
     for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
-        let (Ok(run), Ok(r)) = (state.store.trial_run(t.id).await, state.store.stage_rows(t.id).await) else { continue };
+        let (Ok(run), Ok(r)) = (store.trial_run(t.id).await, store.stage_rows(t.id).await) else { continue };
         rows.extend(r);
         specs.push(TrialSpec { execution_ids: run.execution_ids, pair: None });
     }
@@ -198,7 +204,7 @@ async fn succeeded_measurements(state: &AppState, trials: &[Trial]) -> (Vec<judg
 /// A baseline run's end: measured, not compared. Its levels (the judge's report of the arm against
 /// itself, whose control side is the arm) feed the trend charts; it has no verdict.
 async fn measure_baseline(state: &AppState, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
-    let (rows, specs) = succeeded_measurements(state, trials).await;
+    let (rows, specs) = succeeded_measurements(&state.store, trials).await;
     let config = PipelineConfig { worker_ram: plan.worker_ram(), ..PipelineConfig::default() };
     let itself = [ArmSpec { name: store::schedules::BASELINE_ARM.into(), trials: specs.clone() }];
     let result = judge::pipeline::judge(&rows, &specs, &itself, &config)

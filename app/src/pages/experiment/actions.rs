@@ -1,4 +1,4 @@
-//! Cancel and re-run, for those allowed: buttons that call the REST API from the hydrated page
+//! Cancel, re-run and re-judge, for those allowed: buttons that call the REST API from the hydrated page
 //! (`POST /api/v1/experiments/{id}/cancel` and `…/rerun`), so the page and a CI job share one path.
 
 use crate::client::{go, reload, spawn_call, Method};
@@ -36,4 +36,29 @@ pub fn Actions(id: i64, may_cancel: bool, may_rerun: bool) -> impl IntoView {
             </div>
         }
     })
+}
+
+/// Re-judges an experiment judged by an older method (`POST /api/v1/experiments/{id}/rejudge`), then
+/// reloads the page, which shows both verdicts.
+#[island]
+pub fn Rejudge(id: i64, method: u32) -> impl IntoView {
+    let busy = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let act = move |_| {
+        busy.set(true);
+        error.set(None);
+        spawn_call(Method::Post, format!("/api/v1/experiments/{id}/rejudge"), None, move |result| {
+            busy.set(false);
+            match result {
+                Ok(_) => reload(),
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    view! {
+        <span class="actions inline">
+            <button type="button" disabled=move || busy.get() on:click=act>{format!("Re-judge by method v{method}")}</button>
+            {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
+        </span>
+    }
 }

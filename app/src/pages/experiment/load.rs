@@ -71,6 +71,24 @@ pub struct ExperimentView {
     pub baseline: bool,
     /// The baseline run reused as the control.
     pub reused_baseline: Option<i64>,
+    /// Every verdict it has had, newest first (the first is the one shown).
+    pub verdicts: Vec<VerdictEntry>,
+    /// The version of the judging method that reached the shown verdict, and the current one.
+    pub method_version: Option<u32>,
+    pub current_method: u32,
+    /// A pipeline verdict of an older method, and the caller may launch: it may be re-judged.
+    pub may_rejudge: bool,
+}
+
+/// One verdict the experiment has had (a re-judged experiment has several, newest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerdictEntry {
+    pub verdict: judge::Verdict,
+    pub method_version: u32,
+    pub judged_at: i64,
+    /// Who re-judged it; `None` for the experiment's own end (or an import).
+    pub judged_by: Option<String>,
+    pub reasons: Vec<String>,
 }
 
 /// Most files listed on the page; the rest stay downloadable by path.
@@ -177,6 +195,24 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         Some((_, reasons, json)) => (reasons, StoredReport::from_json(summary.kind, &json)),
         None => (Vec::new(), None),
     };
+    let verdicts: Vec<VerdictEntry> = store
+        .verdicts(id)
+        .await
+        .map_err(failed)?
+        .into_iter()
+        .map(|v| VerdictEntry {
+            verdict: v.verdict,
+            method_version: v.method_version,
+            judged_at: v.judged_at,
+            judged_by: v.judged_by,
+            reasons: v.reasons,
+        })
+        .collect();
+    let current_method = match summary.kind {
+        judge::ExperimentKind::Pipeline => judge::pipeline::method::METHOD_VERSION,
+        judge::ExperimentKind::Warp => 1,
+    };
+    let method_version = verdicts.first().map(|v| v.method_version);
     let scale = if log { charts::Scale::Log } else { charts::Scale::Linear };
     let charts = report.as_ref().map(|r| r.charts(scale)).unwrap_or_default();
     let mut treatments = 0;
@@ -258,5 +294,9 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         baseline: detail.baseline,
         reused_baseline: detail.reused_baseline,
         may_share,
+        may_rejudge: may_launch && method_version.is_some_and(|v| v < current_method),
+        verdicts,
+        method_version,
+        current_method,
     })
 }

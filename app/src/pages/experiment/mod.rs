@@ -11,7 +11,7 @@ mod trials;
 mod warp;
 
 pub use live::{JsonProgress, JsonRunning};
-pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView};
+pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView, VerdictEntry};
 
 use crate::error::{AppError, ErrorView};
 use crate::format::{short_ref, utc_minutes};
@@ -76,6 +76,17 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
             <dt>"Judged with"</dt><dd>{view.noise.clone()}</dd>
+            {view.method_version.map(|v| {
+                let old = v < view.current_method;
+                view! {
+                    <dt>"Method"</dt>
+                    <dd class=old.then_some("old-method")>
+                        {format!("judged by method v{v}")}
+                        {old.then(|| format!(" — an older method: the current one is v{}; re-judging applies it to the stored rows and keeps this verdict beside the new one", view.current_method))}
+                        {(old && view.may_rejudge).then(|| view! { " " <actions::Rejudge id method=view.current_method /> })}
+                    </dd>
+                }
+            })}
             {view.baseline.then(|| view! {
                 <dt>"Baseline"</dt><dd>"Measured, not compared: it has no verdict; its levels feed the suite's trends, and a launch with the same fingerprint may reuse it as its control (" <code>"reuse_baseline"</code> ")."</dd>
             })}
@@ -101,9 +112,37 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             None if view.baseline && s.status == judge::ExperimentStatus::Judged => view! { <p class="muted">"A baseline has no report of its own: see its stages on the suite's trends."</p> }.into_any(),
             None => view! { <p class="muted">"No report yet: the judge runs when every trial has ended."</p> }.into_any(),
         }}
+        <VerdictHistory verdicts=view.verdicts.clone() />
         <trials::Timeline trials=view.trials.clone() />
         <Downloads id kind=s.kind judged=view.report.is_some() files=view.files.clone() />
     }
+}
+
+/// Every verdict of a re-judged experiment, newest first, each with its method and reasons.
+#[component]
+fn VerdictHistory(verdicts: Vec<VerdictEntry>) -> impl IntoView {
+    if verdicts.len() < 2 {
+        return ().into_any();
+    }
+    view! {
+        <section class="verdict-history" aria-label="Verdicts">
+            <h2>{format!("Verdicts ({})", verdicts.len())}</h2>
+            <ol class="verdicts">
+                {verdicts.into_iter().enumerate().map(|(i, v)| view! {
+                    <li>
+                        <VerdictBadge verdict=Some(v.verdict) />
+                        {format!(" method v{} · {}", v.method_version, utc_minutes(v.judged_at))}
+                        {match &v.judged_by { Some(w) => format!(" · re-judged by {w}"), None => " · at its end".to_string() }}
+                        {(i == 0).then(|| view! { " " <span class="muted">"(shown)"</span> })}
+                        <details><summary>{format!("Reasons ({})", v.reasons.len())}</summary>
+                            <ul class="reasons">{v.reasons.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}</ul>
+                        </details>
+                    </li>
+                }).collect_view()}
+            </ol>
+        </section>
+    }
+    .into_any()
 }
 
 #[component]

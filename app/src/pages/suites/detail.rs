@@ -18,6 +18,12 @@ pub struct ProfileLine {
     pub updated_at: i64,
     /// Per stage: the CPU threshold it gives, in %.
     pub stages: Vec<(String, f64)>,
+    /// 1: stored before method 2 (thresholds only; still used, recalibrate to measure spreads).
+    pub version: u32,
+    /// At least `TRUSTED_PROFILE_TRIALS` same-code trials stand behind it.
+    pub trusted: bool,
+    /// How many calibrations were pooled into it.
+    pub calibrations: usize,
 }
 
 /// One notification and how its delivery went.
@@ -44,6 +50,26 @@ pub struct SuiteView {
     pub schedules: Vec<super::schedules::ScheduleLine>,
     pub schedule_runs: Vec<super::schedules::ScheduleRunLine>,
     pub may_edit: bool,
+    /// A pipeline suite's judging margins and error rate (its `[judge]`, or the defaults), in words.
+    pub margins: Option<String>,
+}
+
+/// "CPU ±2 %, elapsed ±25 %, family-wise error rate 1 % (the defaults)" from a suite's `[judge]`.
+#[cfg(feature = "ssr")]
+pub fn margin_words(definition: &serde_json::Value) -> String {
+    let d = judge::pipeline::MethodConfig::default();
+    let j = &definition["judge"];
+    let num = |k: &str, default: f64| j[k].as_f64().unwrap_or(default);
+    let (cpu, elapsed, alpha) =
+        (num("cpu_margin_pct", d.cpu_margin_pct), num("elapsed_margin_pct", d.elapsed_margin_pct), num("alpha", d.alpha));
+    let source = if j.is_object() { "its [judge]" } else { "the defaults" };
+    use judge::pipeline::report::fmt_margin;
+    format!(
+        "margins CPU ±{}, elapsed ±{}; family-wise error rate {} ({source})",
+        fmt_margin(cpu),
+        fmt_margin(elapsed),
+        fmt_margin(100.0 * alpha)
+    )
 }
 
 #[server(prefix = "/fn", endpoint = "suite")]
@@ -91,8 +117,12 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
                             .collect()
                     })
                     .unwrap_or_default(),
+                version: p.profile["version"].as_u64().unwrap_or(1) as u32,
+                trusted: p.profile["trusted"].as_bool().unwrap_or(false),
+                calibrations: p.profile["calibrations"].as_u64().unwrap_or(1) as usize,
             })
             .collect(),
+        margins: (suite.kind == judge::ExperimentKind::Pipeline).then(|| margin_words(&suite.definition)),
         recent: recent.experiments.into_iter().map(HistoryRow::from).collect(),
         notifications: notifications
             .into_iter()
@@ -136,6 +166,7 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
         <dl class="facts">
             <dt>"Kind"</dt><dd>{v.kind.clone()}</dd>
             <dt>"Source"</dt><dd>{super::source_words(&v.source)} ", updated " {utc_minutes(v.updated_at)}</dd>
+            {v.margins.clone().map(|m| view! { <dt>"Judged with"</dt><dd class="margins">{m}</dd> })}
         </dl>
         <h2>"Definition"</h2>
         {if v.may_edit {
@@ -151,13 +182,22 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
             view! { <p class="muted">"None yet: a calibration (Calibrate on the launch page) measures one per fingerprint. Until then pipeline experiments take the spread from their own trials (and a documented default where they are too few)."</p> }.into_any()
         } else {
             view! {
+                <p class="muted">"A calibration of the same fingerprint adds its same-code trials to the profile; from 5 trials a profile is trusted. Resetting one removes it: the next calibration starts afresh."</p>
                 <table class="data profiles">
-                    <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Trials"</th><th scope="col">"CPU spread per stage"</th><th scope="col">"Updated"</th></tr></thead>
-                    <tbody>{v.profiles.into_iter().map(|p| view! {
-                        <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td>{p.trials}</td>
+                    <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Same-code trials"</th><th scope="col">"CPU spread per stage"</th><th scope="col">"Updated"</th>{v.may_edit.then(|| view! { <th scope="col">"Reset"</th> })}</tr></thead>
+                    <tbody>{v.profiles.into_iter().map(|p| {
+                        let name = v.name.clone();
+                        let standing = match (p.version, p.trusted) {
+                            (1, _) => "stored by method 1: thresholds only — recalibrate to measure spreads".to_string(),
+                            (_, true) => format!("trusted · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
+                            (_, false) => format!("not yet trusted (5 needed) · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
+                        };
+                        view! {
+                        <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td><strong>{p.trials}</strong> <span class="muted">{standing}</span></td>
                             <td>{p.stages.iter().map(|(s, t)| format!("{s} ±{t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
-                            <td>{utc_minutes(p.updated_at)}</td></tr>
-                    }).collect_view()}</tbody>
+                            <td>{utc_minutes(p.updated_at)}</td>
+                            {v.may_edit.then(|| view! { <td><ResetProfile suite=name id=p.id /></td> })}</tr>
+                    }}).collect_view()}</tbody>
                 </table>
             }.into_any()
         }}
@@ -182,5 +222,27 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
         } else {
             view! { <ExperimentTable rows=v.recent /> }.into_any()
         }}
+    }
+}
+
+/// An admin's reset of one noise profile (`DELETE /api/v1/suites/{name}/noise-profiles/{id}`), asked twice.
+#[island]
+fn ResetProfile(suite: String, id: i64) -> impl IntoView {
+    use crate::client::{reload, spawn_call, Method};
+    let armed = RwSignal::new(false);
+    let error = RwSignal::new(None::<String>);
+    let click = move |_| {
+        if !armed.get() {
+            armed.set(true);
+            return;
+        }
+        spawn_call(Method::Delete, format!("/api/v1/suites/{suite}/noise-profiles/{id}"), None, move |r| match r {
+            Ok(_) => reload(),
+            Err(e) => error.set(Some(e)),
+        });
+    };
+    view! {
+        <button type="button" class="danger" on:click=click>{move || if armed.get() { format!("Really reset #{id}?") } else { "Reset".to_string() }}</button>
+        {move || error.get().map(|e| view! { <span class="error" role="alert">{e}</span> })}
     }
 }

@@ -1,0 +1,43 @@
+//! `POST /api/v1/experiments/{id}/rejudge`: judges a pipeline experiment again on its stored rows by the
+//! current method (`crate::rejudge`); the new verdict is kept beside the old one and audited. Any launcher.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::Principal;
+use crate::rejudge::{rejudge as judge_again, RejudgeError};
+use crate::state::AppState;
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use serde_json::{json, Value};
+use store::people::Role;
+
+impl From<RejudgeError> for ApiError {
+    fn from(e: RejudgeError) -> Self {
+        match e {
+            RejudgeError::NotJudgeable(m) => ApiError::Conflict(m),
+            RejudgeError::Store(s) => s.into(),
+            RejudgeError::Judge(..) => ApiError::Conflict(e.to_string()),
+        }
+    }
+}
+
+#[utoipa::path(post, path = "/api/v1/experiments/{id}/rejudge", tag = "experiments", params(("id" = i64, Path)),
+    responses((status = 200, description = "re-judged: before and after (verdict and method version), the new verdict's id and reasons"),
+        (status = 409, description = "a warp experiment, or not judged yet, or its stored rows cannot be judged"),
+        (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
+pub async fn rejudge(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<Value>> {
+    let (me, _) = require(&principal, Role::Launcher)?;
+    let r = judge_again(&state.store, id, Some(me), false).await?;
+    Ok(Json(json!({
+        "id": r.experiment_id,
+        "verdict_id": r.verdict_id,
+        "before": {"verdict": r.before.as_str(), "method_version": r.before_method},
+        "after": {"verdict": r.after.as_str(), "method_version": r.after_method},
+        "changed": r.changed(),
+        "reasons": r.reasons,
+    })))
+}
