@@ -155,9 +155,14 @@ pub const TITLE_MAX: usize = 200;
 pub const REASON_MAX: usize = 2000;
 
 /// Trials per arm: a pipeline suite runs 1–100 per arm; a warp suite repeats its phase order 1–20 times.
+/// The most trials an arm a pipeline launch may ask for.
+pub const MAX_PIPELINE_TRIALS: u32 = 100;
+
 pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), String> {
     match kind {
-        crate::ExperimentKind::Pipeline if !(1..=100).contains(&trials) => Err(format!("trials: {trials} is outside 1..=100")),
+        crate::ExperimentKind::Pipeline if !(1..=MAX_PIPELINE_TRIALS).contains(&trials) => {
+            Err(format!("trials: {trials} is outside 1..={MAX_PIPELINE_TRIALS}"))
+        }
         crate::ExperimentKind::Warp if !(1..=20).contains(&trials) => {
             Err(format!("trials: {trials} repeats of the phase order; a warp experiment allows 1–20"))
         }

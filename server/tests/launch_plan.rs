@@ -91,6 +91,45 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert!(argv[1].ends_with("worktrees/dry-treatment/bench.py"), "{argv:?}");
     assert_eq!(&argv[2..], ["--sample", "gs://eu-bucket/sample", "--run-tag", "arb-dry-1", "--workers", "2", "--region", "europe-west4"]);
     assert_eq!(plan["max_minutes"], 6 * 60);
+    // Uncalibrated: the power the plan has at the default spread, and the trials the margin needs.
+    let d = &plan["detectable"];
+    let expected =
+        judge::pipeline::power::detectable(3, 1, &judge::pipeline::MethodConfig { paired: true, ..Default::default() }, None, None);
+    assert_eq!(d["mde_pct"].as_f64(), Some(expected.mde_pct), "{d}");
+    assert_eq!((d["spread_pct"].as_f64(), d["target_pct"].as_f64(), d["family"].as_u64()), (Some(5.0), Some(2.0), Some(10)));
+    assert!(d["spread_source"].as_str().unwrap().contains("uncalibrated"), "{d}");
+    // Sized for a chosen change; and with a calibrated profile of the fingerprint, its spread.
+    let r = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true, "detect_pct": 30}))
+        .await;
+    let sized = &r.json()["plan"]["detectable"];
+    assert_eq!(sized["target_pct"].as_f64(), Some(30.0));
+    assert!(sized["trials_for_target"].as_u64().is_some_and(|t| t < 40), "{sized}");
+    let bad = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true, "detect_pct": -1}))
+        .await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.text.contains("detect_pct: -1"), "{}", bad.text);
+    let rows =
+        judge::pipeline::rows::parse_rows("rows.csv", include_str!("../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv"))
+            .unwrap();
+    let same: Vec<judge::pipeline::aggregate::TrialSpec> =
+        ["20261129-072203-da99fe05", "20261129-072217-adb9e3d8", "20261129-072231-4eb27101"]
+            .iter()
+            .map(|id| judge::pipeline::aggregate::TrialSpec { execution_ids: vec![id.to_string()], pair: None })
+            .collect();
+    let profile = judge::pipeline::calibrate(&rows, &same, None).unwrap();
+    let fp: server::suites::definition::Fingerprint = serde_json::from_value(plan["fingerprint"].clone()).unwrap();
+    let suite = app.store.suite_by_name("dedup").await.unwrap();
+    let hash = server::launch::submit::fingerprint_hash(&fp);
+    app.store.upsert_noise_profile(suite.id, &hash, &plan["fingerprint"], &serde_json::to_value(&profile).unwrap(), 3).await.unwrap();
+    let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true})).await;
+    let calibrated = &r.json()["plan"]["detectable"];
+    assert!(calibrated["spread_source"].as_str().unwrap().contains("noise profile"), "{calibrated}");
+    let method = judge::pipeline::MethodConfig { paired: true, ..Default::default() };
+    let want = judge::pipeline::power::detectable(3, 1, &method, Some(&profile), None);
+    assert_eq!(calibrated["mde_pct"].as_f64(), Some(want.mde_pct), "{calibrated}");
+    assert_eq!(calibrated["family"].as_u64(), Some(want.family as u64));
 
     // An explicit base, an extra configuration-only arm, ABBA order.
     let r = launcher

@@ -11,6 +11,7 @@ pub mod estimate;
 pub mod family;
 pub mod method;
 pub mod noise;
+pub mod power;
 pub mod render;
 pub mod report;
 pub mod rows;

@@ -87,6 +87,20 @@ pub async fn launch_request(state: &AppState, me: Option<i64>, req: &JsonLaunch)
     };
     let mut plan = resolve(req, &definition, &ctx, reused.as_ref()).await.map_err(ApiError::BadRequest)?;
     plan.estimate_from(&state.store.recent_trial_seconds(suite.id, 20).await?);
+    if let Some(p) = req.detect_pct.filter(|p| !(*p > 0.0 && *p < 100.0)) {
+        return Err(ApiError::BadRequest(format!(
+            "detect_pct: {p}: give the CPU change to size the trials for, in percent (above 0, below 100)"
+        )));
+    }
+    if definition.kind == judge::ExperimentKind::Pipeline && !plan.calibration && !plan.baseline {
+        let hash = crate::launch::submit::fingerprint_hash(&plan.fingerprint);
+        let stored = state.store.noise_profile(suite.id, &hash).await?;
+        let profile: Option<judge::pipeline::noise::NoiseProfile> = stored.and_then(|p| serde_json::from_value(p.profile).ok());
+        let paired = plan.order != crate::suites::definition::TrialOrder::Blocked && plan.reused_baseline.is_none();
+        let method = definition.judge_method(paired);
+        let arms = plan.arms.len().saturating_sub(1);
+        plan.detectable = Some(judge::pipeline::power::detectable(plan.trials_per_arm, arms, &method, profile.as_ref(), req.detect_pct));
+    }
     if req.dry_run {
         return Ok(Launched::DryRun(Box::new(plan)));
     }

@@ -52,6 +52,7 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         baseline: launch.baseline,
         // A re-run runs its control again (at the SHA the reused baseline measured).
         reuse_baseline: None,
+        detect_pct: None,
         dry_run: false,
     }
 }

@@ -51,6 +51,10 @@ pub struct JsonLaunch {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub reuse_baseline: Option<ReuseBaseline>,
+    /// Pipeline suites: the CPU change (percent) the plan's "how many trials?" is sized for; default the
+    /// suite's CPU margin. Only the preview reads it.
+    #[serde(default)]
+    pub detect_pct: Option<f64>,
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -168,6 +172,10 @@ pub struct LaunchPlan {
     /// The baseline run reused as the control (which then has no trials of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused_baseline: Option<ReusedBaseline>,
+    /// A pipeline A/B's power before it runs: the smallest CPU change its trials detect and the trials a
+    /// chosen change needs (`judge::pipeline::power`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable: Option<judge::pipeline::power::Detectable>,
 }
 
 /// Where the plan's argv points for things only a launch knows.
@@ -315,6 +323,7 @@ pub async fn resolve(
         calibration: req.calibration,
         baseline: req.baseline,
         reused_baseline: reused.cloned(),
+        detectable: None,
     })
 }
 

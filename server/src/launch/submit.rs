@@ -26,8 +26,13 @@ impl StoredPlan {
     /// The key of the noise profile for this suite and fingerprint: SHA-256 of the fingerprint's JSON
     /// (its fields are sorted, so equal fingerprints hash alike).
     pub fn fingerprint_hash(&self) -> String {
-        crate::auth::token::sha256_hex(serde_json::to_string(&self.launch.fingerprint).unwrap_or_default().as_bytes())
+        fingerprint_hash(&self.launch.fingerprint)
     }
+}
+
+/// SHA-256 of a fingerprint's JSON: the key of its noise profile.
+pub fn fingerprint_hash(fingerprint: &crate::suites::definition::Fingerprint) -> String {
+    crate::auth::token::sha256_hex(serde_json::to_string(fingerprint).unwrap_or_default().as_bytes())
 }
 
 /// Stores the launch and its queued trials; returns the experiment id.

@@ -132,6 +132,7 @@ async fn run(state: &AppState, suite_id: i64, suite: &SuiteDefinition, schedule:
         calibration: false,
         baseline: schedule.mode == ScheduleMode::Baseline,
         reuse_baseline: None,
+        detect_pct: None,
         dry_run: false,
     };
     match launch_request(state, None, &req).await {

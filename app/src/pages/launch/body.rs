@@ -29,6 +29,8 @@ pub struct FormValues {
     pub reuse_baseline: bool,
     pub fail_pct: String,
     pub warn_pct: String,
+    /// Pipeline suites: the CPU change (%) the preview sizes the trials for; empty: the suite's margin.
+    pub detect_pct: String,
 }
 
 impl FormValues {
@@ -94,6 +96,13 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
             .map_err(|_| format!("trials: {:?} is not a whole number", f.trials))
             .and_then(|t| rules::check_trials(suite.kind, t)),
     );
+    if !f.detect_pct.trim().is_empty() {
+        let ok = f.detect_pct.trim().parse::<f64>().is_ok_and(|p| p > 0.0 && p < 100.0);
+        put(
+            "detect_pct".into(),
+            if ok { Ok(()) } else { Err(format!("detect_pct: {:?}: a CPU change in percent, above 0 and below 100", f.detect_pct)) },
+        );
+    }
     for (name, spec) in &suite.fingerprint {
         let given = f.fingerprint.get(name).filter(|t| !t.trim().is_empty()).map(|t| spec.value_of_text(t));
         put(format!("fingerprint.{name}"), rules::fingerprint_value(name, spec, given.as_ref()).map(|_| ()));
@@ -123,6 +132,9 @@ pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibrati
     let mut body = json!({"suite": suite.name, "head": f.head.trim(), "fingerprint": fingerprint, "dry_run": dry_run});
     if let Ok(t) = f.trials.trim().parse::<u32>() {
         body["trials"] = json!(t);
+    }
+    if let (true, Ok(p)) = (dry_run && suite.kind == judge::ExperimentKind::Pipeline, f.detect_pct.trim().parse::<f64>()) {
+        body["detect_pct"] = json!(p);
     }
     if calibration {
         body["calibration"] = json!(true);

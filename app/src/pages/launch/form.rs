@@ -76,6 +76,11 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
             }
         });
     };
+    // The preview's one click: take the trial count it proposes and preview again.
+    let use_trials = Callback::new(move |n: u32| {
+        values.update(|v| v.trials = n.to_string());
+        send(Action::Preview);
+    });
     let edit = move |f: fn(&mut FormValues, String)| move |ev: leptos::ev::Event| values.update(|v| f(v, event_target_value(&ev)));
     let is_warp = move || suite.with(|s| s.budgets.is_some());
     view! {
@@ -118,6 +123,13 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                     <input name="trials" type="number" min="1" prop:value=move || values.with(|v| v.trials.clone()) on:input=edit(|v, x| v.trials = x) />
                     {message("trials")}
                 </label>
+                <Show when=move || suite.with(|s| s.kind == judge::ExperimentKind::Pipeline)>
+                    <label>"Size the trials for a CPU change of (%)"
+                        <input name="detect_pct" type="number" step="0.5" min="0" placeholder="the suite's margin" prop:value=move || values.with(|v| v.detect_pct.clone()) on:input=edit(|v, x| v.detect_pct = x) />
+                        <span class="hint">"Preview says how many trials an arm detect it."</span>
+                        {message("detect_pct")}
+                    </label>
+                </Show>
                 <label>"Order"
                     <select name="order" prop:value=move || values.with(|v| v.order.clone()) on:change=edit(|v, x| v.order = x)>
                         <option value="interleaved">"interleaved: C,T,C,T"</option>
@@ -153,7 +165,7 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                     title="Same-code runs of the treatment ref; their spread becomes this fingerprint's noise profile">"Calibrate"</button>
                 {move || busy.get().then(|| view! { <span class="muted">"asking the server…"</span> })}
             </div>
-            {move || plan.get().map(|p| view! { <PlanPreview plan=p /> })}
+            {move || plan.get().map(|p| view! { <PlanPreview plan=p use_trials=use_trials /> })}
         </form>
     }
 }

@@ -16,8 +16,44 @@ fn minutes(m: f64) -> String {
     }
 }
 
+/// "With 10 trials an arm this detects ±3.9 % …; ±2 % needs about 37 trials an arm [Use 37 trials]".
 #[component]
-pub fn PlanPreview(plan: Value) -> impl IntoView {
+fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
+    use judge::pipeline::report::fmt_margin;
+    let num = |k: &str| d[k].as_f64().unwrap_or(f64::NAN);
+    let n = d["trials_per_arm"].as_u64().unwrap_or(0);
+    let head = format!(
+        "— a change that size in a typical stage is found {} of the time at the experiment's {} error rate (spread {} from {}; {} tests in the family, the first at the {} level).",
+        fmt_margin(100.0 * num("power")),
+        fmt_margin(100.0 * num("alpha")),
+        fmt_margin(num("spread_pct")),
+        d["spread_source"].as_str().unwrap_or("?"),
+        d["family"],
+        judge::pipeline::report::fmt_level(num("alpha_test")),
+    );
+    let noisiest = d["noisiest"].as_array().and_then(|a| Some((a.first()?.as_str()?.to_string(), a.get(1)?.as_f64()?)));
+    let target = fmt_margin(num("target_pct"));
+    let need = d["trials_for_target"].as_u64().map(|t| t as u32);
+    view! {
+        <div class="power" aria-label="What these trials can detect">
+            <p class="detectable"><strong>{format!("Can detect ±{} with {n} trials an arm.", fmt_margin(num("mde_pct")))}</strong> " " {head}</p>
+            {noisiest.map(|(stage, m)| view! { <p class="muted">{format!("The noisiest stage, {stage}, needs ±{} to be detected as often.", fmt_margin(m))}</p> })}
+            <p class="needed">
+                {match need {
+                    Some(t) if t as u64 == n => format!("±{target} needs {t} trials an arm: this plan has them."),
+                    Some(t) => format!("±{target} needs about {t} trials an arm."),
+                    None => format!("±{target} needs more than {} trials an arm (the most a launch may ask for): widen the change, or calibrate the suite to measure its spread.", judge::pipeline::power::MAX_PLANNED_TRIALS),
+                }}
+                {need.filter(|t| *t as u64 != n).map(|t| view! {
+                    " " <button type="button" class="use-trials" on:click=move |_| use_trials.run(t)>{format!("Use {t} trials")}</button>
+                })}
+            </p>
+        </div>
+    }
+}
+
+#[component]
+pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
     let arms = plan["arms"].as_array().cloned().unwrap_or_default();
     let trials = plan["trials"].as_array().cloned().unwrap_or_default();
     let loads: usize = trials.iter().map(|t| t["phase"]["loads"].as_array().map_or(0, Vec::len)).sum();
@@ -40,6 +76,7 @@ pub fn PlanPreview(plan: Value) -> impl IntoView {
                 {format!(" ({} per arm, {} order{}); time: {estimate}.", plan["trials_per_arm"], plan["order"].as_str().unwrap_or(""),
                     if loads > 0 { format!(", {loads} load runs") } else { String::new() })}
             </p>
+            {(!plan["detectable"].is_null()).then(|| view! { <Power d=plan["detectable"].clone() use_trials /> })}
             <p class="muted">{format!("Fingerprint: {fingerprint}")}
                 {plan["cluster"].as_str().map(|c| format!("; runs on {c}"))}
                 {plan["exemption"].as_str().map(|r| format!("; exemption requested: {r}"))}</p>
