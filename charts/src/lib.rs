@@ -18,7 +18,7 @@ pub use bars::{Bar, BarChart, Group, Mark};
 pub use forest::{pipeline_forest, ForestMetric};
 pub use pipeline::{pipeline_cpu, pipeline_memory};
 pub use quadrant::pipeline_quadrant;
-pub use trend::{series_color, trend_chart, TrendChange, TrendPoint, TrendSeries};
+pub use trend::{series_color, trend_chart, TrendBand, TrendChange, TrendPoint, TrendSeries};
 pub use warp::{warp_metric, WarpChart};
 
 use plotters::style::RGBColor;

@@ -31,6 +31,15 @@ pub struct TrendSeries {
     pub points: Vec<TrendPoint>,
 }
 
+/// The band a trend draws around each series' level (the median of each stretch between change
+/// points): ±`pct` %, the margin the verdicts hold this metric to, so a wobble inside it reads as noise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendBand {
+    pub pct: f64,
+    /// Where it comes from, for the legend ("CPU margin", "WARN budget").
+    pub what: String,
+}
+
 /// A change point to mark: where the new level starts, on which series, and its label (e.g. "+5.2 %").
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrendChange {
@@ -58,7 +67,13 @@ fn time_label(ms: f64, span_ms: f64) -> String {
     }
 }
 
-pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries], changes: &[TrendChange]) -> Result<String, ChartError> {
+pub fn trend_chart(
+    title: &str,
+    unit: &str,
+    series: &[TrendSeries],
+    changes: &[TrendChange],
+    band: Option<&TrendBand>,
+) -> Result<String, ChartError> {
     let all: Vec<&TrendPoint> = series.iter().flat_map(|s| &s.points).filter(|p| p.value.is_finite()).collect();
     if all.is_empty() {
         return Err(ChartError::Empty(format!("{title}: no judged experiment has this metric yet")));
@@ -66,7 +81,41 @@ pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries], changes: &[T
     let (t0, t1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.at as f64), b.max(p.at as f64)));
     let pad = ((t1 - t0) * 0.04).max(60_000.0);
     let (x0, x1) = (t0 - pad, t1 + pad);
-    let (v0, v1) = all.iter().fold((f64::MAX, f64::MIN), |(a, b), p| (a.min(p.value), b.max(p.value)));
+    // Each series' stretches between its change points, with their level (median).
+    let stretches: Vec<(usize, f64, f64, f64)> = band
+        .map(|_| {
+            series
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    let pts: Vec<&TrendPoint> = s.points.iter().filter(|p| p.value.is_finite()).collect();
+                    let mut cuts: Vec<i64> = changes.iter().filter(|c| c.series == i).map(|c| c.at).collect();
+                    cuts.sort_unstable();
+                    let mut out = Vec::new();
+                    let mut start = 0;
+                    for k in 1..=pts.len() {
+                        if k == pts.len() || cuts.contains(&pts[k].at) {
+                            let values: Vec<f64> = pts[start..k].iter().map(|p| p.value).collect();
+                            if let Some(level) = judge::stats::median(&values) {
+                                out.push((i, pts[start].at as f64, pts[k - 1].at as f64, level));
+                            }
+                            start = k;
+                        }
+                    }
+                    out
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let band_reach = |level: f64| band.map_or((level, level), |b| (level * (1.0 - b.pct / 100.0), level * (1.0 + b.pct / 100.0)));
+    let (v0, v1) = all
+        .iter()
+        .map(|p| p.value)
+        .chain(stretches.iter().flat_map(|s| {
+            let (lo, hi) = band_reach(s.3);
+            [lo, hi]
+        }))
+        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(v), b.max(v)));
     let span = (v1 - v0).max(v1.abs() * 0.05).max(1e-9);
     let y0 = if v0 >= 0.0 { (v0 - span * 0.15).max(0.0) } else { v0 - span * 0.15 };
     let y1 = v1 + span * 0.15;
@@ -75,8 +124,15 @@ pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries], changes: &[T
     {
         let root = SVGBackend::with_string(&mut buf, (900, 420)).into_drawing_area();
         root.draw(&Text::new(title, (10, 8), (FONT, 19).into_font().style(FontStyle::Bold).color(&INK))).map_err(draw_err)?;
-        let entries: Vec<(String, RGBColor, bool)> =
+        let mut entries: Vec<(String, RGBColor, bool)> =
             series.iter().enumerate().map(|(i, s)| (crate::bars::clip(&s.label, 60), series_color(i), true)).collect();
+        if let Some(b) = band {
+            entries.push((
+                format!("{} ±{} around the level", b.what, judge::pipeline::report::fmt_margin(b.pct)),
+                RGBColor(150, 150, 150),
+                true,
+            ));
+        }
         legend(&root, &entries)?;
         let mut chart = ChartBuilder::on(&root)
             .margin_top(56)
@@ -98,6 +154,16 @@ pub fn trend_chart(title: &str, unit: &str, series: &[TrendSeries], changes: &[T
             .bold_line_style(RGBColor(128, 128, 128).mix(0.25))
             .draw()
             .map_err(draw_err)?;
+        let half_day = ((x1 - x0) * 0.01).max(30_000.0);
+        for &(i, from, to, level) in &stretches {
+            let (lo, hi) = band_reach(level);
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(from - half_day, lo), (to + half_day, hi)],
+                    series_color(i).mix(0.16).filled(),
+                )))
+                .map_err(draw_err)?;
+        }
         for (i, s) in series.iter().enumerate() {
             let color = series_color(i);
             let pts: Vec<(f64, f64)> = s.points.iter().filter(|p| p.value.is_finite()).map(|p| (p.at as f64, p.value)).collect();
@@ -171,13 +237,18 @@ mod tests {
             TrendSeries { label: "workers=4".into(), points: vec![point(20_010, 6.0, 3)] },
         ];
         let change = TrendChange { at: 20_005 * 86_400_000, series: 0, label: "+10.0 % (10 → 11)".into() };
-        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series, &[change]).unwrap();
+        let band = TrendBand { pct: 2.0, what: "CPU margin".into() };
+        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series, &[change.clone()], Some(&band)).unwrap();
+        assert!(svg.contains("CPU margin ±2 % around the level"), "the band is in the legend");
+        // One band per stretch between change points, per series: 10 | 11 on the first, 6 on the second.
+        let bands = svg.matches("fill-opacity=\"0.16\"").count().max(svg.matches("opacity=\"0.16\"").count());
+        assert_eq!(bands, 3, "{svg}");
         assert!(svg.contains("change +10.0 % (10 → 11)"), "the change point is marked with its size");
         for id in 1..=3 {
             assert!(svg.contains(&format!("<a href=\"/experiments/{id}\">")), "point {id} links to its experiment");
         }
         assert!(svg.contains("new fingerprint") && svg.contains("workers=4") && svg.contains("2024-10-04"), "{svg}");
-        assert!(matches!(trend_chart("x", "s", &[], &[]), Err(ChartError::Empty(_))));
+        assert!(matches!(trend_chart("x", "s", &[], &[], None), Err(ChartError::Empty(_))));
         assert_eq!(time_label(20_000.0 * DAY_MS + 3_723_000.0, DAY_MS), "10-04 01:02", "a short span shows the time");
     }
 }

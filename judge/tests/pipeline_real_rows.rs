@@ -54,6 +54,12 @@ fn three_controls_against_the_heavier_treatment_is_a_map_stage_regression() {
     assert_eq!(json["verdict"], "regression");
     assert_eq!(json["treatments"][0]["stages"][0]["trials"], serde_json::json!([3, 1]));
     assert!(json["stages"][0]["normalised"].is_null());
+    // The Markdown report leads with the detected change and its interval, then names the method.
+    let md = judge::pipeline::render::markdown(&report, &[]);
+    let lead = md.lines().find(|l| l.starts_with("- ")).unwrap();
+    assert_eq!(lead, "- **stage1-Map → Scatter** CPU +27.5 % (99.6 % interval +1.1 % … +60.8 %, margin ±4.4 %)", "{md}");
+    assert!(md.find("**Detected changes**") < md.find("Method 2: "), "{md}");
+    assert!(md.contains("family-wise error rate of 1 %"), "{md}");
 }
 
 #[test]
@@ -68,6 +74,11 @@ fn one_control_against_the_treatment_cannot_decide_27_percent_and_says_what_it_w
         let test = map.cpu_test.as_ref().unwrap();
         assert!(test.mde_pct.unwrap() > 27.0 && test.more_pairs.unwrap() >= 1, "{test:?}");
         assert!(map.reasons[0].contains("CPU undecided"), "{:?}", map.reasons);
+        let md = judge::pipeline::render::markdown(&report, &[]);
+        assert!(md.contains("**Detected changes:** none"), "{md}");
+        let take = md.lines().find(|l| l.starts_with("**What it would take:**")).expect("an inconclusive report says what it would take");
+        assert!(take.contains(&format!("about {} more pair", test.more_pairs.unwrap())) || take.contains("more pairs"), "{take}");
+        assert!(take.contains("stage1-Map → Scatter CPU"), "{take}");
     }
 }
 

@@ -37,6 +37,31 @@ fn interpretation(arm: &ArmReport) -> &'static str {
 pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {} Pipeline A/B: {}\n", icon(report.verdict), report.verdict);
+    // What was detected leads, with its interval; then the rest of the reasons.
+    let found = detected(report);
+    if found.is_empty() {
+        let _ = writeln!(out, "**Detected changes:** none at the experiment's error rate.\n");
+    } else {
+        let _ = writeln!(out, "**Detected changes** (largest first):\n");
+        for d in &found {
+            let _ = writeln!(out, "- {d}");
+        }
+        let _ = writeln!(out);
+    }
+    if report.verdict == Verdict::Inconclusive {
+        let needs: Vec<String> = report.treatments.iter().flat_map(undecided).take(3).collect();
+        let most = report
+            .treatments
+            .iter()
+            .flat_map(|a| a.stages.iter())
+            .flat_map(|s| [(s.cpu_outcome, &s.cpu_test), (s.elapsed_outcome, &s.elapsed_test)])
+            .filter(|(o, _)| *o == MetricOutcome::Unclear)
+            .filter_map(|(_, t)| t.as_ref().and_then(|t| t.more_pairs))
+            .max();
+        if let Some(most) = most {
+            let _ = writeln!(out, "**What it would take:** about {most} more pair{} of trials (one more trial an arm each) to decide every undecided metric, if the spread holds — {}.\n", if most == 1 { "" } else { "s" }, needs.join("; "));
+        }
+    }
     for r in report.reasons.iter().take(5) {
         let _ = writeln!(out, "- {r}");
     }
@@ -171,6 +196,35 @@ pub fn method_line(report: &PipelineReport) -> String {
         if analyses.is_empty() { String::new() } else { format!("; {}", analyses.join(", ")) },
         if m.paired && !analyses.contains(&"paired t on log ratios") { " (pairing asked for, but no stage had every partner)" } else { "" }
     )
+}
+
+/// Each detected change, largest first: "**stage1-Map → Scatter** CPU +27.5 % (99.6 % interval +1.1 % …
+/// +60.8 %, margin ±4.4 %)", with the arm when there are several and "negligible" when inside the margin.
+fn detected(report: &PipelineReport) -> Vec<String> {
+    let many = report.treatments.len() > 1;
+    let mut found: Vec<(f64, String)> = Vec::new();
+    for arm in &report.treatments {
+        for s in &arm.stages {
+            for (what, test) in [("CPU", &s.cpu_test), ("summed elapsed", &s.elapsed_test)] {
+                let Some(t) = test.as_ref().filter(|t| t.detected) else { continue };
+                let who = if many { format!("**{}** ({})", s.stage, arm.name) } else { format!("**{}**", s.stage) };
+                found.push((
+                    t.estimate_pct.abs(),
+                    format!(
+                        "{who} {what} {} ({} interval {} … {}, margin ±{}{})",
+                        fmt_pct(t.estimate_pct),
+                        fmt_level(t.alpha),
+                        fmt_pct(t.interval_pct[0]),
+                        fmt_pct(t.interval_pct[1]),
+                        fmt_margin(t.margin_pct),
+                        if t.negligible { "; negligible: inside the margin" } else { "" }
+                    ),
+                ));
+            }
+        }
+    }
+    found.sort_by(|a, b| b.0.total_cmp(&a.0));
+    found.into_iter().map(|f| f.1).collect()
 }
 
 /// Each undecided metric with what it would take: "stage3 CPU: detects ±12.3 %, about 18 more pairs".

@@ -60,6 +60,24 @@ fn words(fingerprint: &str) -> String {
     }
 }
 
+/// The margin the verdicts hold a metric to, for the band around a trend's level: a pipeline suite's CPU
+/// or elapsed margin (its `[judge]`, or the defaults), a warp suite's WARN budget; none for memory and
+/// failed rounds (judged against limits, not margins).
+#[cfg(feature = "ssr")]
+fn band_of(metric: &str, definition: &serde_json::Value) -> Option<charts::TrendBand> {
+    let d = judge::pipeline::MethodConfig::default();
+    let judge = &definition["judge"];
+    let (pct, what) = match metric {
+        "cpu-s" | "cpu-s-per-item" => (judge["cpu_margin_pct"].as_f64().unwrap_or(d.cpu_margin_pct), "CPU margin"),
+        "elapsed-s" => (judge["elapsed_margin_pct"].as_f64().unwrap_or(d.elapsed_margin_pct), "elapsed margin"),
+        "reqps" | "throughput" | "latency" | "p90-latency" | "p99-latency" => {
+            (definition["warp"]["warn_pct"].as_f64().unwrap_or(judge::warp::gate::GateConfig::default().warn_pct), "WARN budget")
+        }
+        _ => return None,
+    };
+    Some(charts::TrendBand { pct, what: what.into() })
+}
+
 #[server(prefix = "/fn", endpoint = "trends", input = Json)]
 pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnError> {
     let store = crate::error::store()?;
@@ -163,7 +181,8 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
         })
         .collect();
     let title = format!("{} of {item} — {}", metric.label, suite.name);
-    view.svg = charts::trend_chart(&title, metric.unit, &series, &marked).map_err(|e| e.to_string());
+    let band = band_of(metric.name, &suite.definition);
+    view.svg = charts::trend_chart(&title, metric.unit, &series, &marked, band.as_ref()).map_err(|e| e.to_string());
     Ok(view)
 }
 
