@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills a data dir with judged experiments imported from real upstream outputs (the rows and gate inputs
 # in judge/tests/data), through the real `arbiter import` command: a pipeline regression on real
-# zephyr.stage rows, an A/A pipeline pass, a warp FAIL across four cells with a MISSING one, a warp PASS,
+# zephyr.stage rows (and the same one as judged by method 1), an A/A pipeline pass, a warp FAIL across four cells with a MISSING one, a warp PASS,
 # and, with --many N, N more warp experiments (for paging through the history, filed under the example
 # warp suite so that its trend has a series).
 #   scripts/demo-data.sh DATA_DIR [--by USER] [--many N]
@@ -37,8 +37,14 @@ import warp --title "s3 hot path: smaller write buffer" \
   --label "put-4KiB/sync-on=$w/driver_cand_baseline_compare.csv" --label "put-4KiB/sync-off=$w/compare_fail.csv" \
   --label "get-4MiB/sync-on=$w/compare_warn.csv" --label "mixed-256KiB/sync-on=$w/compare_missing_baseline.csv" \
   --control-ref main --treatment-ref small-buffer --treatment-sha 4b825dc642cb6eb9a060e54bf8d69288fbee4904 "${by[@]}"
+# The same comparison as the next, kept as judged by method 1 (the report of the judge before margins and
+# error control): its page says so and offers re-judging.
+import pipeline --title "Dedup: MinHash v1 (judged by an older method)" --rows "$rows" \
+  --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --control 20261129-072231-4eb27101 \
+  --treatment heavier-minhash=20261129-072244-a8070574 --worker-ram 64MiB --judged-report "$d/report_method1_heavier_minhash.json" \
+  --control-ref main --treatment-ref minhash-v1 --suite zephyr-pipeline "${by[@]}"
 import pipeline --title "Dedup: heavier MinHash" --rows "$rows" \
   --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --control 20261129-072231-4eb27101 \
   --treatment heavier-minhash=20261129-072244-a8070574 --worker-ram 64MiB \
   --control-ref main --treatment-ref cpu-heavier --treatment-sha 8f3a9c2e1d0b4a5f6e7d8c9b0a1f2e3d4c5b6a79 --suite zephyr-pipeline "${by[@]}"
-echo "demo-data: imported $((many + 4)) experiments into $data"
+echo "demo-data: imported $((many + 5)) experiments into $data"

@@ -15,7 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const FONT: &str = "sans-serif";
 const ROW: i32 = 22;
 const LABEL_W: i32 = 230;
-const WIDTH: i32 = 780;
+const WIDTH: i32 = 900;
 /// The axis never reaches further than this (%), whatever an interval does.
 const MAX_REACH: f64 = 400.0;
 
@@ -73,7 +73,7 @@ fn words(r: &Row, floor: &str) -> (String, String) {
     let Some(t) = r.test else {
         return (
             format!("{head}: {} — not tested: too few trials an arm (elapsed needs 3)", fmt_pct(r.change)),
-            "untested: too few trials".into(),
+            format!("untested: < {} trials", judge::pipeline::method::MIN_ELAPSED_TRIALS),
         );
     };
     let interval = format!("{} interval {} … {}", fmt_level(t.alpha), fmt_pct(t.interval_pct[0]), fmt_pct(t.interval_pct[1]));
@@ -93,6 +93,9 @@ fn words(r: &Row, floor: &str) -> (String, String) {
 
 /// The forest plot of one metric over every treatment arm's stages.
 pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<String, ChartError> {
+    if report.method.is_none() {
+        return Err(ChartError::Empty("judged by method 1, which computed no intervals: re-judge it to draw them".into()));
+    }
     let mut rows: Vec<Row> = report
         .treatments
         .iter()
@@ -139,7 +142,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
         entries.push(("margin band".into(), RGBColor(150, 150, 150), true));
         entries.push(("hollow: not detected".into(), INK, false));
         legend(&root, &entries)?;
-        let (left, right) = (LABEL_W, 150);
+        let (left, right) = (LABEL_W, 250);
         let plot = root.margin(58, 0, left, right);
         let mut chart =
             ChartBuilder::on(&plot).x_label_area_size(40).build_cartesian_2d(-reach..reach, 0.0..rows.len() as f64).map_err(draw_err)?;
@@ -176,7 +179,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
             root.draw(&Text::new(label, (LABEL_W - 8, py), (FONT, 13).into_font().color(&INK).pos(Pos::new(HPos::Right, VPos::Center))))
                 .map_err(draw_err)?;
             root.draw(&Text::new(
-                clip(&status, 22),
+                clip(&status, 40),
                 (WIDTH - right + 8, py),
                 (FONT, 12).into_font().color(&INK.mix(0.75)).pos(Pos::new(HPos::Left, VPos::Center)),
             ))

@@ -154,12 +154,12 @@ pub fn trend_chart(
             .bold_line_style(RGBColor(128, 128, 128).mix(0.25))
             .draw()
             .map_err(draw_err)?;
-        let half_day = ((x1 - x0) * 0.01).max(30_000.0);
+        let band_pad = (x1 - x0) * 0.01;
         for &(i, from, to, level) in &stretches {
             let (lo, hi) = band_reach(level);
             chart
                 .draw_series(std::iter::once(Rectangle::new(
-                    [(from - half_day, lo), (to + half_day, hi)],
+                    [(from - band_pad, lo), (to + band_pad, hi)],
                     series_color(i).mix(0.16).filled(),
                 )))
                 .map_err(draw_err)?;

@@ -12,11 +12,15 @@ test("a pipeline experiment page shows the verdict, the stage table and its char
   await expect(stages.locator("tbody tr")).toHaveCount(3);
   await expect(stages.locator("tbody tr").first()).toContainText("+27.4 %");
   const charts = page.locator("svg.chart");
-  await expect(charts).toHaveCount(3);
+  await expect(charts).toHaveCount(5);
   await expect(page.getByRole("img", { name: "CPU per stage" })).toBeVisible();
+  // The forest plot leads: the detected regression's interval against its margin.
+  const forest = page.getByRole("img", { name: "CPU change per stage: interval against the margin" });
+  await expect(forest).toBeVisible();
+  await expect(forest.locator(".tips title").filter({ hasText: "stage1-Map → Scatter · heavier-minhash: +27.5 %" })).toContainText("detected");
   await expect(page.getByRole("img", { name: "Peak memory per stage" })).toContainText("worker RAM 64.0 MiB");
   // Tooltips are SVG titles over the bars.
-  await expect(charts.first().locator(".tips title").filter({ hasText: "heavier-minhash: 1.44 CPU-s" })).toHaveCount(1);
+  await expect(page.getByRole("img", { name: "CPU per stage" }).locator(".tips title").filter({ hasText: "heavier-minhash: 1.44 CPU-s" })).toHaveCount(1);
   await hydrated(page);
   await page.screenshot({ path: "test-results/experiment-pipeline.png", fullPage: true });
   // Dark mode follows the system; the charts' ink follows the page.
@@ -28,13 +32,55 @@ test("a pipeline experiment page shows the verdict, the stage table and its char
   await page.getByRole("link", { name: "log", exact: true }).click();
   await expect(page).toHaveURL(/scale=log/);
   await expect(page.getByRole("link", { name: "log", exact: true })).toHaveAttribute("aria-current", "true");
-  await expect(charts).toHaveCount(3);
+  await expect(charts).toHaveCount(5);
 
   const download = page.waitForEvent("download");
   await page.getByRole("link", { name: "Markdown report" }).click();
   const md = await readFile(await (await download).path(), "utf8");
   expect(md).toContain("Pipeline A/B");
   expect(md).toContain("stage1-Map → Scatter");
+});
+
+test("an undecided metric says what it would take, in the stage table and the forest plot, and no chart label is unreadable", async ({ page }) => {
+  await signIn(page, "e2e-viewer");
+  await page.getByRole("link", { name: "Dedup A/A (same code)" }).click();
+  await expect(page.locator(".banner-verdict")).toContainText("inconclusive");
+  const map = page.locator("table.stages tbody tr").filter({ hasText: "stage1-Map → Scatter" });
+  await expect(map).toContainText(/undecided: detects ±[\d.]+ %, ~\d+ more pairs/);
+  await expect(map).toContainText("untested: under 3 trials an arm");
+  const forest = page.getByRole("img", { name: "CPU change per stage: interval against the margin" });
+  await expect(forest.locator("text").filter({ hasText: /^\s*undecided: MDE ±[\d.]+ %, ~\d+ more pairs\s*$/ }).first()).toBeVisible();
+  await expect(page.getByRole("img", { name: "Summed elapsed change per stage: interval against the margin" })).toContainText("untested: < 3 trials");
+  await forest.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "test-results/experiment-undecided.png", fullPage: true });
+  // Every chart of the example suites' pages: no axis label or mark longer than 8 digits.
+  for (const title of ["Dedup A/A (same code)", "Dedup: heavier MinHash", "Dedup: MinHash v1 (judged by an older method)", "s3 hot path: smaller write buffer"]) {
+    await page.goto("/experiments");
+    await page.getByRole("link", { name: title, exact: true }).click();
+    await expect(page.locator("svg.chart").first()).toBeVisible();
+    const labels = await page.locator("svg.chart text").allTextContents();
+    expect(labels.length).toBeGreaterThan(5);
+    for (const label of labels) expect(label.replace(/\D/g, "").length, `${title}: ${label.trim()}`).toBeLessThanOrEqual(8);
+  }
+});
+
+test("an experiment judged by method 1 says so, and a launcher re-judges it, keeping both verdicts", async ({ page }) => {
+  await signIn(page, "e2e-admin");
+  await page.getByRole("link", { name: "Dedup: MinHash v1 (judged by an older method)" }).click();
+  await expect(page.locator("dd.old-method")).toContainText("judged by method v1");
+  await expect(page.getByRole("region", { name: "Verdicts" })).toHaveCount(0);
+  await hydrated(page);
+  await page.screenshot({ path: "test-results/experiment-method1.png", fullPage: true });
+  await page.getByRole("button", { name: "Re-judge by method v2" }).click();
+  await expect(page.getByText("judged by method v2")).toBeVisible();
+  await expect(page.getByRole("button", { name: /Re-judge/ })).toHaveCount(0);
+  const verdicts = page.getByRole("region", { name: "Verdicts" });
+  await expect(verdicts.getByRole("heading")).toHaveText("Verdicts (2)");
+  await expect(verdicts.locator("ol.verdicts > li").first()).toContainText("method v2");
+  await expect(verdicts.locator("ol.verdicts > li").first()).toContainText("re-judged by e2e-admin");
+  await expect(verdicts.locator("ol.verdicts > li").nth(1)).toContainText("method v1");
+  await expect(page.locator("table.stages")).toContainText("CPU interval");
+  await page.screenshot({ path: "test-results/experiment-rejudged.png", fullPage: true });
 });
 
 test("a warp experiment page shows the gate with FAIL, WARN and MISSING cells, and gate.md downloads", async ({ page }) => {

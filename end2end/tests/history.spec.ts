@@ -43,14 +43,14 @@ test("filters live in the URL, pages go back in time, and an unknown page is a 4
   await expect(rows).toHaveCount(50);
   await page.getByRole("link", { name: "Older experiments →" }).click();
   await expect(page).toHaveURL(/before=\d+\.\d+/);
-  await expect(rows).toHaveCount(6);
+  await expect(rows).toHaveCount(7);
   await expect(page.getByRole("link", { name: "put-4KiB nightly 1", exact: true })).toBeVisible();
 
   await page.goto("/experiments");
   await page.locator("select[name=kind]").selectOption("pipeline");
   await page.getByRole("button", { name: "Filter" }).click();
   await expect(page).toHaveURL(/kind=pipeline/);
-  await expect(rows).toHaveCount(2);
+  await expect(rows).toHaveCount(3);
   await expect(page.locator("select[name=kind]")).toHaveValue("pipeline");
   await page.screenshot({ path: "test-results/history-filtered.png", fullPage: true });
 

@@ -34,6 +34,27 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await expect(page.locator(".banner-verdict .verdict")).not.toContainText("not judged");
 });
 
+test("the launch preview says what the planned trials can detect, and one click takes the trials a chosen change needs", async ({ page }) => {
+  await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
+  await hydrated(page);
+  await page.getByLabel("Treatment ref").fill("cheaper");
+  await page.getByLabel("Trials per arm").fill("2");
+  await page.getByLabel("Size the trials for a CPU change of (%)").fill("30");
+  await page.getByRole("button", { name: "Preview" }).click();
+  const power = page.getByRole("region", { name: "Plan" }).locator(".power");
+  await expect(power.locator(".detectable")).toContainText(/Can detect ±[\d.]+ % with 2 trials an arm\./);
+  await expect(power).toContainText("the default spread (uncalibrated)");
+  const need = power.locator(".needed");
+  await expect(need).toContainText(/±30 % needs about \d+ trials an arm\./);
+  const n = Number((await need.textContent())!.match(/needs about (\d+) trials/)![1]);
+  expect(n).toBeGreaterThan(2);
+  await page.screenshot({ path: "test-results/launch-power.png", fullPage: true });
+  await need.getByRole("button", { name: `Use ${n} trials` }).click();
+  await expect(page.getByLabel("Trials per arm")).toHaveValue(String(n));
+  await expect(page.getByRole("region", { name: "Plan" }).locator(".trial-count")).toHaveText(`${2 * n} trials`);
+  await expect(power.locator(".needed")).toContainText(`±30 % needs ${n} trials an arm: this plan has them.`);
+});
+
 test("an invalid value is named inline in the server's words, and nothing is launched", async ({ page, problems }) => {
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
   await hydrated(page);

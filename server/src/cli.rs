@@ -257,6 +257,12 @@ pub struct ImportPipelineArgs {
     pub meta: ImportMeta,
     #[command(flatten)]
     pub compare: CompareArgs,
+    /// Keep this report as the verdict instead of judging the rows now: the JSON `arbiter compare --json`
+    /// writes, or an experiment's report.json — e.g. history moved from another (perhaps older) Arbiter.
+    /// Its arms must be the import's. The page then names the method that judged it, and `arbiter
+    /// rejudge` (or the page's button) judges the stored rows by the current one.
+    #[arg(long, value_name = "FILE")]
+    pub judged_report: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -207,7 +207,10 @@ fn announce(id: i64, verdict: Verdict, reasons: &[String]) -> i32 {
 /// `arbiter import pipeline`.
 pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
     let fetched = crate::compare::fetch_rows(&args.compare).await?;
-    let compared = crate::compare::judge_args(&args.compare, fetched)?;
+    let mut compared = crate::compare::judge_args(&args.compare, fetched)?;
+    if let Some(path) = &args.judged_report {
+        compared.report = judged_report(path, &compared)?;
+    }
     let (store, mut info) = open(&args.meta, ExperimentKind::Pipeline).await?;
     info.sources = args.compare.rows.iter().map(|p| p.display().to_string()).chain(args.compare.finelog_url.clone()).collect();
     let result = match info.check().map_err(|e| format!("--{}", e.replacen('_', "-", 1))) {
@@ -216,6 +219,25 @@ pub async fn run_pipeline(args: ImportPipelineArgs) -> Result<i32, String> {
     };
     store.close().await;
     Ok(announce(result?, compared.report.verdict, &compared.report.reasons))
+}
+
+/// A report judged before (`--judged-report`): `arbiter compare --json` output or a report.json export,
+/// whose treatment arms must be the import's.
+fn judged_report(path: &Path, compared: &Compared) -> Result<judge::pipeline::PipelineReport, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--judged-report {}: {e}", path.display()))?;
+    let mut value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("--judged-report {}: not JSON: {e}", path.display()))?;
+    if let Some(inner) = value.get_mut("report") {
+        value = inner.take();
+    }
+    let report: judge::pipeline::PipelineReport =
+        serde_json::from_value(value).map_err(|e| format!("--judged-report {}: not a pipeline report: {e}", path.display()))?;
+    let theirs: Vec<&str> = report.treatments.iter().map(|a| a.name.as_str()).collect();
+    let ours: Vec<&str> = compared.arms.iter().map(|a| a.name.as_str()).collect();
+    if theirs != ours {
+        return Err(format!("--judged-report {}: its arms are {theirs:?}, the import's {ours:?}", path.display()));
+    }
+    Ok(report)
 }
 
 /// `arbiter import warp`.

@@ -48,6 +48,8 @@ pub struct Detectable {
     pub alpha: f64,
     pub alpha_test: f64,
     pub family: usize,
+    /// The family is assumed ([`ASSUMED_STAGES`] a treatment arm): no profile lists the stages.
+    pub family_assumed: bool,
     pub power: f64,
     pub paired: bool,
     /// The change the trial count below is for (the CPU margin unless asked), and the trials per arm it
@@ -143,6 +145,7 @@ pub fn detectable(n: u32, arms: usize, method: &MethodConfig, profile: Option<&N
         alpha: method.alpha,
         alpha_test,
         family,
+        family_assumed: stage_spreads.is_empty(),
         power: MDE_POWER,
         paired: method.paired,
         target_pct: target,

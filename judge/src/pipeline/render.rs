@@ -49,17 +49,28 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
         let _ = writeln!(out);
     }
     if report.verdict == Verdict::Inconclusive {
-        let needs: Vec<String> = report.treatments.iter().flat_map(undecided).take(3).collect();
-        let most = report
-            .treatments
-            .iter()
-            .flat_map(|a| a.stages.iter())
-            .flat_map(|s| [(s.cpu_outcome, &s.cpu_test), (s.elapsed_outcome, &s.elapsed_test)])
-            .filter(|(o, _)| *o == MetricOutcome::Unclear)
-            .filter_map(|(_, t)| t.as_ref().and_then(|t| t.more_pairs))
-            .max();
-        if let Some(most) = most {
-            let _ = writeln!(out, "**What it would take:** about {most} more pair{} of trials (one more trial an arm each) to decide every undecided metric, if the spread holds — {}.\n", if most == 1 { "" } else { "s" }, needs.join("; "));
+        let many = report.treatments.len() > 1;
+        let mut needs: Vec<(u64, String)> = Vec::new();
+        for arm in &report.treatments {
+            for s in &arm.stages {
+                for (what, outcome, test) in [("CPU", s.cpu_outcome, &s.cpu_test), ("elapsed", s.elapsed_outcome, &s.elapsed_test)] {
+                    let Some(t) = test.as_ref().filter(|_| outcome == MetricOutcome::Unclear) else { continue };
+                    let (Some(more), Some(mde)) = (t.more_pairs, t.mde_pct) else { continue };
+                    let who = if many { format!("{} ({})", s.stage, arm.name) } else { s.stage.clone() };
+                    needs.push((more, format!("{who} {what} ~{more} (detects ±{} now)", fmt_margin(mde))));
+                }
+            }
+        }
+        needs.sort_by(|a, b| b.0.cmp(&a.0));
+        if let Some((most, _)) = needs.first() {
+            let list: Vec<&str> = needs.iter().take(4).map(|n| n.1.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "**What it would take:** about {most} more pair{} of trials (one more trial an arm each) to decide every undecided metric, if the spread holds — {}{}.\n",
+                if *most == 1 { "" } else { "s" },
+                list.join("; "),
+                if needs.len() > 4 { format!("; {} more", needs.len() - 4) } else { String::new() }
+            );
         }
     }
     for r in report.reasons.iter().take(5) {

@@ -16,7 +16,33 @@ fn interval_cell(s: &StageReport) -> (String, String) {
         return ("below the floor".into(), String::new());
     }
     let level = s.cpu_test.as_ref().map(|t| judge::pipeline::report::fmt_level(t.alpha)).unwrap_or_default();
-    (interval(s.cpu_interval_pct), level)
+    let need = s.cpu_test.as_ref().and_then(what_it_takes).map(|n| format!(" · {n}")).unwrap_or_default();
+    (interval(s.cpu_interval_pct), format!("{level}{need}"))
+}
+
+/// An undecided metric's "undecided: detects ±31 %, ~4 more pairs"; `None` when decided.
+fn what_it_takes(t: &judge::pipeline::family::MetricTest) -> Option<String> {
+    let mde = t.mde_pct?;
+    let more = match t.more_pairs {
+        Some(p) if p >= judge::pipeline::family::MAX_MORE_PAIRS => ", too many more pairs".to_string(),
+        Some(p) => format!(", ~{p} more pair{}", if p == 1 { "" } else { "s" }),
+        None => String::new(),
+    };
+    Some(format!("undecided: detects ±{}{more}", judge::pipeline::report::fmt_margin(mde)))
+}
+
+/// The elapsed cell's second line: what an undecided elapsed would take, or why it was not tested.
+fn elapsed_note(s: &StageReport) -> Option<String> {
+    if s.elapsed_below_floor {
+        return Some("below the floor".into());
+    }
+    match &s.elapsed_test {
+        Some(t) => what_it_takes(t),
+        None if s.trials[0].min(s.trials[1]) < judge::pipeline::method::MIN_ELAPSED_TRIALS => {
+            Some(format!("untested: under {} trials an arm", judge::pipeline::method::MIN_ELAPSED_TRIALS))
+        }
+        None => None,
+    }
 }
 
 /// Items and bytes must match: "✓ same" or what moved.
@@ -40,7 +66,7 @@ fn StageLine(s: StageReport, #[prop(optional)] total: bool) -> impl IntoView {
             <td class="num strong">{pct(s.cpu_change_pct)}</td>
             <td class="num muted">{cpu_interval} {(!level.is_empty()).then(|| view! { <br /><small>{level}</small> })}</td>
             <td class="num">{format!("{:.3} → {:.3}", s.cpu_control, s.cpu_treatment)}</td>
-            <td class="num">{pct(s.elapsed_change_pct)}</td>
+            <td class="num">{pct(s.elapsed_change_pct)} {elapsed_note(&s).map(|n| view! { <br /><small class="muted">{n}</small> })}</td>
             <td class=if same { "ok" } else { "bad" }>{work}</td>
             <td class="num">{format!("{} ({})", pct(s.mem_peak_change_pct), bytes(s.mem_peak_treatment))}</td>
             <td><VerdictBadge verdict=Some(s.verdict) /></td>
