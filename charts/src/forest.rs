@@ -15,7 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 const FONT: &str = "sans-serif";
 const ROW: i32 = 22;
 const LABEL_W: i32 = 230;
-const WIDTH: i32 = 900;
+const WIDTH: i32 = 960;
 /// The axis never reaches further than this (%), whatever an interval does.
 const MAX_REACH: f64 = 400.0;
 
@@ -83,8 +83,8 @@ fn words(r: &Row, floor: &str) -> (String, String) {
         (true, false, _) => "detected".to_string(),
         (false, _, true) => "flat".to_string(),
         (false, _, false) => match (t.mde_pct, t.more_pairs) {
-            (Some(m), Some(p)) => format!("undecided: MDE ±{}, ~{p} more pairs", fmt_margin(m)),
-            (Some(m), None) => format!("undecided: MDE ±{}", fmt_margin(m)),
+            (Some(m), Some(p)) => format!("undecided: detects ±{}, about {p} more pair{}", fmt_margin(m), if p == 1 { "" } else { "s" }),
+            (Some(m), None) => format!("undecided: detects ±{}", fmt_margin(m)),
             _ => "undecided".to_string(),
         },
     };
@@ -142,7 +142,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
         entries.push(("margin band".into(), RGBColor(150, 150, 150), true));
         entries.push(("hollow: not detected".into(), INK, false));
         legend(&root, &entries)?;
-        let (left, right) = (LABEL_W, 250);
+        let (left, right) = (LABEL_W, 300);
         let plot = root.margin(58, 0, left, right);
         let mut chart =
             ChartBuilder::on(&plot).x_label_area_size(40).build_cartesian_2d(-reach..reach, 0.0..rows.len() as f64).map_err(draw_err)?;
@@ -179,7 +179,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
             root.draw(&Text::new(label, (LABEL_W - 8, py), (FONT, 13).into_font().color(&INK).pos(Pos::new(HPos::Right, VPos::Center))))
                 .map_err(draw_err)?;
             root.draw(&Text::new(
-                clip(&status, 40),
+                clip(&status, 48),
                 (WIDTH - right + 8, py),
                 (FONT, 12).into_font().color(&INK.mix(0.75)).pos(Pos::new(HPos::Left, VPos::Center)),
             ))

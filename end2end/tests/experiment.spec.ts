@@ -46,10 +46,10 @@ test("an undecided metric says what it would take, in the stage table and the fo
   await page.getByRole("link", { name: "Dedup A/A (same code)" }).click();
   await expect(page.locator(".banner-verdict")).toContainText("inconclusive");
   const map = page.locator("table.stages tbody tr").filter({ hasText: "stage1-Map → Scatter" });
-  await expect(map).toContainText(/undecided: detects ±[\d.]+ %, ~\d+ more pairs/);
+  await expect(map).toContainText(/undecided: detects ±[\d.]+ %, about \d+ more pairs/);
   await expect(map).toContainText("untested: under 3 trials an arm");
   const forest = page.getByRole("img", { name: "CPU change per stage: interval against the margin" });
-  await expect(forest.locator("text").filter({ hasText: /^\s*undecided: MDE ±[\d.]+ %, ~\d+ more pairs\s*$/ }).first()).toBeVisible();
+  await expect(forest.locator("text").filter({ hasText: /^\s*undecided: detects ±[\d.]+ %, about \d+ more pairs\s*$/ }).first()).toBeVisible();
   await expect(page.getByRole("img", { name: "Summed elapsed change per stage: interval against the margin" })).toContainText("untested: < 3 trials");
   await forest.scrollIntoViewIfNeeded();
   await page.screenshot({ path: "test-results/experiment-undecided.png", fullPage: true });

@@ -78,7 +78,12 @@ fn one_control_against_the_treatment_cannot_decide_27_percent_and_says_what_it_w
         assert!(md.contains("**Detected changes:** none"), "{md}");
         let take = md.lines().find(|l| l.starts_with("**What it would take:**")).expect("an inconclusive report says what it would take");
         assert!(take.contains(&format!("about {} more pair", test.more_pairs.unwrap())) || take.contains("more pairs"), "{take}");
-        assert!(take.contains(&format!("stage1-Map → Scatter CPU ~{} (detects ±", test.more_pairs.unwrap())), "{take}");
+        let words = format!(
+            "stage1-Map → Scatter CPU: detects ±{}, about {} more pair",
+            judge::pipeline::report::fmt_margin(test.mde_pct.unwrap()),
+            test.more_pairs.unwrap()
+        );
+        assert!(take.contains(&words), "{take}");
     }
 }
 

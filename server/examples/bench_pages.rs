@@ -9,7 +9,9 @@
 //!
 //! Prints p50 / p95 / max per page in milliseconds.
 //!
-//!   scripts/bench-pages.sh [--requests 200] [--experiments 100000] [--trend-points 1000000]
+//!   scripts/bench-pages.sh [--requests 200] [--experiments 100000] [--trend-points 1000000] [--save DIR]
+//!
+//! `--save DIR` also writes the 50-stage page and its forest plots there, to look at.
 
 use judge::pipeline::aggregate::TrialSpec;
 use judge::pipeline::rows::StageRow;
@@ -294,6 +296,16 @@ async fn main() {
         ("trends, 1M points, one stage", "/trends?suite=bench&metric=cpu-s&item=stage07".to_string()),
         ("trends, 1M points, a date range", "/trends?suite=bench&metric=cpu-s&item=stage31&since=2000-01-01&until=2100-01-01".to_string()),
     ];
+    if let Some(dir) = flag(&args, "--save") {
+        for (name, path) in [
+            ("pipeline-50.html", format!("/experiments/{p}")),
+            ("pipeline-50-cpu-forest.svg", format!("/experiments/{p}/charts/cpu-forest.svg")),
+            ("pipeline-50-elapsed-forest.svg", format!("/experiments/{p}/charts/elapsed-forest.svg")),
+        ] {
+            let body = client.get(format!("{base}{path}")).send().await.unwrap().text().await.unwrap();
+            std::fs::write(std::path::Path::new(&dir).join(name), body).unwrap();
+        }
+    }
     println!("{requests} requests each, one at a time, after 10 warm-up requests (release server, SQLite)");
     println!("{:<34} {:>9} {:>9} {:>9} {:>10}", "page", "p50 ms", "p95 ms", "max ms", "HTML KiB");
     for (name, path) in pages {

@@ -57,7 +57,10 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
                     let Some(t) = test.as_ref().filter(|_| outcome == MetricOutcome::Unclear) else { continue };
                     let (Some(more), Some(mde)) = (t.more_pairs, t.mde_pct) else { continue };
                     let who = if many { format!("{} ({})", s.stage, arm.name) } else { s.stage.clone() };
-                    needs.push((more, format!("{who} {what} ~{more} (detects ±{} now)", fmt_margin(mde))));
+                    needs.push((
+                        more,
+                        format!("{who} {what}: detects ±{}, about {more} more pair{}", fmt_margin(mde), if more == 1 { "" } else { "s" }),
+                    ));
                 }
             }
         }

@@ -20,12 +20,13 @@ fn interval_cell(s: &StageReport) -> (String, String) {
     (interval(s.cpu_interval_pct), format!("{level}{need}"))
 }
 
-/// An undecided metric's "undecided: detects ±31 %, ~4 more pairs"; `None` when decided.
+/// An undecided metric's "undecided: detects ±31 %, about 4 more pairs" (the reasons' words); `None` when
+/// decided.
 fn what_it_takes(t: &judge::pipeline::family::MetricTest) -> Option<String> {
     let mde = t.mde_pct?;
     let more = match t.more_pairs {
         Some(p) if p >= judge::pipeline::family::MAX_MORE_PAIRS => ", too many more pairs".to_string(),
-        Some(p) => format!(", ~{p} more pair{}", if p == 1 { "" } else { "s" }),
+        Some(p) => format!(", about {p} more pair{}", if p == 1 { "" } else { "s" }),
         None => String::new(),
     };
     Some(format!("undecided: detects ±{}{more}", judge::pipeline::report::fmt_margin(mde)))
