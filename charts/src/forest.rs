@@ -14,8 +14,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const FONT: &str = "sans-serif";
 const ROW: i32 = 22;
-const LABEL_W: i32 = 230;
-const WIDTH: i32 = 960;
+const LABEL_W: i32 = 200;
+const WIDTH: i32 = 820;
 /// The axis never reaches further than this (%), whatever an interval does.
 const MAX_REACH: f64 = 400.0;
 
@@ -142,7 +142,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
         entries.push(("margin band".into(), RGBColor(150, 150, 150), true));
         entries.push(("hollow: not detected".into(), INK, false));
         legend(&root, &entries)?;
-        let (left, right) = (LABEL_W, 300);
+        let (left, right) = (LABEL_W, 270);
         let plot = root.margin(58, 0, left, right);
         let mut chart =
             ChartBuilder::on(&plot).x_label_area_size(40).build_cartesian_2d(-reach..reach, 0.0..rows.len() as f64).map_err(draw_err)?;
@@ -174,7 +174,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
             let label = if report.treatments.len() > 1 {
                 format!("{} · {}", clip(&r.stage.stage, 22), clip(r.arm_name, 10))
             } else {
-                clip(&r.stage.stage, 30)
+                clip(&r.stage.stage, 28)
             };
             root.draw(&Text::new(label, (LABEL_W - 8, py), (FONT, 13).into_font().color(&INK).pos(Pos::new(HPos::Right, VPos::Center))))
                 .map_err(draw_err)?;

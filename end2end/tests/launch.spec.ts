@@ -55,6 +55,14 @@ test("the launch preview says what the planned trials can detect, and one click 
   await expect(power.locator(".needed")).toContainText(`±30 % needs ${n} trials an arm: this plan has them.`);
 });
 
+test("the form opens on the suite of the user's last launch, not the alphabetically first", async ({ page }) => {
+  // The demo's newest experiment by e2e-admin is filed under zephyr-pipeline; s3s-fs-warp sorts first.
+  await signIn(page, "e2e-admin", "/launch");
+  await expect(page.getByLabel("Suite")).toHaveValue("zephyr-pipeline");
+  await page.goto("/launch?suite=s3s-fs-warp");
+  await expect(page.getByLabel("Suite")).toHaveValue("s3s-fs-warp");
+});
+
 test("an invalid value is named inline in the server's words, and nothing is launched", async ({ page, problems }) => {
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
   await hydrated(page);
@@ -62,7 +70,7 @@ test("an invalid value is named inline in the server's words, and nothing is lau
   const before = await count();
   await page.getByLabel("Treatment ref").fill("cheaper");
   await page.getByLabel("workers").fill("9");
-  const message = 'fingerprint field "workers": 9 is outside 1..=4';
+  const message = 'fingerprint field "workers": 9: must be between 1 and 4';
   await expect(page.getByRole("alert").filter({ hasText: message })).toBeVisible();
   // The server refuses the same value with the same words.
   const origin = new URL(page.url()).origin;

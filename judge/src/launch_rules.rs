@@ -70,11 +70,12 @@ impl FieldSpec {
             (FieldSpec::Integer { min, max, allowed, .. }, serde_json::Value::Number(n)) => {
                 let v = n.as_i64().ok_or_else(|| format!("{n} is not an integer"))?;
                 if min.is_some_and(|m| v < m) || max.is_some_and(|m| v > m) {
-                    return Err(format!(
-                        "{v} is outside {}..={}",
-                        min.map_or("".into(), |m| m.to_string()),
-                        max.map_or("".into(), |m| m.to_string())
-                    ));
+                    return Err(match (min, max) {
+                        (Some(lo), Some(hi)) => format!("{v}: must be between {lo} and {hi}"),
+                        (Some(lo), None) => format!("{v}: must be at least {lo}"),
+                        (None, Some(hi)) => format!("{v}: must be at most {hi}"),
+                        (None, None) => unreachable!("a bound was broken"),
+                    });
                 }
                 if !allowed.is_empty() && !allowed.contains(&v) {
                     return Err(format!("{v} is not allowed; use one of {allowed:?}"));
@@ -161,10 +162,10 @@ pub const MAX_PIPELINE_TRIALS: u32 = 100;
 pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), String> {
     match kind {
         crate::ExperimentKind::Pipeline if !(1..=MAX_PIPELINE_TRIALS).contains(&trials) => {
-            Err(format!("trials: {trials} is outside 1..={MAX_PIPELINE_TRIALS}"))
+            Err(format!("trials: {trials}: must be between 1 and {MAX_PIPELINE_TRIALS} trials an arm"))
         }
         crate::ExperimentKind::Warp if !(1..=20).contains(&trials) => {
-            Err(format!("trials: {trials} repeats of the phase order; a warp experiment allows 1–20"))
+            Err(format!("trials: {trials} repeats of the phase order: a warp experiment allows between 1 and 20"))
         }
         _ => Ok(()),
     }
@@ -188,7 +189,7 @@ mod tests {
         let workers = FieldSpec::Integer { min: Some(1), max: Some(4), allowed: vec![], default: Some(2) };
         assert_eq!(workers.value_of_text(" 3 "), json!(3));
         assert!(workers.check(&workers.value_of_text("3")).is_ok());
-        assert_eq!(workers.check(&json!(9)).unwrap_err(), "9 is outside 1..=4");
+        assert_eq!(workers.check(&json!(9)).unwrap_err(), "9: must be between 1 and 4");
         assert_eq!(workers.check(&workers.value_of_text("three")).unwrap_err(), "\"three\" is not an integer");
         let sample = FieldSpec::String { allowed: vec!["local/tiny".into()], default: None };
         assert!(sample.check(&json!("local/tiny")).is_ok());

@@ -63,5 +63,7 @@ fn fail(message: String) -> ExitCode {
 fn init_tracing() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("ARBITER_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_sessions=warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).init();
+    // Colour only for a person at a terminal: a log file or a journal gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_ansi(ansi).init();
 }

@@ -24,7 +24,7 @@ struct AuditParams {
 async fn list(State(state): State<AppState>, params: Result<Query<AuditParams>, QueryRejection>) -> ApiResult<Json<Vec<AuditEntry>>> {
     let limit = params?.0.limit.unwrap_or(100);
     if !(1..=1000).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("limit: {limit} is outside 1..=1000")));
+        return Err(ApiError::BadRequest(format!("limit: {limit}: must be between 1 and 1000")));
     }
     Ok(Json(state.store.audit_log(limit).await?))
 }

@@ -181,7 +181,7 @@ async fn list(State(state): State<AppState>, params: Result<Query<ListParams>, Q
     let Query(p) = params?;
     let limit = p.limit.unwrap_or(50);
     if !(1..=500).contains(&limit) {
-        return Err(ApiError::BadRequest(format!("limit: {limit} is outside 1..=500")));
+        return Err(ApiError::BadRequest(format!("limit: {limit}: must be between 1 and 500")));
     }
     let filters = HistoryParams {
         kind: p.kind,

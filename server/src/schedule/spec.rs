@@ -65,7 +65,7 @@ pub fn check_all(suite: &SuiteDefinition) -> Result<(), String> {
         s.check(suite)?;
     }
     if !(1..=24 * 366).contains(&suite.baseline_max_age_hours) {
-        return Err(format!("baseline_max_age_hours: {} is outside 1..=8784 (a year)", suite.baseline_max_age_hours));
+        return Err(format!("baseline_max_age_hours: {}: must be between 1 and 8784 (a year)", suite.baseline_max_age_hours));
     }
     Ok(())
 }

@@ -64,13 +64,14 @@ fn StageLine(s: StageReport, #[prop(optional)] total: bool) -> impl IntoView {
     view! {
         <tr class:total=total title=detail>
             <th scope="row">{name}</th>
-            <td class="num strong">{pct(s.cpu_change_pct)}</td>
-            <td class="num muted">{cpu_interval} {(!level.is_empty()).then(|| view! { <br /><small>{level}</small> })}</td>
+            <td><VerdictBadge verdict=Some(s.verdict) /></td>
+            <td class="num"><strong>{pct(s.cpu_change_pct)}</strong>
+                {(!cpu_interval.is_empty()).then(|| view! { <br /><span class="muted">{cpu_interval}</span> })}
+                {(!level.is_empty()).then(|| view! { <br /><small class="muted">{level}</small> })}</td>
             <td class="num">{format!("{:.3} → {:.3}", s.cpu_control, s.cpu_treatment)}</td>
             <td class="num">{pct(s.elapsed_change_pct)} {elapsed_note(&s).map(|n| view! { <br /><small class="muted">{n}</small> })}</td>
+            <td class="num">{pct(s.mem_peak_change_pct)} <br /><small class="muted">{bytes(s.mem_peak_treatment)}</small></td>
             <td class=if same { "ok" } else { "bad" }>{work}</td>
-            <td class="num">{format!("{} ({})", pct(s.mem_peak_change_pct), bytes(s.mem_peak_treatment))}</td>
-            <td><VerdictBadge verdict=Some(s.verdict) /></td>
         </tr>
     }
 }
@@ -88,13 +89,12 @@ fn ArmTable(arm: ArmReport) -> impl IntoView {
                 <thead>
                     <tr>
                         <th scope="col">"Stage"</th>
-                        <th scope="col" class="num">"CPU change"</th>
-                        <th scope="col" class="num" title="at the level each stage's test was decided at (its share of the experiment's error rate)">"CPU interval"</th>
-                        <th scope="col" class="num">"CPU-s control → treatment"</th>
-                        <th scope="col" class="num">"Summed elapsed"</th>
-                        <th scope="col">"Items / bytes"</th>
-                        <th scope="col" class="num">"Peak memory"</th>
                         <th scope="col">"Verdict"</th>
+                        <th scope="col" class="num" title="the change, its interval at the level each stage's test was decided at (its share of the experiment's error rate), and what an undecided one would take">"CPU change"</th>
+                        <th scope="col" class="num">"CPU-s (control → treatment)"</th>
+                        <th scope="col" class="num">"Summed elapsed"</th>
+                        <th scope="col" class="num">"Peak memory"</th>
+                        <th scope="col">"Items / bytes"</th>
                     </tr>
                 </thead>
                 <tbody>

@@ -194,7 +194,7 @@ mod tests {
         f.head = "feature".into();
         f.fingerprint.insert("sample".into(), "b".into());
         f.fingerprint.insert("workers".into(), "9".into());
-        assert_eq!(problems(&s, &f)["fingerprint.workers"], "fingerprint field \"workers\": 9 is outside 1..=4");
+        assert_eq!(problems(&s, &f)["fingerprint.workers"], "fingerprint field \"workers\": 9: must be between 1 and 4");
         f.fingerprint.insert("workers".into(), "3".into());
         f.arms.push(ExtraArm { name: "low-mem".into(), git_ref: "main".into(), overrides: "CACHE_MB=64".into() });
         assert!(problems(&s, &f).is_empty(), "{:?}", problems(&s, &f));

@@ -47,11 +47,37 @@ impl SuiteChoice {
     }
 }
 
+/// The suites a launch may use, and the one the form opens on without `?suite=`: the suite of the caller's
+/// newest launch, else the first pipeline suite (the example most people start with), else the first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchChoices {
+    pub suites: Vec<SuiteChoice>,
+    pub preferred: Option<String>,
+}
+
 #[server(prefix = "/fn", endpoint = "launch_suites")]
-pub async fn launch_suites() -> Result<Vec<SuiteChoice>, ServerFnError> {
+pub async fn launch_suites() -> Result<LaunchChoices, ServerFnError> {
     let store = crate::error::store()?;
-    let suites = store.suites().await.map_err(crate::error::read_failed("the suites"))?;
-    suites.iter().map(|s| SuiteChoice::from_definition(&s.name, s.kind, &s.definition).map_err(ServerFnError::new)).collect()
+    let failed = crate::error::read_failed("the suites");
+    let suites = store.suites().await.map_err(failed)?;
+    let suites: Vec<SuiteChoice> = suites
+        .iter()
+        .map(|s| SuiteChoice::from_definition(&s.name, s.kind, &s.definition))
+        .collect::<Result<_, _>>()
+        .map_err(ServerFnError::new)?;
+    let last_used = match crate::auth::principal() {
+        crate::auth::Principal::User { name, .. } => {
+            let query =
+                store::experiments::HistoryParams { by: Some(name), ..Default::default() }.query(1).map_err(crate::error::bad_request)?;
+            let failed = crate::error::read_failed("your last launch");
+            store.list_experiments(&query).await.map_err(failed)?.experiments.into_iter().next().and_then(|e| e.suite)
+        }
+        _ => None,
+    };
+    let preferred = last_used
+        .filter(|n| suites.iter().any(|s| &s.name == n))
+        .or_else(|| suites.iter().find(|s| s.kind == judge::ExperimentKind::Pipeline).map(|s| s.name.clone()));
+    Ok(LaunchChoices { suites, preferred })
 }
 
 #[component]
@@ -66,12 +92,15 @@ pub fn LaunchPage() -> impl IntoView {
         </p>
         {crate::awaited::awaited(async move {
             match launch_suites().await {
-                Ok(list) if list.is_empty() => view! {
+                Ok(c) if c.suites.is_empty() => view! {
                     <section class="empty"><h2>"No suites yet"</h2>
                         <p>"Put a suite file in the server's suites folder, or have an admin create one on " <a href="/suites">"Suites"</a> "."</p>
                     </section>
                 }.into_any(),
-                Ok(list) => view! { <form::LaunchForm suites=list initial=chosen /> }.into_any(),
+                Ok(c) => {
+                    let initial = if chosen.is_empty() { c.preferred.unwrap_or_default() } else { chosen };
+                    view! { <form::LaunchForm suites=c.suites initial /> }.into_any()
+                }
                 Err(e) => view! { <crate::error::ErrorView error=crate::error::AppError::from(e) /> }.into_any(),
             }
         })}
