@@ -40,9 +40,12 @@ pub struct LaunchArgs {
     pub allow_regression: bool,
     #[arg(long)]
     pub reason: Option<String>,
-    /// Print the plan (every argv, the expected time) and launch nothing.
+    /// Print the plan (every argv, the expected time, what the trials can detect) and launch nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// How --dry-run prints the plan: readable text, or the API's JSON.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    pub format: PlanFormat,
     /// Wait for the verdict and exit with its code.
     #[arg(long)]
     pub wait: bool,
@@ -53,6 +56,67 @@ pub struct LaunchArgs {
     /// share link, so reviewers without an account can open the page and see the charts.
     #[arg(long, value_name = "FILE", requires = "wait")]
     pub comment_file: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanFormat {
+    Text,
+    Json,
+}
+
+/// A dry run's plan for a person: title, arms with SHAs, trial count and time, power, every command.
+pub fn plan_text(plan: &Value) -> String {
+    use std::fmt::Write;
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let mut out = format!("plan: {}\n", text(&plan["title"]));
+    for a in plan["arms"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  {:<12} {} at {} ({})",
+            text(&a["name"]),
+            text(&a["role"]),
+            text(&a["sha"]).chars().take(12).collect::<String>(),
+            text(&a["ref"])
+        );
+    }
+    let trials = plan["trials"].as_array().map_or(0, Vec::len);
+    let time = match (plan["estimated_minutes"].as_f64(), plan["max_minutes"].as_u64()) {
+        (Some(e), Some(m)) => format!("about {e} min ({}), at most {m} min", text(&plan["estimate_basis"])),
+        (None, Some(m)) => format!("at most {m} min (every trial to its timeout; no trials of this suite yet to estimate from)"),
+        _ => "time unknown".into(),
+    };
+    let _ = writeln!(out, "{trials} trials ({} per arm, {} order); {time}", plan["trials_per_arm"], text(&plan["order"]));
+    let d = &plan["detectable"];
+    if let Some(mde) = d["mde_pct"].as_f64() {
+        use judge::pipeline::report::fmt_margin;
+        let target = fmt_margin(d["target_pct"].as_f64().unwrap_or(f64::NAN));
+        let need = match d["trials_for_target"].as_u64() {
+            Some(n) => format!("±{target} needs about {n} trials an arm"),
+            None => format!("±{target} needs more than {} trials an arm", judge::pipeline::power::MAX_PLANNED_TRIALS),
+        };
+        let _ = writeln!(
+            out,
+            "can detect ±{} with {} trials an arm (80 % of the time at a {} error rate; spread {} from {}); {need}",
+            fmt_margin(mde),
+            plan["trials_per_arm"],
+            fmt_margin(100.0 * d["alpha"].as_f64().unwrap_or(f64::NAN)),
+            fmt_margin(d["spread_pct"].as_f64().unwrap_or(f64::NAN)),
+            text(&d["spread_source"])
+        );
+    }
+    for (i, t) in plan["trials"].as_array().into_iter().flatten().enumerate() {
+        let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(|a| text(a)).collect();
+        let _ = writeln!(
+            out,
+            "  {:>3}. {} {} #{}: {}",
+            i + 1,
+            text(&t["run_tag"]),
+            text(&t["arm"]),
+            t["repeat"].as_u64().unwrap_or(0) + 1,
+            argv.join(" ")
+        );
+    }
+    out
 }
 
 /// The launch request the flags describe.
@@ -126,7 +190,10 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| format!("cannot listen for Ctrl-C: {e}"))?;
     let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.token).json(&body), "launch").await?;
     if args.dry_run {
-        println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?);
+        match args.format {
+            PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?),
+            PlanFormat::Text => print!("{}", plan_text(&r["plan"])),
+        }
         return Ok(0);
     }
     let id = r["id"].as_i64().ok_or("launch: the server's answer has no experiment id")?;

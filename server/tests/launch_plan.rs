@@ -98,6 +98,11 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert_eq!(d["mde_pct"].as_f64(), Some(expected.mde_pct), "{d}");
     assert_eq!((d["spread_pct"].as_f64(), d["target_pct"].as_f64(), d["family"].as_u64()), (Some(5.0), Some(2.0), Some(10)));
     assert!(d["spread_source"].as_str().unwrap().contains("uncalibrated"), "{d}");
+    // `arbiter launch --dry-run` prints the same plan for a person.
+    let text = server::launch_cli::plan_text(plan);
+    assert!(text.starts_with("plan: dedup: ") && text.contains(&format!("control      control at {}", &base[..12])), "{text}");
+    assert!(text.contains("6 trials (3 per arm, interleaved order)") && text.contains("can detect ±"), "{text}");
+    assert!(text.contains("needs more than 100 trials an arm") || text.contains("needs about"), "{text}");
     // Sized for a chosen change; and with a calibrated profile of the fingerprint, its spread.
     let r = launcher
         .post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true, "detect_pct": 30}))

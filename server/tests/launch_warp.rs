@@ -456,13 +456,15 @@ async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("refused the token") && err.contains("401"), "{err}");
     // A dry run prints the plan and launches nothing.
-    let out = cli("s3s-cli", &["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--dry-run"])
-        .output()
-        .await
-        .unwrap();
+    let dry = ["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--dry-run"];
+    let out = cli("s3s-cli", &dry).arg("--format").arg("json").output().await.unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(plan["trials"].as_array().unwrap().len(), 2, "{plan}");
+    // Without --format json: readable lines, not JSON.
+    let out = cli("s3s-cli", &dry).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("plan: ") && text.contains("2 trials (") && !text.trim_start().starts_with('{'), "{text}");
     // Launch and wait: a server that exits at start is a FAIL → exit 1, with the page's URL (experiment 1:
     // the dry run stored nothing).
     let comment = tmp.path().join("comment.md");

@@ -67,7 +67,9 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
             plan["estimate_basis"].as_str().unwrap_or("earlier runs"),
             minutes(max)
         ),
-        (None, Some(max)) => format!("at most {} (every trial to its timeout)", minutes(max)),
+        (None, Some(max)) => {
+            format!("at most {} (every trial to its timeout; no trials of this suite have run yet to estimate from)", minutes(max))
+        }
         _ => "unknown".into(),
     };
     let fingerprint = crate::format::fingerprint_line(&plan["fingerprint"]);
