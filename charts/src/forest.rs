@@ -67,6 +67,9 @@ impl ForestMetric {
 /// What a row says in words (its tooltip), and the short status drawn at its right end.
 fn words(r: &Row, floor: &str) -> (String, String) {
     let head = format!("{} · {}", r.stage.stage, r.arm_name);
+    if let Some(missing) = r.stage.missing_treatment() {
+        return (format!("{head}: {missing}, so no change to draw"), missing);
+    }
     if r.below {
         return (format!("{head}: below the {floor} floor ({}), not tested", fmt_pct(r.change)), "below floor".into());
     }
@@ -185,7 +188,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
             ))
             .map_err(draw_err)?;
             tips.push(Tip { x0: 0, y0: py - ROW / 2, x1: WIDTH, y1: py + ROW / 2, text, href: None });
-            if r.below {
+            if r.below || r.stage.missing_treatment().is_some() {
                 continue;
             }
             let m = r.margin.min(reach);

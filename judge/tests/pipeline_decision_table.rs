@@ -75,6 +75,13 @@ fn rule2_a_treatment_failure_is_a_regression_but_a_retried_attempt_is_churn() {
     let r = run(&rows, &[1], &[101], &PipelineConfig::default());
     assert_eq!(r.verdict, Verdict::Regression);
     assert!(r.reasons[0].contains("map: new failure"), "{:?}", r.reasons);
+    // The failed stage has no treatment numbers, and the report says so instead of "−100 %".
+    let map = &r.stages[0];
+    assert!(map.treatment_failed() && map.treatment_failures == 1, "{map:?}");
+    let md = judge::pipeline::render::markdown(&r, &[]);
+    assert!(md.contains("| map | failed in 1 treatment trial | 10.00 → — | — | — |"), "{md}");
+    assert!(md.contains("| **pipeline total** | not comparable: a stage has no treatment numbers |"), "{md}");
+    assert!(!md.contains("−100.0 %"), "{md}");
 
     // The same FAILED attempt followed by an END row under another execution id in the same trial.
     rows.push(row(102, "map", "END", 9.9, 31.0, 1000.0, 100.0));
@@ -200,6 +207,7 @@ fn noise_rules_floor_margin_and_undecided_repeats() {
     let (v, why) = verdict_of(&[(0.02, 1.0)], &[(0.04, 1.0)]);
     assert_eq!(v, Verdict::Pass, "{why}");
     assert!(why.contains("CPU below the 0.05 CPU-s floor"), "{why}");
+    assert!(why.contains("CPU too small to measure") && !why.contains("no change"), "a doubled tiny stage is not called unchanged: {why}");
     // The floor raises a small stage's margin: +30 % of 0.10 CPU-s (0.03 CPU-s) is detected but negligible.
     let (rows, c, tr) = two_arms(&tight(0.10, 1.0), &tight(0.13, 1.0));
     let r = run(&rows, &c, &tr, &PipelineConfig::default());

@@ -74,6 +74,7 @@ pub fn prepare(input: &StageInput) -> Prepared {
     let (nc, nt) = (input.control.len(), input.treatment.len());
 
     // 2. A failure in the treatment is a regression, whatever else.
+    report.treatment_failures = input.treatment_failures;
     if input.treatment_failures > 0 {
         return Prepared::Decided(report.decide(
             Verdict::Regression,
@@ -203,11 +204,13 @@ pub fn finish(prepared: Prepared, cpu_alpha: f64, elapsed_alpha: f64) -> StageRe
         (Lower, Higher) => (Verdict::Tradeoff, "cheaper, slower"),
         (Lower, _) => (Verdict::Pass, "cheaper"),
         (Flat, Flat) if report.cpu_negligible || report.elapsed_negligible => (Verdict::Pass, "negligible change"),
+        (Flat, Flat) if report.cpu_below_floor => (Verdict::Pass, "too small to measure"),
         (Flat, Flat) => (Verdict::Pass, "no change"),
         (Flat, Unclear) if elapsed_only => {
             (Verdict::Inconclusive, "elapsed-only change from too few trials (fewer than 3 an arm); repeat with alternating trials")
         }
         // CPU is the verdict and elapsed its context: an undecided elapsed leaves a decided CPU standing.
+        (Flat, Unclear) if report.cpu_below_floor => (Verdict::Pass, "CPU too small to measure, elapsed undecided"),
         (Flat, Unclear) => (Verdict::Pass, "no CPU change, elapsed undecided"),
         (Flat, Lower) => (Verdict::Pass, "latency win"),
         (Flat, Higher) => (Verdict::Regression, "slower at equal cost"),

@@ -116,6 +116,14 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
         for s in arm.stages.iter().chain(std::iter::once(&arm.total)) {
             let name = if std::ptr::eq(s, &arm.total) { format!("**{}**", s.stage) } else { s.stage.clone() };
+            let is_total = std::ptr::eq(s, &arm.total);
+            let broken = is_total && arm.stages.iter().any(|x| x.missing_treatment().is_some());
+            if let Some(failed) =
+                s.missing_treatment().or_else(|| broken.then(|| "not comparable: a stage has no treatment numbers".to_string()))
+            {
+                let _ = writeln!(out, "| {name} | {failed} | {:.2} → — | — | — | {} {} |", s.cpu_control, icon(s.verdict), s.verdict);
+                continue;
+            }
             let _ = writeln!(
                 out,
                 "| {name} | {}{} | {:.2} → {:.2} | {}{} | {} | {} {} |",
@@ -133,6 +141,7 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
         let off: Vec<String> = arm
             .stages
             .iter()
+            .filter(|s| s.missing_treatment().is_none())
             .filter(|s| s.items_change_pct.abs() > t.equivalence_tolerance_pct || s.bytes_change_pct.abs() > t.equivalence_tolerance_pct)
             .map(|s| format!("{} (items {}, bytes {})", s.stage, fmt_pct(s.items_change_pct), fmt_pct(s.bytes_change_pct)))
             .collect();

@@ -47,6 +47,10 @@ pub struct StageReport {
     /// Both arms' mean CPU below the floor: not tested, outside the family.
     #[serde(default)]
     pub cpu_below_floor: bool,
+    /// Treatment trials in which this stage FAILED (not retried): with none that succeeded, the
+    /// treatment's numbers are absent (zeros), not measured.
+    #[serde(default)]
+    pub treatment_failures: usize,
     /// The test behind `cpu_outcome` (absent below the floor, when a guardrail decided, and in method 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_test: Option<MetricTest>,
@@ -128,6 +132,7 @@ impl StageReport {
             cpu_outcome: MetricOutcome::Flat,
             cpu_negligible: false,
             cpu_below_floor: false,
+            treatment_failures: 0,
             cpu_test: None,
             elapsed_control: ec,
             elapsed_treatment: et,
@@ -152,6 +157,20 @@ impl StageReport {
 
     /// "CPU higher +27.4 % (1.13 → 1.44 CPU-s, 99.8 % interval +12.0 % … +44.9 %); summed elapsed unclear
     /// (−0.9 %, 99.96 % interval …; MDE 80.1 %, about 40 more pairs would decide it against ±25 %)".
+    /// The stage failed in every treatment trial: the treatment has no numbers, only the failure.
+    pub fn treatment_failed(&self) -> bool {
+        self.treatment_failures > 0 && self.trials[1] == 0
+    }
+
+    /// What stands in for the treatment's numbers when it has none: "failed in 1 treatment trial", or
+    /// "no treatment numbers" (a total over stages that failed); `None` when it has numbers.
+    pub fn missing_treatment(&self) -> Option<String> {
+        (self.trials[1] == 0).then(|| match self.treatment_failures {
+            0 => "no treatment numbers".to_string(),
+            n => format!("failed in {n} treatment trial{}", if n == 1 { "" } else { "s" }),
+        })
+    }
+
     pub fn detail(&self) -> String {
         let per = match self.normalised.as_deref() {
             Some("per_item") => " per item",

@@ -56,11 +56,27 @@ fn work_check(s: &StageReport) -> (bool, String) {
 }
 
 #[component]
-fn StageLine(s: StageReport, #[prop(optional)] total: bool) -> impl IntoView {
+fn StageLine(s: StageReport, #[prop(optional)] total: bool, #[prop(optional)] incomparable: bool) -> impl IntoView {
     let (same, work) = work_check(&s);
     let name = if total { "All stages".to_string() } else { s.stage.clone() };
     let detail = s.reasons.join("; ");
     let (cpu_interval, level) = interval_cell(&s);
+    let missing = s.missing_treatment().or_else(|| incomparable.then(|| "not comparable: a stage has no treatment numbers".to_string()));
+    if let Some(missing) = missing {
+        // Failed in every treatment trial: no treatment numbers to show, only the failure.
+        return view! {
+            <tr class:total=total title=detail.clone()>
+                <th scope="row">{name}</th>
+                <td><VerdictBadge verdict=Some(s.verdict) /></td>
+                <td class="bad">{missing}</td>
+                <td class="num">{format!("{:.3} → —", s.cpu_control)}</td>
+                <td class="num">"—"</td>
+                <td class="num">"—"</td>
+                <td>"—"</td>
+            </tr>
+        }
+        .into_any();
+    }
     view! {
         <tr class:total=total title=detail>
             <th scope="row">{name}</th>
@@ -74,11 +90,13 @@ fn StageLine(s: StageReport, #[prop(optional)] total: bool) -> impl IntoView {
             <td class=if same { "ok" } else { "bad" }>{work}</td>
         </tr>
     }
+    .into_any()
 }
 
 #[component]
 fn ArmTable(arm: ArmReport) -> impl IntoView {
     let total = arm.total.clone();
+    let incomparable = arm.stages.iter().any(|s| s.missing_treatment().is_some());
     view! {
         <h3>
             <VerdictBadge verdict=Some(arm.verdict) /> " " {arm.name.clone()}
@@ -99,7 +117,7 @@ fn ArmTable(arm: ArmReport) -> impl IntoView {
                 </thead>
                 <tbody>
                     {arm.stages.into_iter().map(|s| view! { <StageLine s /> }).collect_view()}
-                    <StageLine s=total total=true />
+                    <StageLine s=total total=true incomparable=incomparable />
                 </tbody>
             </table>
         </div>
