@@ -67,7 +67,9 @@ pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, 
             file("application/json", &format!("{prefix}report.json"), text + "\n")
         }
         ("report.md", StoredReport::Pipeline(r)) => {
-            file("text/markdown; charset=utf-8", &format!("{prefix}report.md"), markdown(r, &arm_ids(&state, id).await?))
+            let md = markdown(r, &arm_ids(&state, id).await?);
+            let md = with_experiment_header(&md, &experiment_header(&state, id).await?);
+            file("text/markdown; charset=utf-8", &format!("{prefix}report.md"), md)
         }
         ("stages.csv", StoredReport::Pipeline(r)) => {
             file("text/csv; charset=utf-8", &format!("{prefix}stages.csv"), judge::csv_export::pipeline_stages_csv(r))
@@ -87,6 +89,33 @@ pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, 
         }
     };
     Ok(response)
+}
+
+/// The lines a pasted report needs to stand alone: the experiment, its suite and page, and what ran.
+/// "**Dedup: heavier MinHash** (#5) · suite zephyr-pipeline · <https://…/experiments/5>" and "control `main`
+/// at `1a2b3c4d5e6f` → heavier-minhash `cpu-heavier` at `8f3a9c2e1d0b`".
+async fn experiment_header(state: &AppState, id: i64) -> ApiResult<String> {
+    let summary = state.store.experiment_summary(id).await?;
+    let detail = state.store.experiment_detail(id).await?;
+    let suite = summary.suite.map(|s| format!(" · suite {s}")).unwrap_or_default();
+    let arms: Vec<String> = detail
+        .arms
+        .iter()
+        .map(|a| {
+            let git_ref = a.git_ref.as_deref().map(|r| format!(" `{}`", r.trim_start_matches("refs/heads/"))).unwrap_or_default();
+            let sha = a.sha.as_deref().map(|s| format!(" at `{}`", judge::units::short_sha(s))).unwrap_or_default();
+            format!("{}{git_ref}{sha}", a.name)
+        })
+        .collect();
+    Ok(format!("**{}** (#{id}){suite} · <{}/experiments/{id}>\n\n{}\n", summary.title, state.auth.base_url, arms.join(" → ")))
+}
+
+/// The report with the experiment's header under its heading.
+fn with_experiment_header(md: &str, header: &str) -> String {
+    match md.split_once("\n\n") {
+        Some((heading, rest)) => format!("{heading}\n\n{header}\n{rest}"),
+        None => format!("{header}\n{md}"),
+    }
 }
 
 /// Each arm's trials as their execution ids (the latest attempt of each planned trial), for the

@@ -42,6 +42,10 @@ async fn a_pipeline_page_renders_its_verdict_tables_and_charts_without_javascrip
     let md = viewer.get(&format!("/experiments/{id}/export/report.md")).await;
     assert_eq!(md.status, 200);
     assert!(md.text.contains("Pipeline A/B") && md.text.contains("stage1-Map → Scatter"), "{}", md.text);
+    // Ready to paste: which experiment, its page, and what ran at which SHA; CPU-s to three digits.
+    assert!(md.text.contains(&format!("**Heavier map** (#{id})")), "{}", md.text);
+    assert!(md.text.contains(&format!("/experiments/{id}>")) && md.text.contains("control `"), "{}", md.text);
+    assert!(md.text.contains("| 1.13 → 1.44 |"), "{}", md.text);
     let csv = viewer.get(&format!("/experiments/{id}/export/stages.csv")).await;
     assert!(csv.text.starts_with("arm,stage,verdict,cpu_control_s"), "{}", csv.text);
     assert!(csv.text.contains("treatment,TOTAL,regression"));

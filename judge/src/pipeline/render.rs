@@ -126,11 +126,11 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
             }
             let _ = writeln!(
                 out,
-                "| {name} | {}{} | {:.2} → {:.2} | {}{} | {} | {} {} |",
+                "| {name} | {}{} | {} → {} | {}{} | {} | {} {} |",
                 fmt_pct(s.cpu_change_pct),
                 interval(s.cpu_interval_pct),
-                s.cpu_control,
-                s.cpu_treatment,
+                crate::units::fmt_num(s.cpu_control),
+                crate::units::fmt_num(s.cpu_treatment),
                 fmt_pct(s.elapsed_change_pct),
                 interval(s.elapsed_interval_pct),
                 mem_change(s),
