@@ -1,5 +1,5 @@
 //! What the server hands the app besides the store and the caller: where experiment files live, the
-//! public URL for links, and how a stored suite is written back as TOML.
+//! public URL for links, how a stored suite is written back as TOML, and whether a setup link is live.
 
 use leptos::prelude::*;
 use std::path::PathBuf;
@@ -11,6 +11,8 @@ pub struct ServerContext {
     pub base_url: String,
     /// A stored suite definition written back as TOML.
     pub suite_toml: fn(&serde_json::Value) -> Result<String, String>,
+    /// Whether a first-run setup link's secret is still the live one (the setup page says when it is not).
+    pub setup_link_live: std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>,
 }
 
 pub fn server_context() -> Result<ServerContext, ServerFnError> {

@@ -169,6 +169,10 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
         data_dir: state.data_dir.clone(),
         base_url: state.auth.base_url.clone(),
         suite_toml: crate::suites::to_toml,
+        setup_link_live: {
+            let link = state.setup.clone();
+            std::sync::Arc::new(move |secret: &str| link.is_live(secret))
+        },
     };
     let context = leptos_context(state.store.clone(), server);
     let options = state.leptos_options.clone();

@@ -190,7 +190,15 @@ async fn first_run_prints_a_one_time_setup_link() {
     assert_eq!(r.url().path(), "/experiments", "created and signed in");
     assert!(r.text().await.unwrap().contains("<h1>Experiments</h1>"));
     let r = post(form(TEST_PASSWORD)).await;
-    assert_eq!(r.status().as_u16(), 403, "the link works once");
+    assert_eq!(r.url().path(), "/setup", "the link works once: back to its page");
+    let text = r.text().await.unwrap();
+    assert!(text.contains("This setup link was used") && !text.contains("Create admin and sign in"), "{text}");
+    let (status, page) = server.get(link.strip_prefix(&server.base).unwrap()).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("This setup link was used") && page.contains("arbiter user add NAME --role admin"),
+        "opened again, the link says so: {page}"
+    );
     assert!(server.stop().success());
 }
 

@@ -37,6 +37,27 @@ pub fn SetupPage() -> impl IntoView {
     let query = use_query_map();
     let error = move || query.read().get("error");
     let token = move || query.read().get("token").unwrap_or_default();
+    // A link that was used (or belongs to a server that restarted since) says so instead of a form that
+    // cannot work.
+    #[cfg(feature = "ssr")]
+    let live = {
+        let t = query.read_untracked().get("token").unwrap_or_default();
+        query.read_untracked().get("used").is_none() && crate::context::server_context().is_ok_and(|c| (c.setup_link_live)(&t))
+    };
+    #[cfg(not(feature = "ssr"))]
+    let live = true;
+    if !live {
+        return view! {
+            <Title text="First-run setup" />
+            <section class="auth">
+                <h1>"This setup link was used"</h1>
+                <p role="alert">"A setup link works once, and only until the server restarts. If you created the first admin with it, "
+                    <a href="/login">"sign in"</a> "; otherwise an admin can be created on the server with "
+                    <code>"arbiter user add NAME --role admin"</code> ", or restart the server to print a new link (while it has no user)."</p>
+            </section>
+        }
+        .into_any();
+    }
     view! {
         <Title text="First-run setup" />
         <section class="auth">
@@ -54,4 +75,5 @@ pub fn SetupPage() -> impl IntoView {
             </form>
         </section>
     }
+    .into_any()
 }

@@ -27,6 +27,11 @@ impl SetupLink {
         secret
     }
 
+    /// Whether `secret` is the live link's (without using it up).
+    pub fn is_live(&self, secret: &str) -> bool {
+        self.digest.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(token::digest(secret).as_str())
+    }
+
     fn take_if(&self, secret: &str) -> bool {
         let mut d = self.digest.lock().unwrap_or_else(|e| e.into_inner());
         if d.as_deref() == Some(token::digest(secret).as_str()) {
@@ -53,9 +58,8 @@ pub struct SetupForm {
 pub async fn setup(State(state): State<AppState>, session: Session, Form(form): Form<SetupForm>) -> Result<Response, ApiError> {
     let retry = |error: &str| Redirect::to(&format!("/setup?token={}&error={}", encode(&form.token), encode(error))).into_response();
     if !state.setup.take_if(&form.token) {
-        return Err(ApiError::Forbidden(
-            "this setup link is not valid any more; create an admin with `arbiter user add NAME --role admin`".into(),
-        ));
+        // The page says so in words (a used link, a restarted server), not a bare error document.
+        return Ok(Redirect::to("/setup?used=1").into_response());
     }
     // From here on the link is spent; a fixable input error hands it back.
     let name = form.username.trim().to_string();
