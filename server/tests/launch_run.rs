@@ -175,6 +175,14 @@ async fn a_calibration_sets_the_thresholds_of_later_experiments() {
     let plan: server::launch::submit::StoredPlan = serde_json::from_value(app.store.experiment_plan(calibration).await.unwrap().0).unwrap();
     let profile = app.store.noise_profile(suite.id, &plan.fingerprint_hash()).await.unwrap().expect("a stored profile");
     assert_eq!(profile.trials, 4);
+    // The calibration's own page shows the profile it produced, not "not judged yet".
+    let page = launcher.get(&format!("/experiments/{calibration}")).await.text;
+    assert!(page.contains("calibration measured") && !page.contains("not judged yet") && !page.contains("No report yet"), "{page}");
+    assert!(
+        page.contains(&format!("noise profile #{} of suite stage-bench: now 4 trials from 1 calibration, not yet trusted", profile.id)),
+        "{page}"
+    );
+    assert!(page.contains("href=\"/suites/stage-bench\""), "it links the suite page");
 
     let later = launch(&launcher, "heavier").await;
     let e = launcher.wait_until_ended(later, 240).await;

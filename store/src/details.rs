@@ -36,6 +36,9 @@ pub struct ExperimentDetail {
     pub imported: bool,
     /// A baseline run: measured, not compared.
     pub baseline: bool,
+    /// A calibration: same-code trials whose spread went into the suite's noise profile; no verdict.
+    #[serde(default)]
+    pub calibration: bool,
     /// The baseline run reused as its control.
     pub reused_baseline: Option<i64>,
 }
@@ -70,6 +73,7 @@ impl Store {
             launched: plan.get("launch").is_some(),
             imported: plan.get("imported").and_then(serde_json::Value::as_bool) == Some(true),
             baseline: plan.pointer("/launch/baseline").and_then(serde_json::Value::as_bool) == Some(true),
+            calibration: plan.pointer("/launch/calibration").and_then(serde_json::Value::as_bool) == Some(true),
             reused_baseline: plan.pointer("/launch/reused_baseline/experiment_id").and_then(serde_json::Value::as_i64),
         })
     }

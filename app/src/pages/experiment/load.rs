@@ -78,6 +78,8 @@ pub struct ExperimentView {
     pub current_method: u32,
     /// A pipeline verdict of an older method, and the caller may launch: it may be re-judged.
     pub may_rejudge: bool,
+    /// A calibration: the profile it fed.
+    pub calibration: Option<CalibrationView>,
 }
 
 /// One verdict the experiment has had (a re-judged experiment has several, newest first).
@@ -89,6 +91,19 @@ pub struct VerdictEntry {
     /// Who re-judged it; `None` for the experiment's own end (or an import).
     pub judged_by: Option<String>,
     pub reasons: Vec<String>,
+}
+
+/// What a calibration produced: the noise profile of its suite and fingerprint, as it stands now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationView {
+    pub suite: String,
+    /// `None`: no profile (the calibration failed, or an admin reset it since).
+    pub profile_id: Option<i64>,
+    pub trials: usize,
+    pub calibrations: usize,
+    pub trusted: bool,
+    /// Per stage: name, trials, CPU spread %, summed elapsed spread %.
+    pub stages: Vec<(String, usize, f64, f64)>,
 }
 
 /// Most files listed on the page; the rest stay downloadable by path.
@@ -213,6 +228,28 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         judge::ExperimentKind::Warp => 1,
     };
     let method_version = verdicts.first().map(|v| v.method_version);
+    let calibration = match (detail.calibration, summary.suite.clone()) {
+        (true, Some(suite)) => {
+            let profiles = match store.suite_by_name(&suite).await {
+                Ok(s) => store.noise_profiles(s.id).await.map_err(failed)?,
+                Err(_) => Vec::new(),
+            };
+            let found = profiles.into_iter().find(|p| p.fingerprint == detail.fingerprint);
+            let parsed =
+                found.as_ref().and_then(|p| serde_json::from_value::<judge::pipeline::noise::NoiseProfile>(p.profile.clone()).ok());
+            Some(CalibrationView {
+                suite,
+                profile_id: found.as_ref().map(|p| p.id),
+                trials: parsed.as_ref().map_or(0, |p| p.trials),
+                calibrations: parsed.as_ref().map_or(0, |p| p.calibrations),
+                trusted: parsed.as_ref().is_some_and(|p| p.trusted),
+                stages: parsed
+                    .map(|p| p.stages.iter().map(|(n, s)| (n.clone(), s.cpu.n, 100.0 * s.cpu.raw().0, 100.0 * s.elapsed.raw().0)).collect())
+                    .unwrap_or_default(),
+            })
+        }
+        _ => None,
+    };
     let scale = if log { charts::Scale::Log } else { charts::Scale::Linear };
     let charts = report.as_ref().map(|r| r.charts(scale)).unwrap_or_default();
     let mut treatments = 0;
@@ -277,7 +314,11 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         _ => false,
     };
     Ok(ExperimentView {
-        noise: noise_words(report.as_ref(), detail.noise_profile.as_ref()),
+        noise: if detail.calibration {
+            "nothing: a calibration has no verdict; it measures the noise later experiments are judged with".into()
+        } else {
+            noise_words(report.as_ref(), detail.noise_profile.as_ref())
+        },
         summary: summary.into(),
         arms,
         fingerprint: crate::format::fingerprint_fields(&detail.fingerprint),
@@ -295,6 +336,7 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         reused_baseline: detail.reused_baseline,
         may_share,
         may_rejudge: may_launch && method_version.is_some_and(|v| v < current_method),
+        calibration,
         verdicts,
         method_version,
         current_method,

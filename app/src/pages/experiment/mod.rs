@@ -65,7 +65,14 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             </div>
         </div>
         <section class=format!("banner tone-{}", s.verdict.map(|v| format!("{:?}", v.tone()).to_lowercase()).unwrap_or_else(|| "none".into())) aria-label="Verdict">
-            <p class="banner-verdict"><VerdictBadge verdict=s.verdict /> <span class="muted">{s.status.as_str()}</span></p>
+            <p class="banner-verdict">
+                {match (&view.calibration, s.status) {
+                    (Some(_), judge::ExperimentStatus::Judged) => view! { <span class="verdict tone-none">"◆ calibration measured"</span> }.into_any(),
+                    (Some(_), _) => view! { <span class="verdict tone-none">"◆ calibration"</span> }.into_any(),
+                    _ => view! { <VerdictBadge verdict=s.verdict /> }.into_any(),
+                }}
+                " " <span class="muted">{s.status.as_str()}</span>
+            </p>
             {(!view.reasons.is_empty()).then(|| view! {
                 <ul class="reasons">{view.reasons.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}</ul>
             })}
@@ -109,6 +116,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                 <Charts id charts=view.charts.clone() log=view.log />
                 <warp::GateView gate=*gate provenance />
             }.into_any(),
+            None if view.calibration.is_some() => view.calibration.clone().map(|c| view! { <CalibrationResult c /> }).into_any(),
             None if view.baseline && s.status == judge::ExperimentStatus::Judged => view! { <p class="muted">"A baseline has no report of its own: see its stages on the suite's trends."</p> }.into_any(),
             None => view! { <p class="muted">"No report yet: the judge runs when every trial has ended."</p> }.into_any(),
         }}
@@ -116,6 +124,42 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         <trials::Timeline trials=view.trials.clone() />
         <Downloads id kind=s.kind judged=view.report.is_some() files=view.files.clone() />
     }
+}
+
+/// A calibration's page: the noise profile it fed, per stage, and where it is used.
+#[component]
+fn CalibrationResult(c: load::CalibrationView) -> impl IntoView {
+    let suite_href = format!("/suites/{}", c.suite);
+    let Some(id) = c.profile_id else {
+        return view! {
+            <section class="report" aria-label="Calibration">
+                <h2>"Calibration"</h2>
+                <p class="muted">"No noise profile of this fingerprint is stored: the calibration had too few succeeded trials, or an admin reset the profile since. See the trials below and the suite's " <a href=suite_href>"noise profiles"</a> "."</p>
+            </section>
+        }
+        .into_any();
+    };
+    let standing = if c.trusted { "trusted".to_string() } else { "not yet trusted (5 trials needed)".to_string() };
+    view! {
+        <section class="report" aria-label="Calibration">
+            <h2>"Calibration"</h2>
+            <p>{format!(
+                "Its same-code trials went into noise profile #{id} of suite {}: now {} trials from {} calibration{}, {standing}. Later experiments of this suite with this fingerprint take each stage's spread from it (never its margin).",
+                c.suite, c.trials, c.calibrations, if c.calibrations == 1 { "" } else { "s" }
+            )} " " <a href=suite_href>"The suite's noise profiles"</a></p>
+            <div class="table-wrap">
+                <table class="data stages">
+                    <thead><tr><th scope="col">"Stage"</th><th scope="col" class="num">"Trials"</th><th scope="col" class="num">"CPU spread"</th><th scope="col" class="num">"Summed elapsed spread"</th></tr></thead>
+                    <tbody>{c.stages.into_iter().map(|(name, n, cpu, elapsed)| view! {
+                        <tr><th scope="row">{name}</th><td class="num">{n}</td>
+                            <td class="num">{format!("±{}", judge::pipeline::report::fmt_margin(cpu))}</td>
+                            <td class="num">{format!("±{}", judge::pipeline::report::fmt_margin(elapsed))}</td></tr>
+                    }).collect_view()}</tbody>
+                </table>
+            </div>
+        </section>
+    }
+    .into_any()
 }
 
 /// Every verdict of a re-judged experiment, newest first, each with its method and reasons.
