@@ -53,6 +53,22 @@ pub fn bytes(b: f64) -> String {
     judge::units::fmt_bytes(b)
 }
 
+/// A stored suite definition's judging choices (`[judge]`, each field falling back to the default), and
+/// whether the suite has a `[judge]` at all. The server reads the same fields through its
+/// `SuiteDefinition::judge_method`; pages only have the stored JSON.
+pub fn suite_judge_method(definition: &serde_json::Value) -> (judge::pipeline::MethodConfig, bool) {
+    let d = judge::pipeline::MethodConfig::default();
+    let j = &definition["judge"];
+    let num = |k: &str, default: f64| j[k].as_f64().unwrap_or(default);
+    let method = judge::pipeline::MethodConfig {
+        alpha: num("alpha", d.alpha),
+        cpu_margin_pct: num("cpu_margin_pct", d.cpu_margin_pct),
+        elapsed_margin_pct: num("elapsed_margin_pct", d.elapsed_margin_pct),
+        paired: false,
+    };
+    (method, j.is_object())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

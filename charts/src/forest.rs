@@ -8,7 +8,7 @@ use crate::bars::{clip, legend};
 use crate::svg::{finish, Tip, INK};
 use crate::{treatment_color, ChartError};
 use judge::pipeline::family::MetricTest;
-use judge::pipeline::report::{fmt_level, fmt_margin, fmt_pct, PipelineReport, StageReport};
+use judge::pipeline::report::{fmt_level, fmt_margin, fmt_needs, fmt_pct, MetricOutcome, PipelineReport, StageReport};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -35,6 +35,7 @@ struct Row<'a> {
     arm_name: &'a str,
     stage: &'a StageReport,
     test: Option<&'a MetricTest>,
+    outcome: MetricOutcome,
     below: bool,
     change: f64,
     margin: f64,
@@ -42,11 +43,13 @@ struct Row<'a> {
 
 impl ForestMetric {
     fn row<'a>(self, arm: usize, arm_name: &'a str, s: &'a StageReport) -> Row<'a> {
-        let (test, below, change, margin) = match self {
-            ForestMetric::Cpu => (s.cpu_test.as_ref(), s.cpu_below_floor, s.cpu_change_pct, s.thresholds.cpu_pct),
-            ForestMetric::Elapsed => (s.elapsed_test.as_ref(), s.elapsed_below_floor, s.elapsed_change_pct, s.thresholds.elapsed_pct),
+        let (test, outcome, below, change, margin) = match self {
+            ForestMetric::Cpu => (s.cpu_test.as_ref(), s.cpu_outcome, s.cpu_below_floor, s.cpu_change_pct, s.thresholds.cpu_pct),
+            ForestMetric::Elapsed => {
+                (s.elapsed_test.as_ref(), s.elapsed_outcome, s.elapsed_below_floor, s.elapsed_change_pct, s.thresholds.elapsed_pct)
+            }
         };
-        Row { arm, arm_name, stage: s, test, below, change, margin: test.map_or(margin, |t| t.margin_pct) }
+        Row { arm, arm_name, stage: s, test, outcome, below, change, margin: test.map_or(margin, |t| t.margin_pct) }
     }
 
     fn title(self) -> &'static str {
@@ -80,16 +83,12 @@ fn words(r: &Row, floor: &str) -> (String, String) {
         );
     };
     let interval = format!("{} interval {} … {}", fmt_level(t.alpha), fmt_pct(t.interval_pct[0]), fmt_pct(t.interval_pct[1]));
-    let status = match (t.detected, t.negligible, t.equivalence_interval_pct.is_some_and(|e| e[0] >= -t.margin_pct && e[1] <= t.margin_pct))
-    {
-        (true, true, _) => "negligible".to_string(),
-        (true, false, _) => "detected".to_string(),
-        (false, _, true) => "flat".to_string(),
-        (false, _, false) => match (t.mde_pct, t.more_pairs) {
-            (Some(m), Some(p)) => format!("undecided: detects ±{}, about {p} more pair{}", fmt_margin(m), if p == 1 { "" } else { "s" }),
-            (Some(m), None) => format!("undecided: detects ±{}", fmt_margin(m)),
-            _ => "undecided".to_string(),
-        },
+    // The verdict's own outcome for the metric, in words.
+    let status = match (t.negligible, t.detected, r.outcome) {
+        (true, _, _) => "negligible".to_string(),
+        (_, true, _) => "detected".to_string(),
+        (_, _, MetricOutcome::Flat) => "flat".to_string(),
+        _ => fmt_needs(t).map_or_else(|| "undecided".to_string(), |n| format!("undecided: {n}")),
     };
     (format!("{head}: {} ({interval}), margin ±{} — {status}", fmt_pct(t.estimate_pct), fmt_margin(r.margin)), status)
 }

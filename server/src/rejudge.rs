@@ -59,7 +59,7 @@ pub async fn rejudge(store: &Store, id: i64, by: Option<i64>, dry_run: bool) -> 
     let Some((before, _, old_report)) = store.latest_verdict(id).await? else {
         return Err(RejudgeError::NotJudgeable(format!("experiment {id} has no verdict yet (a calibration or baseline run has none)")));
     };
-    let before_method = store::experiments::method_version_of(&old_report) as u32;
+    let before_method = store::verdicts::method_version_of(&old_report) as u32;
     let trials = store.trials(id).await?;
     let (plan, _) = store.experiment_plan(id).await?;
     let judged = match serde_json::from_value::<StoredPlan>(plan) {

@@ -18,6 +18,7 @@ pub mod suites;
 pub mod testing;
 pub mod trends;
 pub mod trials;
+pub mod verdicts;
 
 pub use connect::{redact_url, DatabaseUrl};
 pub use error::StoreError;

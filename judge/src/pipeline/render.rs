@@ -1,6 +1,6 @@
 //! The pipeline report for people: Markdown for a code review, a plain table for terminals.
 
-use super::report::{fmt_level, fmt_margin, fmt_pct, ArmReport, MetricOutcome, PipelineReport, StageReport};
+use super::report::{fmt_level, fmt_margin, fmt_needs, fmt_pct, ArmReport, MetricOutcome, PipelineReport, StageReport};
 use crate::Verdict;
 use std::fmt::Write;
 
@@ -55,12 +55,9 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
             for s in &arm.stages {
                 for (what, outcome, test) in [("CPU", s.cpu_outcome, &s.cpu_test), ("elapsed", s.elapsed_outcome, &s.elapsed_test)] {
                     let Some(t) = test.as_ref().filter(|_| outcome == MetricOutcome::Unclear) else { continue };
-                    let (Some(more), Some(mde)) = (t.more_pairs, t.mde_pct) else { continue };
+                    let (Some(more), Some(need)) = (t.more_pairs, fmt_needs(t)) else { continue };
                     let who = if many { format!("{} ({})", s.stage, arm.name) } else { s.stage.clone() };
-                    needs.push((
-                        more,
-                        format!("{who} {what}: detects ±{}, about {more} more pair{}", fmt_margin(mde), if more == 1 { "" } else { "s" }),
-                    ));
+                    needs.push((more, format!("{who} {what}: {need}")));
                 }
             }
         }
@@ -115,12 +112,9 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
             writeln!(out, "| Stage | CPU change | CPU-s (control → {}) | Summed elapsed change | Peak memory change | Verdict |", arm.name);
         let _ = writeln!(out, "|---|---:|---:|---:|---:|---|");
         for s in arm.stages.iter().chain(std::iter::once(&arm.total)) {
-            let name = if std::ptr::eq(s, &arm.total) { format!("**{}**", s.stage) } else { s.stage.clone() };
             let is_total = std::ptr::eq(s, &arm.total);
-            let broken = is_total && arm.stages.iter().any(|x| x.missing_treatment().is_some());
-            if let Some(failed) =
-                s.missing_treatment().or_else(|| broken.then(|| "not comparable: a stage has no treatment numbers".to_string()))
-            {
+            let name = if is_total { format!("**{}**", s.stage) } else { s.stage.clone() };
+            if let Some(failed) = if is_total { arm.total_missing() } else { s.missing_treatment() } {
                 let _ = writeln!(out, "| {name} | {failed} | {:.2} → — | — | — | {} {} |", s.cpu_control, icon(s.verdict), s.verdict);
                 continue;
             }
@@ -257,14 +251,12 @@ fn undecided(arm: &ArmReport) -> Vec<String> {
         for (what, outcome, test) in [("CPU", s.cpu_outcome, &s.cpu_test), ("elapsed", s.elapsed_outcome, &s.elapsed_test)] {
             if let (MetricOutcome::Unclear, Some(t)) = (outcome, test) {
                 out.push(format!(
-                    "{} {what}: {} interval {} … {}, detects ±{}, about {} more pair{} to decide against ±{}",
+                    "{} {what}: {} interval {} … {}, {} to decide against ±{}",
                     s.stage,
                     fmt_level(t.alpha),
                     fmt_pct(t.interval_pct[0]),
                     fmt_pct(t.interval_pct[1]),
-                    fmt_margin(t.mde_pct.unwrap_or(f64::NAN)),
-                    t.more_pairs.unwrap_or(0),
-                    if t.more_pairs == Some(1) { "" } else { "s" },
+                    fmt_needs(t).unwrap_or_else(|| "more pairs".into()),
                     fmt_margin(t.margin_pct)
                 ));
             }

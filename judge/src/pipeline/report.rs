@@ -251,6 +251,16 @@ pub struct ArmReport {
     pub trials: [usize; 2],
 }
 
+impl ArmReport {
+    /// What stands in for the total's treatment numbers: its own absence, or — when a stage has no treatment
+    /// numbers — "not comparable" (a sum over a missing stage would read as a −100 % change).
+    pub fn total_missing(&self) -> Option<String> {
+        self.total.missing_treatment().or_else(|| {
+            self.stages.iter().any(|s| s.missing_treatment().is_some()).then(|| "not comparable: a stage has no treatment numbers".into())
+        })
+    }
+}
+
 /// What an experiment was held to. In method 2 `cpu_pct` / `elapsed_pct` are the margins (the smallest
 /// changes that matter); in method 1 they were fixed thresholds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -323,11 +333,7 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
             let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
             interval(&mut tail, t.interval_pct);
             let _ = write!(tail, "; detects ±{} at this run's error rate; ", fmt_margin(t.mde_pct.unwrap_or(f64::NAN)));
-            let _ = match t.more_pairs {
-                Some(n) if n >= MAX_MORE_PAIRS => write!(tail, "more than {MAX_MORE_PAIRS} more pairs"),
-                Some(n) => write!(tail, "about {n} more pair{}", if n == 1 { "" } else { "s" }),
-                None => write!(tail, "more pairs"),
-            };
+            tail.push_str(&fmt_more_pairs(t.more_pairs));
             let _ = write!(tail, " would decide it against ±{}", fmt_margin(t.margin_pct));
         }
         _ => {
@@ -339,6 +345,23 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
         }
     }
     (head, tail)
+}
+
+/// How many more pairs would decide an undecided metric: "about 15 more pairs", "more than 100000 more
+/// pairs", or just "more pairs" when unknown.
+pub fn fmt_more_pairs(more: Option<u64>) -> String {
+    match more {
+        Some(n) if n >= MAX_MORE_PAIRS => format!("more than {MAX_MORE_PAIRS} more pairs"),
+        Some(n) => format!("about {n} more pair{}", if n == 1 { "" } else { "s" }),
+        None => "more pairs".into(),
+    }
+}
+
+/// An undecided metric in short — "detects ±38.5 %, about 15 more pairs", the reasons' words — for the
+/// stage table, the forest plot and the report's "What it would take"; `None` for a decided one.
+pub fn fmt_needs(t: &MetricTest) -> Option<String> {
+    let mde = t.mde_pct?;
+    Some(format!("detects ±{}, {}", fmt_margin(mde), fmt_more_pairs(t.more_pairs)))
 }
 
 /// A margin or effect size in percent: [`crate::units::fmt_num`]'s digits without trailing zeros — "2 %",

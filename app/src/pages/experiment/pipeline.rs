@@ -23,13 +23,7 @@ fn interval_cell(s: &StageReport) -> (String, String) {
 /// An undecided metric's "undecided: detects ±31 %, about 4 more pairs" (the reasons' words); `None` when
 /// decided.
 fn what_it_takes(t: &judge::pipeline::family::MetricTest) -> Option<String> {
-    let mde = t.mde_pct?;
-    let more = match t.more_pairs {
-        Some(p) if p >= judge::pipeline::family::MAX_MORE_PAIRS => ", too many more pairs".to_string(),
-        Some(p) => format!(", about {p} more pair{}", if p == 1 { "" } else { "s" }),
-        None => String::new(),
-    };
-    Some(format!("undecided: detects ±{}{more}", judge::pipeline::report::fmt_margin(mde)))
+    judge::pipeline::report::fmt_needs(t).map(|n| format!("undecided: {n}"))
 }
 
 /// The elapsed cell's second line: what an undecided elapsed would take, or why it was not tested.
@@ -56,13 +50,13 @@ fn work_check(s: &StageReport) -> (bool, String) {
 }
 
 #[component]
-fn StageLine(s: StageReport, #[prop(optional)] total: bool, #[prop(optional)] incomparable: bool) -> impl IntoView {
+fn StageLine(s: StageReport, #[prop(optional)] total: bool, #[prop(default = None)] missing: Option<String>) -> impl IntoView {
     let (same, work) = work_check(&s);
     let name = if total { "All stages".to_string() } else { s.stage.clone() };
     let detail = s.reasons.join("; ");
     let (cpu_interval, level) = interval_cell(&s);
-    let missing = s.missing_treatment().or_else(|| incomparable.then(|| "not comparable: a stage has no treatment numbers".to_string()));
-    if let Some(missing) = missing {
+    // The total's stand-in comes from its arm (`ArmReport::total_missing`).
+    if let Some(missing) = missing.or_else(|| s.missing_treatment()) {
         // Failed in every treatment trial: no treatment numbers to show, only the failure.
         return view! {
             <tr class:total=total title=detail.clone()>
@@ -96,7 +90,7 @@ fn StageLine(s: StageReport, #[prop(optional)] total: bool, #[prop(optional)] in
 #[component]
 fn ArmTable(arm: ArmReport) -> impl IntoView {
     let total = arm.total.clone();
-    let incomparable = arm.stages.iter().any(|s| s.missing_treatment().is_some());
+    let missing = arm.total_missing();
     view! {
         <h3>
             <VerdictBadge verdict=Some(arm.verdict) /> " " {arm.name.clone()}
@@ -117,7 +111,7 @@ fn ArmTable(arm: ArmReport) -> impl IntoView {
                 </thead>
                 <tbody>
                     {arm.stages.into_iter().map(|s| view! { <StageLine s /> }).collect_view()}
-                    <StageLine s=total total=true incomparable=incomparable />
+                    <StageLine s=total total=true missing=missing />
                 </tbody>
             </table>
         </div>

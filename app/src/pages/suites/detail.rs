@@ -57,12 +57,9 @@ pub struct SuiteView {
 /// "CPU ±2 %, elapsed ±25 %, family-wise error rate 1 % (the defaults)" from a suite's `[judge]`.
 #[cfg(feature = "ssr")]
 pub fn margin_words(definition: &serde_json::Value) -> String {
-    let d = judge::pipeline::MethodConfig::default();
-    let j = &definition["judge"];
-    let num = |k: &str, default: f64| j[k].as_f64().unwrap_or(default);
-    let (cpu, elapsed, alpha) =
-        (num("cpu_margin_pct", d.cpu_margin_pct), num("elapsed_margin_pct", d.elapsed_margin_pct), num("alpha", d.alpha));
-    let source = if j.is_object() { "its [judge]" } else { "the defaults" };
+    let (m, own) = crate::format::suite_judge_method(definition);
+    let (cpu, elapsed, alpha) = (m.cpu_margin_pct, m.elapsed_margin_pct, m.alpha);
+    let source = if own { "its [judge]" } else { "the defaults" };
     use judge::pipeline::report::fmt_margin;
     format!(
         "margins CPU ±{}, elapsed ±{}; family-wise error rate {} ({source})",

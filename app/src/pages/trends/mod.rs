@@ -65,11 +65,10 @@ fn words(fingerprint: &str) -> String {
 /// failed rounds (judged against limits, not margins).
 #[cfg(feature = "ssr")]
 fn band_of(metric: &str, definition: &serde_json::Value) -> Option<charts::TrendBand> {
-    let d = judge::pipeline::MethodConfig::default();
-    let judge = &definition["judge"];
+    let (m, _) = crate::format::suite_judge_method(definition);
     let (pct, what) = match metric {
-        "cpu-s" | "cpu-s-per-item" => (judge["cpu_margin_pct"].as_f64().unwrap_or(d.cpu_margin_pct), "CPU margin"),
-        "elapsed-s" => (judge["elapsed_margin_pct"].as_f64().unwrap_or(d.elapsed_margin_pct), "elapsed margin"),
+        "cpu-s" | "cpu-s-per-item" => (m.cpu_margin_pct, "CPU margin"),
+        "elapsed-s" => (m.elapsed_margin_pct, "elapsed margin"),
         "reqps" | "throughput" | "latency" | "p90-latency" | "p99-latency" => {
             (definition["warp"]["warn_pct"].as_f64().unwrap_or(judge::warp::gate::GateConfig::default().warn_pct), "WARN budget")
         }
