@@ -22,11 +22,20 @@ w=$d/warp
 rows=$d/zephyr_stage_rows_subprocess_runner.csv
 import() { "$bin" import "$@" --data-dir "$data" >/dev/null; }
 
-# The fillers are filed under the example warp suite, so its trend has a series to draw.
-nightly=("$w/compare_pass.csv" "$w/compare_warn.csv" "$w/driver_cand_baseline_compare.csv")
+# The fillers are filed under the example warp suite, so its trend has a series to draw (one point a
+# night over the last N nights, `--measured-at`): its control
+# level holds for the first half, then steps (the second half's gate inputs measured another baseline),
+# so the trend has a change point to mark.
 for i in $(seq 1 "$many"); do
-  import warp --title "put-4KiB nightly $i" --label "put-4KiB/sync-on=${nightly[$((i % 3))]}" --control-ref main --treatment-ref "nightly-$i" \
-    --suite s3s-fs-warp
+  if [ "$i" -le $((many / 2)) ]; then
+    if [ $((i % 2)) -eq 0 ]; then input=$w/compare_warn.csv; else input=$w/driver_cand_baseline_compare.csv; fi
+  else
+    input=$w/compare_pass.csv
+  fi
+  # One a night, the newest last night, dated when they were measured.
+  night=$(date -u -d "@$(( $(date -u +%s) / 86400 * 86400 - (many - i + 1) * 86400 + 3 * 3600 ))" +%Y-%m-%dT%H:%M:%SZ)
+  import warp --title "put-4KiB nightly $i" --label "put-4KiB/sync-on=$input" --control-ref main --treatment-ref "nightly-$i" \
+    --suite s3s-fs-warp --measured-at "$night"
 done
 import pipeline --title "Dedup A/A (same code)" --rows "$rows" \
   --control 20261129-072203-da99fe05 --control 20261129-072217-adb9e3d8 --treatment 20261129-072231-4eb27101 \

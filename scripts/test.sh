@@ -22,7 +22,7 @@ fi
 echo "test: PostgreSQL for the store suite: ${TEST_POSTGRES_URL:-a private cluster started by the tests}"
 
 status=0
-# A test binary stuck for 15 minutes is killed with its stacks printed (the slowest takes ~90 s).
+# A test stuck for 15 minutes is killed with its binary's stacks printed (the slowest test takes ~90 s).
 scripts/watchdog.sh "${ARBITER_TEST_STUCK_SECS:-900}" 2>&1 &
 watchdog=$!
 trap 'kill "$watchdog" 2>/dev/null; rm -rf "$logs"' EXIT

@@ -75,6 +75,48 @@ mod server_side {
         }
     }
 
+    /// Something a signed-in user may do to one experiment.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum ExperimentAct {
+        Cancel,
+        Share,
+        Rerun,
+        Rejudge,
+    }
+
+    /// Why a principal may not act on an experiment: not signed in (401), or not allowed (403).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub enum Refused {
+        Unauthorized(String),
+        Forbidden(String),
+    }
+
+    impl Principal {
+        /// Who may do what to experiment `id`, launched by `owner`: the one rule the API's handlers
+        /// enforce and the experiment page reads to show its buttons. Cancelling and sharing belong to
+        /// its launcher (with the launcher role still) and to admins; re-running and re-judging to any
+        /// launcher. Whether the experiment's state allows the act (ended, imported, an old method) is
+        /// the caller's second question. Returns the acting user's id.
+        pub fn may(&self, act: ExperimentAct, id: i64, owner: Option<i64>) -> Result<i64, Refused> {
+            let Principal::User { id: me, role, .. } = self else {
+                return Err(Refused::Unauthorized("sign in or send `Authorization: Bearer <API token>`".into()));
+            };
+            if *role < Role::Launcher {
+                return Err(Refused::Forbidden(format!("this needs the launcher role; you act as {}", role.as_str())));
+            }
+            let (own_only, verb) = match act {
+                ExperimentAct::Cancel => (true, "cancel"),
+                ExperimentAct::Share => (true, "share"),
+                ExperimentAct::Rerun => (false, "re-run"),
+                ExperimentAct::Rejudge => (false, "re-judge"),
+            };
+            if own_only && *role != Role::Admin && owner != Some(*me) {
+                return Err(Refused::Forbidden(format!("only experiment {id}'s launcher or an admin may {verb} it")));
+            }
+            Ok(*me)
+        }
+    }
+
     /// The caller of the current server function or page render.
     pub fn principal() -> Principal {
         use_context::<Principal>().unwrap_or(Principal::Anonymous)
@@ -88,25 +130,49 @@ mod server_side {
     }
 
     /// The caller, if it has at least `role`; otherwise an error the page shows (and 401/403).
-    pub fn require(role: Role) -> Result<Principal, ServerFnError> {
+    pub fn require(role: Role) -> Result<Principal, crate::error::AppError> {
         let p = principal();
         if p.has(role) {
             Ok(p)
         } else if p.role().is_some() {
             set_status(403);
-            Err(ServerFnError::new(format!("forbidden: this needs the {} role", role.as_str())))
+            Err(crate::error::AppError::Forbidden(format!("this needs the {} role", role.as_str())))
         } else {
             set_status(401);
-            Err(ServerFnError::new("unauthorized: sign in first"))
+            Err(crate::error::AppError::Unauthorized("sign in first".into()))
         }
     }
 }
 
 /// The signed-in user, for the header; `None` for anonymous and share-link visitors.
 #[server(prefix = "/fn", endpoint = "whoami")]
-pub async fn whoami() -> Result<Option<SignedIn>, ServerFnError> {
+pub async fn whoami() -> Result<Option<SignedIn>, crate::error::AppError> {
     Ok(match principal() {
         Principal::User { name, role, .. } => Some(SignedIn { name, role: role.as_str().to_string() }),
         _ => None,
     })
+}
+
+#[cfg(all(test, feature = "ssr"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancelling_and_sharing_are_the_launchers_and_admins_rerunning_any_launchers() {
+        let user = |id, role| Principal::User { id, name: format!("u{id}"), role, via: Via::Session };
+        let (owner, other, admin, viewer) = (user(1, Role::Launcher), user(2, Role::Launcher), user(3, Role::Admin), user(4, Role::Viewer));
+        for act in [ExperimentAct::Cancel, ExperimentAct::Share] {
+            assert_eq!(owner.may(act, 9, Some(1)), Ok(1));
+            assert_eq!(admin.may(act, 9, Some(1)), Ok(3));
+            assert!(
+                matches!(other.may(act, 9, Some(1)), Err(Refused::Forbidden(m)) if m.contains("only experiment 9's launcher or an admin"))
+            );
+        }
+        for act in [ExperimentAct::Rerun, ExperimentAct::Rejudge] {
+            assert_eq!(other.may(act, 9, Some(1)), Ok(2));
+        }
+        assert!(matches!(viewer.may(ExperimentAct::Rerun, 9, Some(4)), Err(Refused::Forbidden(_))), "a viewer, even its launcher once");
+        assert!(matches!(Principal::Share { experiments: vec![9] }.may(ExperimentAct::Share, 9, None), Err(Refused::Unauthorized(_))));
+        assert!(matches!(Principal::Anonymous.may(ExperimentAct::Cancel, 9, None), Err(Refused::Unauthorized(_))));
+    }
 }

@@ -46,6 +46,17 @@ pub fn spawn_call(
     let _ = (method, url, body, done);
 }
 
+/// Puts `text` on the clipboard; true when the browser took it (browser only).
+pub fn copy_to_clipboard(text: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    if let Some(w) = web_sys::window() {
+        let _ = w.navigator().clipboard().write_text(text);
+        return true;
+    }
+    let _ = text;
+    false
+}
+
 /// Opens `path` in the current tab (browser only).
 pub fn go(path: &str) {
     #[cfg(feature = "hydrate")]

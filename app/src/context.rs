@@ -15,6 +15,6 @@ pub struct ServerContext {
     pub setup_link_live: std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>,
 }
 
-pub fn server_context() -> Result<ServerContext, ServerFnError> {
-    use_context::<ServerContext>().ok_or_else(|| ServerFnError::new("the server context is not available"))
+pub fn server_context() -> Result<ServerContext, crate::error::AppError> {
+    use_context::<ServerContext>().ok_or_else(|| crate::error::AppError::Server("the server context is not available".into()))
 }

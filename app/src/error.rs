@@ -30,48 +30,41 @@ impl AppError {
     }
 }
 
-impl From<ServerFnError> for AppError {
-    fn from(e: ServerFnError) -> Self {
+/// Server functions return `AppError` itself (JSON-encoded on the wire), so a page gets the kind the
+/// server meant; only a failure of the call itself (network, encoding) arrives through here.
+impl FromServerFnError for AppError {
+    type Encoder = leptos::server_fn::codec::JsonEncoding;
+
+    fn from_server_fn_error(e: ServerFnErrorErr) -> Self {
         match e {
-            ServerFnError::ServerError(message) => {
-                if let Some(m) = message.strip_prefix("bad request: ") {
-                    AppError::BadRequest(m.to_string())
-                } else if let Some(m) = message.strip_prefix("unauthorized: ") {
-                    AppError::Unauthorized(m.to_string())
-                } else if let Some(m) = message.strip_prefix("forbidden: ") {
-                    AppError::Forbidden(m.to_string())
-                } else if let Some(m) = message.strip_prefix("not found: ") {
-                    AppError::NotFound(m.to_string())
-                } else {
-                    AppError::Server(message)
-                }
-            }
+            ServerFnErrorErr::ServerError(message) => AppError::Server(message),
             other => AppError::Server(format!("the server could not be reached ({other})")),
         }
     }
 }
 
+impl AppError {
+    /// A request that is not valid (answered with 400), shown as "That request is not valid".
+    pub fn bad_request(message: impl std::fmt::Display) -> AppError {
+        #[cfg(feature = "ssr")]
+        crate::auth::set_status(400);
+        AppError::BadRequest(message.to_string())
+    }
+}
+
 /// The store, in a server function (the server provides it in context).
 #[cfg(feature = "ssr")]
-pub fn store() -> Result<store::Store, ServerFnError> {
-    use_context::<store::Store>().ok_or_else(|| ServerFnError::new("the store is not available"))
+pub fn store() -> Result<store::Store, AppError> {
+    use_context::<store::Store>().ok_or_else(|| AppError::Server("the store is not available".into()))
 }
 
 /// Maps a store error to what the page shows, logging the cause: "`what` could not be read".
 #[cfg(feature = "ssr")]
-pub fn read_failed(what: &'static str) -> impl Fn(store::StoreError) -> ServerFnError + Copy {
+pub fn read_failed(what: &'static str) -> impl Fn(store::StoreError) -> AppError + Copy {
     move |e| {
         tracing::error!(error = %e, "reading {what} failed");
-        ServerFnError::new(format!("{what} could not be read; the server log has the details"))
+        AppError::Server(format!("{what} could not be read; the server log has the details"))
     }
-}
-
-/// A bad-request error for server functions (answered with 400); [`AppError`] shows it as "That
-/// request is not valid".
-pub fn bad_request(message: impl std::fmt::Display) -> ServerFnError {
-    #[cfg(feature = "ssr")]
-    crate::auth::set_status(400);
-    ServerFnError::new(format!("bad request: {message}"))
 }
 
 #[component]

@@ -57,14 +57,38 @@ pub fn series_color(i: usize) -> RGBColor {
     }
 }
 
-/// A time axis label: the UTC date, or the day and time when the chart spans under three days.
-fn time_label(ms: f64, span_ms: f64) -> String {
-    let stamp = judge::units::utc_rfc3339((ms / 1000.0).floor() as i64);
-    if span_ms >= 3.0 * DAY_MS {
-        stamp[..10].to_string()
-    } else {
-        stamp[5..16].replace('T', " ")
-    }
+/// Tick steps a time axis may take, in seconds: every tick then falls on a round time.
+const STEPS_S: &[i64] = &[
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800, 1_209_600, 2_592_000,
+    7_776_000, 31_536_000,
+];
+
+/// The time axis' ticks (ms) and their labels: round steps, at most `max` of them, each label distinct —
+/// the date when the step is a day or more, the day and minute when it is a minute or more, else the
+/// time to the second.
+fn time_ticks(x0: f64, x1: f64, max: usize) -> Vec<(f64, String)> {
+    let span_s = ((x1 - x0) / 1000.0).max(1.0);
+    let step = STEPS_S.iter().copied().find(|s| span_s / *s as f64 <= max as f64).unwrap_or(*STEPS_S.last().unwrap());
+    let first = ((x0 / 1000.0) / step as f64).ceil() as i64 * step;
+    let one_day = (x1 - x0) < DAY_MS
+        && judge::units::utc_rfc3339((x0 / 1000.0) as i64)[..10] == judge::units::utc_rfc3339((x1 / 1000.0) as i64)[..10];
+    (0..)
+        .map(|k| first + k * step)
+        .take_while(|t| (*t as f64) * 1000.0 <= x1)
+        .map(|t| {
+            let stamp = judge::units::utc_rfc3339(t);
+            let label = if step >= 86_400 {
+                stamp[..10].to_string()
+            } else if step >= 60 && one_day {
+                stamp[11..16].to_string()
+            } else if step >= 60 {
+                stamp[5..16].replace('T', " ")
+            } else {
+                stamp[11..19].to_string()
+            };
+            (t as f64 * 1000.0, label)
+        })
+        .collect()
 }
 
 pub fn trend_chart(
@@ -143,8 +167,8 @@ pub fn trend_chart(
             .map_err(draw_err)?;
         chart
             .configure_mesh()
-            .x_labels(6)
-            .x_label_formatter(&|v| time_label(*v, x1 - x0))
+            .disable_x_mesh()
+            .x_labels(0)
             .y_label_formatter(&|v| crate::fmt_num(*v))
             .y_desc(unit)
             .axis_style(INK)
@@ -154,6 +178,20 @@ pub fn trend_chart(
             .bold_line_style(RGBColor(128, 128, 128).mix(0.25))
             .draw()
             .map_err(draw_err)?;
+        // The time axis: round ticks, each labelled once (plotters' own would repeat "11-29 07:22").
+        let ticks = time_ticks(x0, x1, 6);
+        chart
+            .draw_series(ticks.iter().map(|(t, _)| PathElement::new(vec![(*t, y0), (*t, y1)], RGBColor(128, 128, 128).mix(0.18))))
+            .map_err(draw_err)?;
+        let tick_font = (FONT, 13).into_font().color(&INK).pos(plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Top,
+        ));
+        for (t, label) in &ticks {
+            let (px, py) = chart.backend_coord(&(*t, y0));
+            root.draw(&PathElement::new(vec![(px, py), (px, py + 5)], INK)).map_err(draw_err)?;
+            root.draw(&Text::new(label.clone(), (px, py + 8), tick_font.clone())).map_err(draw_err)?;
+        }
         let band_pad = (x1 - x0) * 0.01;
         for &(i, from, to, level) in &stretches {
             let (lo, hi) = band_reach(level);
@@ -249,6 +287,20 @@ mod tests {
         }
         assert!(svg.contains("new fingerprint") && svg.contains("workers=4") && svg.contains("2024-10-04"), "{svg}");
         assert!(matches!(trend_chart("x", "s", &[], &[], None), Err(ChartError::Empty(_))));
-        assert_eq!(time_label(20_000.0 * DAY_MS + 3_723_000.0, DAY_MS), "10-04 01:02", "a short span shows the time");
+        // Ticks fall on round times and never repeat a label, however short the span.
+        let day = 20_000.0 * DAY_MS;
+        for (from, to, first) in [
+            (day + 3_723_000.0, day + 3_723_000.0 + 40_000.0, "01:02:10"),
+            (day, day + 5.0 * 3_600_000.0, "00:00"),
+            (day - 3_600_000.0, day + 3_600_000.0, "10-03 23:00"),
+            (day, day + 3.2 * DAY_MS, "2024-10-04"),
+        ] {
+            let ticks = time_ticks(from, to, 6);
+            assert!((2..=6).contains(&ticks.len()), "{ticks:?}");
+            assert_eq!(ticks[0].1, first, "{ticks:?}");
+            let mut labels: Vec<&String> = ticks.iter().map(|t| &t.1).collect();
+            labels.dedup();
+            assert_eq!(labels.len(), ticks.len(), "no label repeats: {ticks:?}");
+        }
     }
 }

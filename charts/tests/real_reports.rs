@@ -103,3 +103,94 @@ fn the_forest_plots_put_the_detected_change_first_and_say_what_each_stage_needs(
         }
     }
 }
+
+/// Every `<text>` with its anchor point and alignment: (x, y, anchor, text).
+fn placed_texts(svg: &str) -> Vec<(f64, f64, String, String)> {
+    let attr = |tag: &str, name: &str| {
+        tag.split_once(&format!(" {name}=\"")).and_then(|(_, rest)| rest.split_once('"')).map(|(v, _)| v.to_string())
+    };
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| {
+            let (tag, rest) = t.split_once('>')?;
+            let text = rest.split_once("</text>")?.0.trim().to_string();
+            let x = attr(tag, "x")?.parse().ok()?;
+            let y = attr(tag, "y")?.parse().ok()?;
+            Some((x, y, attr(tag, "text-anchor").unwrap_or_else(|| "start".into()), text))
+        })
+        .collect()
+}
+
+#[test]
+fn the_quadrant_keeps_crowded_labels_apart_numbering_what_does_not_fit() {
+    // Twelve stages within a few percent of the origin, as a same-code comparison gives.
+    let mut report = pipeline();
+    let template = report.treatments[0].stages[0].clone();
+    report.treatments[0].stages = (0..12)
+        .map(|i| {
+            let mut s = template.clone();
+            s.stage = format!("stage{i}-Map → Reduce");
+            s.cpu_below_floor = false;
+            s.elapsed_below_floor = false;
+            s.treatment_failures = 0;
+            s.cpu_change_pct = (i as f64 - 6.0) * 0.3;
+            s.elapsed_change_pct = ((i * 7) % 12) as f64 * 0.25 - 1.5;
+            s
+        })
+        .collect();
+    let svg = pipeline_quadrant(&report, Scale::Linear).unwrap();
+    keep("cpu-vs-elapsed-crowded.svg", &svg);
+    // Stage labels and key numbers drawn in the plot (13 px): no two boxes overlap.
+    let boxes: Vec<[f64; 4]> = placed_texts(&svg)
+        .into_iter()
+        .filter(|(.., t)| t.starts_with("stage") || (!t.starts_with('+') && t.parse::<usize>().is_ok_and(|n| n > 0)))
+        .map(|(x, y, anchor, t)| {
+            let w = t.chars().count() as f64 * 6.0;
+            let x0 = match anchor.as_str() {
+                "end" => x - w,
+                "middle" => x - w / 2.0,
+                _ => x,
+            };
+            [x0, y - 6.0, x0 + w, y + 6.0]
+        })
+        .collect();
+    assert!(boxes.len() >= 12, "every stage has a label or a number: {}", boxes.len());
+    for (i, a) in boxes.iter().enumerate() {
+        for b in &boxes[i + 1..] {
+            assert!(!(a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]), "labels overlap: {a:?} {b:?}");
+        }
+    }
+    let numbered: Vec<String> = placed_texts(&svg)
+        .into_iter()
+        .map(|(.., t)| t)
+        .filter(|t| !t.starts_with('+') && t.parse::<usize>().is_ok_and(|n| n > 0))
+        .collect();
+    let keyed = texts(&svg).into_iter().filter(|t| t.contains(" · heavier-map")).collect::<Vec<_>>();
+    assert_eq!(numbered.len(), keyed.len(), "each number drawn is explained in the key: {numbered:?} {keyed:?}");
+}
+
+#[test]
+fn the_quadrant_scales_to_measured_stages_and_counts_the_rest() {
+    let mut report = pipeline();
+    // A stage under both floors with an absurd change, and a failed one: neither sets the axis.
+    let stages = &mut report.treatments[0].stages;
+    for s in stages.iter_mut() {
+        s.cpu_below_floor = false;
+        s.elapsed_below_floor = false;
+    }
+    let mut measured = stages[0].clone();
+    measured.stage = "stage9-Measured".into();
+    stages.push(measured);
+    stages[0].cpu_below_floor = true;
+    stages[0].elapsed_below_floor = true;
+    stages[0].cpu_change_pct = 5.0e44;
+    stages[1].treatment_failures = 1;
+    stages[1].trials[1] = 0;
+    stages[1].cpu_change_pct = -100.0;
+    let svg = pipeline_quadrant(&report, Scale::Linear).unwrap();
+    for t in texts(&svg) {
+        assert!(t.chars().filter(char::is_ascii_digit).count() <= 8, "a label nobody can read: {t:?}");
+    }
+    assert!(svg.contains("2 stages are not drawn: under both floors or failed in the treatment"), "{:?}", texts(&svg));
+    assert!(svg.contains("stage9-Measured"), "the measured stage is drawn and named");
+}

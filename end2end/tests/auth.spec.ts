@@ -1,10 +1,11 @@
-import { test, expect, signIn, PASSWORD } from "./fixtures";
+import { test, expect, signIn, PASSWORD, looksRight } from "./fixtures";
 
 test("anonymous visitors are sent to sign in, and come back where they were going", async ({ page }) => {
   await page.goto("/experiments?kind=warp");
   await expect(page).toHaveURL(/\/login\?next=/);
   await expect(page.getByRole("heading", { level: 1 })).toHaveText("Sign in");
   await page.waitForLoadState("networkidle");
+  await looksRight(page, "login");
 
   await page.getByLabel("User name").fill("e2e-viewer");
   await page.getByLabel("Password").fill("not the password at all");
@@ -23,6 +24,10 @@ test("anonymous visitors are sent to sign in, and come back where they were goin
   await expect(page).toHaveURL(/\/account$/);
   await expect(page.getByText("Signed in as e2e-viewer (viewer).")).toBeVisible();
   await expect(page.getByText("You have no API tokens.")).toBeVisible();
+  // A viewer is told who makes tokens, and is offered no form that would be refused.
+  await expect(page.getByText("API tokens are made by launchers and admins")).toBeVisible();
+  await expect(page.getByRole("button", { name: "Make a token" })).toHaveCount(0);
+  await looksRight(page, "account-viewer");
   await header.getByRole("button", { name: "Sign out" }).click();
   await expect(page).toHaveURL(/\/login$/);
   await page.goto("/experiments");

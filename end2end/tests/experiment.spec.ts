@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated } from "./fixtures";
+import { test, expect, signIn, hydrated, looksRight } from "./fixtures";
 import { readFile } from "node:fs/promises";
 
 test("a pipeline experiment page shows the verdict, the stage table and its charts", async ({ page }) => {
@@ -22,11 +22,11 @@ test("a pipeline experiment page shows the verdict, the stage table and its char
   // Tooltips are SVG titles over the bars.
   await expect(page.getByRole("img", { name: "CPU per stage" }).locator(".tips title").filter({ hasText: "heavier-minhash: 1.44 CPU-s" })).toHaveCount(1);
   await hydrated(page);
-  await page.screenshot({ path: "test-results/experiment-pipeline.png", fullPage: true });
+  await looksRight(page, "experiment-pipeline");
   // Dark mode follows the system; the charts' ink follows the page.
   await page.emulateMedia({ colorScheme: "dark" });
   await expect(charts.first()).toHaveCSS("color", "rgb(230, 233, 237)");
-  await page.screenshot({ path: "test-results/experiment-pipeline-dark.png", fullPage: true });
+  await looksRight(page, "experiment-pipeline-dark");
   await page.emulateMedia({ colorScheme: "light" });
 
   await page.getByRole("link", { name: "log", exact: true }).click();
@@ -52,7 +52,7 @@ test("an undecided metric says what it would take, in the stage table and the fo
   await expect(forest.locator("text").filter({ hasText: /^\s*undecided: detects ±[\d.]+ %, about \d+ more pairs\s*$/ }).first()).toBeVisible();
   await expect(page.getByRole("img", { name: "Summed elapsed change per stage: interval against the margin" })).toContainText("untested: < 3 trials");
   await forest.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: "test-results/experiment-undecided.png", fullPage: true });
+  await looksRight(page, "experiment-undecided");
   // Every chart of the example suites' pages: no axis label or mark longer than 8 digits.
   for (const title of ["Dedup A/A (same code)", "Dedup: heavier MinHash", "Dedup: MinHash v1 (judged by an older method)", "s3 hot path: smaller write buffer"]) {
     await page.goto("/experiments");
@@ -77,7 +77,7 @@ test("an experiment judged by method 1 says so, and a launcher re-judges it, kee
   await expect(page.locator("dd.old-method")).toContainText("judged by method v1");
   await expect(page.getByRole("region", { name: "Verdicts" })).toHaveCount(0);
   await hydrated(page);
-  await page.screenshot({ path: "test-results/experiment-method1.png", fullPage: true });
+  await looksRight(page, "experiment-method1");
   await page.getByRole("button", { name: "Re-judge by method v2" }).click();
   await expect(page.getByText("judged by method v2")).toBeVisible();
   await expect(page.getByRole("button", { name: /Re-judge/ })).toHaveCount(0);
@@ -87,7 +87,7 @@ test("an experiment judged by method 1 says so, and a launcher re-judges it, kee
   await expect(verdicts.locator("ol.verdicts > li").first()).toContainText("re-judged by e2e-admin");
   await expect(verdicts.locator("ol.verdicts > li").nth(1)).toContainText("method v1");
   await expect(page.locator("table.stages")).toContainText("99.6 %");
-  await page.screenshot({ path: "test-results/experiment-rejudged.png", fullPage: true });
+  await looksRight(page, "experiment-rejudged");
 });
 
 test("a warp experiment page shows the gate with FAIL, WARN and MISSING cells, and gate.md downloads", async ({ page }) => {
@@ -103,7 +103,7 @@ test("a warp experiment page shows the gate with FAIL, WARN and MISSING cells, a
   await expect(objs).toContainText("▲ WARN");
   await expect(page.locator("svg.chart")).toHaveCount(3);
   await hydrated(page);
-  await page.screenshot({ path: "test-results/experiment-warp.png", fullPage: true });
+  await looksRight(page, "experiment-warp");
 
   const download = page.waitForEvent("download");
   await page.getByRole("link", { name: "gate.md" }).click();
@@ -133,7 +133,7 @@ test("a share link opens the page in a fresh browser, then is refused once revok
   await expect(visitor.getByRole("heading", { level: 1 })).toContainText("s3 hot path: fsync batching");
   await expect(visitor.locator('meta[property="og:title"]')).toHaveAttribute("content", /fsync batching — WARN/);
   await expect(visitor.getByRole("button", { name: "Share…" })).toHaveCount(0);
-  await visitor.screenshot({ path: "test-results/shared-view.png", fullPage: true });
+  await looksRight(visitor, "shared-view");
   // The standalone chart a PR comment embeds works with the token alone.
   const token = link.split("/share/")[1];
   const chart = await stranger.request.get(`/experiments/${id}/charts/obj-per-s.svg?share=${token}`, { maxRedirects: 0 });

@@ -54,3 +54,17 @@ export function expectRefusal(problems: string[], status: number, urlPart: strin
   expect(kept.length, "the expected refusal happened").toBeLessThan(problems.length);
   problems.splice(0, problems.length, ...kept);
 }
+
+/** What every page test checks of what a user sees: at the window's width (1280 px) the main column
+ *  does not overflow sideways, and no number in a chart label or mark has more than 8 digits (a 40-digit axis
+ *  tick is a bug even when everything else passes). Then a full-page screenshot to look at. */
+export async function looksRight(page: Page, name: string) {
+  const [scroll, client] = await page.locator("main").evaluate((e) => [e.scrollWidth, e.clientWidth]);
+  expect(scroll, `${name}: the main column does not overflow at ${page.viewportSize()?.width} px`).toBeLessThanOrEqual(client);
+  for (const label of await page.locator("svg.chart text").allTextContents()) {
+    for (const number of label.match(/[\d.,]+/g) ?? []) {
+      expect(number.replace(/\D/g, "").length, `${name}: a chart number nobody can read: ${label.trim()}`).toBeLessThanOrEqual(8);
+    }
+  }
+  await page.screenshot({ path: `test-results/${name}.png`, fullPage: true });
+}

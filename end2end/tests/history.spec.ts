@@ -1,4 +1,4 @@
-import { test, expect, signIn } from "./fixtures";
+import { test, expect, signIn, looksRight } from "./fixtures";
 
 test("history page renders, hydrates and navigates", async ({ page }) => {
   await signIn(page, "e2e-admin", "/");
@@ -18,7 +18,7 @@ test("history page renders, hydrates and navigates", async ({ page }) => {
   await expect(page.locator("html")).toHaveAttribute("data-theme", "light");
   await theme.click();
   await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
-  await page.screenshot({ path: "test-results/history-dark.png", fullPage: true });
+  await looksRight(page, "history-dark");
 
   // The choice is remembered across a reload (localStorage, applied on hydration).
   await page.reload();
@@ -34,7 +34,7 @@ test("history page renders, hydrates and navigates", async ({ page }) => {
   await expect(nav.getByRole("link", { name: "Launch" })).toHaveAttribute("aria-current", "page");
   await nav.getByRole("link", { name: "Experiments" }).click();
   await expect(page).toHaveURL(/\/experiments$/);
-  await page.screenshot({ path: "test-results/history.png", fullPage: true });
+  await looksRight(page, "history");
 });
 
 test("filters live in the URL, pages go back in time, and an unknown page is a 404", async ({ page }) => {
@@ -52,7 +52,7 @@ test("filters live in the URL, pages go back in time, and an unknown page is a 4
   await expect(page).toHaveURL(/kind=pipeline/);
   await expect(rows).toHaveCount(3);
   await expect(page.locator("select[name=kind]")).toHaveValue("pipeline");
-  await page.screenshot({ path: "test-results/history-filtered.png", fullPage: true });
+  await looksRight(page, "history-filtered");
 
   await page.goto("/experiments?q=write%20buffer");
   await expect(rows).toHaveCount(1);

@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated, expectRefusal } from "./fixtures";
+import { test, expect, signIn, hydrated, expectRefusal, looksRight } from "./fixtures";
 import { readFile } from "node:fs/promises";
 
 test("the import form judges a warp compare CSV and opens the new experiment", async ({ page }) => {
@@ -10,7 +10,7 @@ test("the import form judges a warp compare CSV and opens the new experiment", a
   await page.getByLabel("Treatment ref").fill("form-branch");
   await page.getByLabel("Cell 1 label").fill("put-4KiB/sync-on");
   await page.getByLabel("Cell 1 baseline_compare.csv").fill(await readFile("../judge/tests/data/warp/compare_fail.csv", "utf8"));
-  await page.screenshot({ path: "test-results/import-form.png", fullPage: true });
+  await looksRight(page, "import-form");
   await page.getByRole("button", { name: "Import and judge" }).click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
   await expect(page.getByRole("heading", { level: 1 })).toContainText("Imported from the form");

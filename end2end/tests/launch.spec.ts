@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated, expectRefusal } from "./fixtures";
+import { test, expect, signIn, hydrated, expectRefusal, looksRight } from "./fixtures";
 
 // The example pipeline suite (suites/zephyr-pipeline.toml) runs for real: a Zephyr pipeline in a git
 // worktree per arm, stage rows to Arbiter's finelog server.
@@ -17,7 +17,7 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await expect(plan.locator("ol.commands")).toContainText("datakit.py");
   await expect(plan.locator("code.sha")).toHaveCount(2);
   await expect(plan.locator("code.sha").first()).toHaveText(/^[0-9a-f]{12}$/);
-  await page.screenshot({ path: "test-results/launch-preview.png", fullPage: true });
+  await looksRight(page, "launch-preview");
 
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
@@ -27,12 +27,72 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await page.evaluate(() => ((window as unknown as { mark: number }).mark = 1));
   await expect.poll(async () => Number(await live.getAttribute("data-updates")), { timeout: 60_000 }).toBeGreaterThan(3);
   expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark)).toBe(1);
-  await page.screenshot({ path: "test-results/launch-progress.png", fullPage: true });
+  // The trials table follows the run too (trials run one after the other here): the first ends while
+  // the second runs, and the page was not reloaded to show it.
+  const rows = page.locator("table.trials tbody tr");
+  await expect(rows.first().locator("td").nth(5)).toHaveText("succeeded", { timeout: 120_000 });
+  await expect(rows.nth(1).locator("td").nth(5)).toHaveText(/running|succeeded/);
+  expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark), "no reload").toBe(1);
+  await looksRight(page, "launch-progress");
   // When the verdict is stored the page shows it (and the progress section is gone).
   await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 240_000 });
   await expect(page.locator(".banner-verdict .muted")).toHaveText("judged");
   await expect(page.locator(".banner-verdict .verdict")).not.toContainText("not judged");
+  await expect(rows).toHaveCount(2);
+  await looksRight(page, "experiment-launched");
+
+  // Its files: every trial's log, readable in the browser.
+  const files = page.locator("details.files");
+  await files.locator("summary").click();
+  const logs = files.getByRole("link", { name: /\.log$/ });
+  expect(await logs.count()).toBeGreaterThanOrEqual(2);
+  const href = await logs.first().getAttribute("href");
+  const log = await page.request.get(href!);
+  expect(log.status()).toBe(200);
+  expect(log.headers()["content-type"]).toMatch(/^text\/plain/);
+  expect((await log.text()).length).toBeGreaterThan(0);
+  await logs.first().click();
+  await expect(page).toHaveURL(new RegExp(`${href}$`));
+  await expect(page.locator("body")).not.toBeEmpty();
 });
+
+test("a launcher cancels a running experiment, then re-runs it as a new one", async ({ page }) => {
+  test.setTimeout(120_000);
+  await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
+  await hydrated(page);
+  await page.getByLabel("Treatment ref").fill("cheaper");
+  await page.getByLabel("Trials per arm").fill("3");
+  await page.getByLabel("Title (optional)").fill("cancel me");
+  await page.getByRole("button", { name: "Launch", exact: true }).click();
+  await expect(page).toHaveURL(/\/experiments\/\d+$/);
+  const first = page.url();
+  const shas = await page.locator("table.arms tbody tr td:nth-child(4)").allTextContents();
+  await hydrated(page);
+  await page.getByRole("button", { name: "Cancel experiment" }).click();
+  await expect(page.locator(".banner-verdict .muted")).toHaveText("cancelled", { timeout: 30_000 });
+  // A trial that was running takes a moment to stop; the page keeps its live table until it has.
+  await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 30_000 });
+  await expect(page.getByRole("button", { name: "Cancel experiment" })).toHaveCount(0);
+  // Nothing that was queued ran: every trial is cancelled or ended.
+  for (const state of await page.locator("table.trials tbody tr td:nth-child(6)").allTextContents()) {
+    expect(["cancelled", "succeeded", "failed"]).toContain(state.trim());
+  }
+  await expect(page.getByText("No report: it was cancelled before every trial had ended")).toBeVisible();
+  await looksRight(page, "experiment-cancelled");
+
+  await hydrated(page);
+  await page.getByRole("button", { name: "Re-run" }).click();
+  await expect(page).not.toHaveURL(first);
+  await expect(page).toHaveURL(/\/experiments\/\d+$/);
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("cancel me");
+  // It runs the same commits again, pinned by SHA.
+  expect(await page.locator("table.arms tbody tr td:nth-child(4)").allTextContents()).toEqual(shas);
+  // The re-run is a new experiment of its own; cancel it too, so it does not hold the runner.
+  await hydrated(page);
+  await page.getByRole("button", { name: "Cancel experiment" }).click();
+  await expect(page.locator(".banner-verdict .muted")).toHaveText("cancelled", { timeout: 30_000 });
+});
+
 
 test("the launch preview says what the planned trials can detect, and one click takes the trials a chosen change needs", async ({ page }) => {
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
@@ -48,7 +108,7 @@ test("the launch preview says what the planned trials can detect, and one click 
   await expect(need).toContainText(/±30 % needs about \d+ trials an arm\./);
   const n = Number((await need.textContent())!.match(/needs about (\d+) trials/)![1]);
   expect(n).toBeGreaterThan(2);
-  await page.screenshot({ path: "test-results/launch-power.png", fullPage: true });
+  await looksRight(page, "launch-power");
   await need.getByRole("button", { name: `Use ${n} trials` }).click();
   await expect(page.getByLabel("Trials per arm")).toHaveValue(String(n));
   await expect(page.getByRole("region", { name: "Plan" }).locator(".trial-count")).toHaveText(`${2 * n} trials`);
@@ -72,6 +132,12 @@ test("an invalid value is named inline in the server's words, and nothing is lau
   await page.getByLabel("workers").fill("9");
   const message = 'fingerprint field "workers": 9: must be between 1 and 4';
   await expect(page.getByRole("alert").filter({ hasText: message })).toBeVisible();
+  // Preview submits the form: the browser's own validation bubble does not take over (the form is
+  // `novalidate`), so the inline message stays and the form says what to fix.
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(page.getByRole("alert").filter({ hasText: "fix the marked fields first" })).toBeVisible();
+  expect(await page.locator("form.launch").evaluate((f) => (f as HTMLFormElement).noValidate)).toBe(true);
+  await looksRight(page, "launch-invalid");
   // The server refuses the same value with the same words.
   const origin = new URL(page.url()).origin;
   const api = await page.request.post("/api/v1/experiments", {
@@ -89,8 +155,33 @@ test("an invalid value is named inline in the server's words, and nothing is lau
   const refused = page.waitForResponse((r) => r.url().endsWith("/api/v1/experiments"));
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   expect((await refused).status()).toBe(400);
-  await expect(page.getByRole("alert").filter({ hasText: 'ref "no-such-branch" does not name a commit' })).toBeVisible();
+  await expect(page.getByRole("alert").filter({ hasText: 'ref "no-such-branch" does not name a commit in the suite\'s repository (its branches include' })).toBeVisible();
+  await expect(page.getByRole("alert").filter({ hasText: "no-such-branch" })).not.toContainText("/");
   await expect(page).toHaveURL(/\/launch\?suite=zephyr-pipeline$/);
   expect(await count()).toBe(before);
   expectRefusal(problems, 400, "/api/v1/experiments");
+});
+
+// Last: the profile it makes changes what the preview above says about this fingerprint.
+test("a calibration runs same-code trials and its page shows the noise profile it fed", async ({ page }) => {
+  test.setTimeout(300_000);
+  await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
+  await hydrated(page);
+  await page.getByLabel("Treatment ref").fill("main");
+  await page.getByLabel("Trials per arm").fill("2");
+  await page.getByRole("button", { name: "Calibrate" }).click();
+  await expect(page).toHaveURL(/\/experiments\/\d+$/);
+  await expect(page.locator(".banner-verdict")).toContainText("calibration");
+  await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 240_000 });
+  await expect(page.locator(".banner-verdict")).toContainText("calibration measured");
+  const result = page.getByRole("region", { name: "Calibration" });
+  await expect(result).toContainText(/went into noise profile #\d+ of suite zephyr-pipeline: now 2 trials from 1 calibration, not yet trusted/);
+  await expect(result.locator("table.stages tbody tr").first()).toContainText(/±[\d.]+ %/);
+  await expect(page.getByText("not judged yet")).toHaveCount(0);
+  await expect(page.getByText("A calibration has no report to download")).toBeVisible();
+  await looksRight(page, "experiment-calibration");
+  await result.getByRole("link", { name: "The suite's noise profiles" }).click();
+  await expect(page).toHaveURL(/\/suites\/zephyr-pipeline$/);
+  await expect(page.getByText(/2 same-code trials|<strong>2<\/strong>|not yet trusted/).first()).toBeVisible();
+  await looksRight(page, "suite-after-calibration");
 });

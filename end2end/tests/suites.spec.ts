@@ -1,4 +1,4 @@
-import { test, expect, signIn, hydrated, expectRefusal } from "./fixtures";
+import { test, expect, signIn, hydrated, expectRefusal, looksRight } from "./fixtures";
 
 test("an admin edits a suite: a bad value is named with its line, a good one is saved and used", async ({ page, problems }) => {
   await signIn(page, "e2e-admin", "/suites");
@@ -19,7 +19,7 @@ test("an admin edits a suite: a bad value is named with its line, a good one is 
   await page.getByRole("button", { name: "Save the suite" }).click();
   await expect(page.getByText("saved on this page")).toBeVisible();
   await expect(editor).toHaveValue(/description = "Edited in the browser"/);
-  await page.screenshot({ path: "test-results/suite-edit.png", fullPage: true });
+  await looksRight(page, "suite-edit");
   // The launch form now starts from the edited defaults.
   await page.goto("/launch?suite=zephyr-pipeline");
   await expect(page.getByText("Edited in the browser")).toBeVisible();
@@ -31,4 +31,30 @@ test("a viewer cannot open the suites", async ({ page, problems }) => {
   const response = await page.goto("/suites");
   expect(response?.status()).toBe(403);
   expectRefusal(problems, 403, "/suites");
+});
+
+test("an admin adds a schedule to a suite: a bad cron is named, a good one shows its next tick", async ({ page, problems }) => {
+  await signIn(page, "e2e-admin", "/suites/zephyr-pipeline");
+  await hydrated(page);
+  await expect(page.getByRole("heading", { name: "Schedules" })).toBeVisible();
+  await expect(page.getByText("None. A [[schedules]] entry")).toBeVisible();
+  const editor = page.getByLabel("Suite (TOML, the same fields as a suite file)");
+  const original = await editor.inputValue();
+  const schedule = (cron: string) => `${original.trimEnd()}\n\n[[schedules]]\nname = "new-year"\ncron = "${cron}"\nref = "main"\nmode = "baseline"\n`;
+
+  await editor.fill(schedule("0 25 * * *"));
+  await page.getByRole("button", { name: "Save the suite" }).click();
+  await expect(page.getByRole("alert")).toContainText('schedule "new-year"');
+  expectRefusal(problems, 400, "/api/v1/suites/zephyr-pipeline");
+
+  // 03:00 UTC on 1 January only: it will not fire while the tests run.
+  await editor.fill(schedule("0 3 1 1 *"));
+  // A save reloads the page itself; a reload of the test's own would race it (net::ERR_ABORTED, seen once).
+  await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Save the suite" }).click()]);
+  await expect(page.getByText("saved on this page")).toBeVisible();
+  const row = page.locator("table.schedules tbody tr").filter({ hasText: "new-year" });
+  await expect(row).toContainText("0 3 1 1 *");
+  await expect(row).toContainText("baseline");
+  await expect(row.locator("td").nth(4)).toHaveText(/^20\d\d-01-01 03:00 UTC$/);
+  await looksRight(page, "suite-schedules");
 });

@@ -129,6 +129,24 @@ pub fn utc_rfc3339(secs: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// "10s", "1.5s", "2m", "500ms" or plain seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    match num.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && v * scale <= 86_400.0 => Ok(std::time::Duration::from_secs_f64(v * scale)),
+        _ => Err(format!("{text:?} is not a duration (e.g. 10s, 1.5s, 2m, 500ms)")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{parse_date, parse_size, utc_rfc3339};

@@ -137,7 +137,7 @@ vocab_enum!(
     }
 );
 
-/// Process exit codes shared by the CLI and the API's CI helpers (DESIGN.md).
+/// Process exit codes shared by the CLI and the API's CI helpers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ExitCode {
     /// pass, tradeoff, PASS, WARN, exempted FAIL.

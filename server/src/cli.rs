@@ -30,10 +30,10 @@ pub enum Command {
     WarpParse(WarpParseArgs),
     /// Run the built-in S3 load driver (put, get or mixed) against an endpoint and print obj/s,
     /// throughput and latencies (keys in ARBITER_S3_ACCESS_KEY / ARBITER_S3_SECRET_KEY).
-    Load(crate::load::command::LoadArgs),
+    Load(loadgen::command::LoadArgs),
     /// Launch an experiment on a running Arbiter (for CI): --wait prints progress and the verdict and
     /// exits 0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 on any error.
-    Launch(crate::launch_cli::LaunchArgs),
+    Launch(crate::client::LaunchArgs),
     /// Store results measured elsewhere as a judged experiment (zephyr.stage rows, or warp
     /// baseline_compare.csv files), with a page, charts and a share link. Writes to the store directly.
     #[command(subcommand)]
@@ -53,7 +53,7 @@ pub enum Command {
     Rejudge(RejudgeArgs),
     /// Run one trial's command under supervision (used by `serve`; not for people).
     #[command(hide = true)]
-    Supervise(crate::launch::supervise::SuperviseArgs),
+    Supervise(engine::queue::supervise::SuperviseArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -249,6 +249,10 @@ pub struct ImportMeta {
     /// Where suite files are read from when the suite is not in the store yet.
     #[arg(long, env = "ARBITER_SUITES_DIR", default_value = "suites", value_name = "DIR")]
     pub suites_dir: std::path::PathBuf,
+    /// When the results were measured (UTC: 2026-11-30 or 2026-11-30T03:15:00Z): the experiment and its
+    /// trend points are dated then, so a backlog of nightly results lands on the trend where it happened.
+    #[arg(long, value_name = "WHEN")]
+    pub measured_at: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -313,6 +317,17 @@ pub struct CompareArgs {
     /// interleaved or ABBA): the paired log-ratio removes what adjacent trials share.
     #[arg(long)]
     pub paired: bool,
+    /// Judge the pairs as the sequential design would have seen them: a look after each pair (the i-th
+    /// --control with the i-th trial of each arm), stopping as soon as the verdict is settled; the report
+    /// is the look it stopped at, and its `sequential` part says after which pair each metric was decided.
+    #[arg(long)]
+    pub sequential: bool,
+    /// With --sequential: the trials ran in ABBA blocks (C T T C); pairs 2b and 2b+1 are judged as one block.
+    #[arg(long, requires = "sequential")]
+    pub abba: bool,
+    /// With --sequential: the budget, in pairs (blocks with --abba); it stops there even if undecided.
+    #[arg(long, value_name = "N", requires = "sequential")]
+    pub max_pairs: Option<usize>,
     /// Output format; default json when stdout is not a terminal, else table.
     #[arg(long, value_enum)]
     pub format: Option<ReportFormat>,

@@ -5,7 +5,8 @@ use judge::pipeline::aggregate::TrialSpec;
 use judge::pipeline::noise::NoiseProfile;
 use judge::pipeline::render::{self, ArmIds};
 use judge::pipeline::rows::{parse_rows, StageRow};
-use judge::pipeline::{calibrate, judge, ArmSpec, MethodConfig, PipelineConfig};
+use judge::pipeline::sequential::{abba_blocks, Unit};
+use judge::pipeline::{calibrate, judge, judge_sequential, ArmSpec, MethodConfig, PipelineConfig, SequentialConfig};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -52,20 +53,14 @@ pub(crate) fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> 
     Ok(arms)
 }
 
-/// What `compare` judged: the rows, the arms' trials, and the report.
-pub struct Compared {
-    pub rows: Vec<StageRow>,
-    pub control: Vec<TrialSpec>,
-    pub arms: Vec<ArmSpec>,
-    pub report: judge::pipeline::PipelineReport,
-}
+use engine::import::Compared;
 
 /// The zephyr.stage rows of every execution id of these trials, from a finelog server.
 pub async fn rows_from_finelog(url: &str, control: &[TrialSpec], arms: &[ArmSpec]) -> Result<Vec<StageRow>, String> {
     let mut ids: Vec<String> = control.iter().chain(arms.iter().flat_map(|a| &a.trials)).flat_map(|t| t.execution_ids.clone()).collect();
     ids.sort();
     ids.dedup();
-    let finelog = crate::launch::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
+    let finelog = engine::queue::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
     finelog.stage_rows(&ids).await.map_err(|e| format!("{url}: {e}"))
 }
 
@@ -92,7 +87,10 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
     let method =
         MethodConfig { alpha: args.alpha, cpu_margin_pct: args.cpu_margin, elapsed_margin_pct: args.elapsed_margin, paired: args.paired };
     method.check().map_err(|(which, what)| format!("--{} {what}", which.replace('_', "-")))?;
-    let (control, arms) = if args.paired { pair_by_position(control, arms)? } else { (control, arms) };
+    if args.max_pairs == Some(0) {
+        return Err("--max-pairs 0: the budget is at least one pair".into());
+    }
+    let (control, arms) = if args.paired || args.sequential { pair_by_position(control, arms, args.sequential)? } else { (control, arms) };
     let config = PipelineConfig {
         worker_ram,
         equivalence_tolerance_pct: args.equivalence_tolerance,
@@ -100,7 +98,25 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
         noise,
         method,
     };
-    let report = judge(&rows, &control, &arms, &config).map_err(|e| e.to_string())?;
+    let report = if args.sequential {
+        let unit = if args.abba { Unit::AbbaBlock } else { Unit::Pair };
+        let seq = SequentialConfig { unit, max_pairs: args.max_pairs };
+        if args.abba {
+            if control.len() % 2 == 1 {
+                return Err(format!(
+                    "--abba: an odd number of pairs ({}) does not make whole blocks (C T T C is two pairs)",
+                    control.len()
+                ));
+            }
+            let (c, a) = abba_blocks(&control, &arms);
+            judge_sequential(&rows, &c, &a, &config, &seq)
+        } else {
+            judge_sequential(&rows, &control, &arms, &config, &seq)
+        }
+    } else {
+        judge(&rows, &control, &arms, &config)
+    }
+    .map_err(|e| e.to_string())?;
     Ok(Compared { rows, control, arms, report })
 }
 
@@ -110,13 +126,18 @@ fn read_profile(path: &std::path::Path) -> Result<NoiseProfile, String> {
     serde_json::from_str::<NoiseProfile>(&text).map_err(|e| format!("{}: not a noise profile: {e}", path.display()))
 }
 
-/// `--paired`: the i-th control trial and the i-th trial of every arm share pair key i; each arm must
-/// have as many trials as the control.
-fn pair_by_position(mut control: Vec<TrialSpec>, mut arms: Vec<ArmSpec>) -> Result<(Vec<TrialSpec>, Vec<ArmSpec>), String> {
+/// `--paired` (and `--sequential`): the i-th control trial and the i-th trial of every arm share pair key
+/// i; each arm must have as many trials as the control.
+fn pair_by_position(
+    mut control: Vec<TrialSpec>,
+    mut arms: Vec<ArmSpec>,
+    sequential: bool,
+) -> Result<(Vec<TrialSpec>, Vec<ArmSpec>), String> {
+    let flag = if sequential { "--sequential" } else { "--paired" };
     for arm in &arms {
         if arm.trials.len() != control.len() {
             return Err(format!(
-                "--paired: arm {:?} has {} trial(s) and the control {}; pairs need one treatment trial per control trial, in order",
+                "{flag}: arm {:?} has {} trial(s) and the control {}; pairs need one treatment trial per control trial, in order",
                 arm.name,
                 arm.trials.len(),
                 control.len()

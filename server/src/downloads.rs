@@ -12,10 +12,7 @@ use std::path::{Component, PathBuf};
 use tower::ServiceExt;
 use tower_http::services::ServeFile;
 
-/// `data-dir/experiments/{id}`: where an experiment's files live.
-pub fn experiment_dir(data_dir: &std::path::Path, id: i64) -> PathBuf {
-    data_dir.join("experiments").join(id.to_string())
-}
+use engine::experiment_dir;
 
 /// The relative path as safe components, or why it is refused.
 pub fn checked_relative(path: &str) -> Result<PathBuf, String> {

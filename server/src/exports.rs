@@ -123,7 +123,7 @@ fn with_experiment_header(md: &str, header: &str) -> String {
 async fn arm_ids(state: &AppState, id: i64) -> ApiResult<Vec<ArmIds>> {
     let arms = state.store.arms(id).await?;
     let trials = state.store.trials(id).await?;
-    let latest = crate::progress::latest(&trials);
+    let latest = store::trials::latest(&trials);
     let mut out: Vec<ArmIds> = arms.iter().map(|(_, name, _, _)| ArmIds { name: name.clone(), trials: Vec::new() }).collect();
     for t in latest.values() {
         let ids = state.store.trial_run(t.id).await?.execution_ids;

@@ -30,10 +30,7 @@ fn inputs(args: &GateArgs) -> Result<Vec<(PathBuf, Option<String>)>, String> {
     Ok(out)
 }
 
-pub fn runner() -> String {
-    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
-    format!("{} {} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH).trim().to_string()
-}
+use engine::warp::verdict::runner;
 
 /// Reads and checks `gate`'s arguments and gates (also behind `arbiter import warp`).
 pub fn gate_args(args: &GateArgs) -> Result<(GateReport, Provenance), String> {

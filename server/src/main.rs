@@ -24,8 +24,8 @@ fn main() -> ExitCode {
         cli::Command::Gate(args) => exit_with(gate::run_gate(args)),
         cli::Command::WarpCompare(args) => exit_with(gate::run_warp_compare(args)),
         cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),
-        cli::Command::Load(args) => exit_with(server::load::command::run_load(args)),
-        cli::Command::Launch(args) => exit_with(server::launch_cli::run_launch(args)),
+        cli::Command::Load(args) => exit_with(loadgen::command::run_load(args)),
+        cli::Command::Launch(args) => exit_with(server::client::run_launch(args)),
         cli::Command::Import(cli::ImportCommand::Pipeline(args)) => exit_with(block_on(server::import::run_pipeline(*args))),
         cli::Command::Import(cli::ImportCommand::Warp(args)) => exit_with(block_on(server::import::run_warp(*args))),
         cli::Command::User(cli::UserCommand::Add(args)) => exit_with(block_on(auth::users::add_user(args))),
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         cli::Command::Token(cli::TokenCommand::Revoke(args)) => exit_with(block_on(auth::users::revoke_token(args))),
         cli::Command::Rejudge(args) => exit_with(block_on(server::rejudge::run(args))),
         cli::Command::Prune(args) => exit_with(block_on(retention::run(args))),
-        cli::Command::Supervise(args) => exit_with(server::launch::supervise::run(args)),
+        cli::Command::Supervise(args) => exit_with(engine::queue::supervise::run(args)),
     }
 }
 

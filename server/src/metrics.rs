@@ -2,7 +2,6 @@
 //! pattern (never by raw path, so the label set stays bounded), and the trial queue from the store.
 
 use crate::api::error::ApiResult;
-use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
@@ -14,7 +13,9 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+use std::sync::Arc;
 use std::time::Instant;
+use store::Store;
 
 /// The route pattern that served a response, set by the authorization layer.
 #[derive(Debug, Clone, Copy)]
@@ -63,20 +64,18 @@ impl Default for Metrics {
 }
 
 /// Counts and times every request.
-pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn track(State(m): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
     let method = req.method().as_str().to_string();
     let start = Instant::now();
     let response = next.run(req).await;
     let route = response.extensions().get::<RouteLabel>().map(|r| r.0).unwrap_or("unmatched").to_string();
-    let m = &state.metrics;
     m.latency.get_or_create(&RouteLabels { method: method.clone(), route: route.clone() }).observe(start.elapsed().as_secs_f64());
     m.requests.get_or_create(&RequestLabels { method, route, status: response.status().as_u16() }).inc();
     response
 }
 
-pub async fn scrape(State(state): State<AppState>) -> ApiResult<Response> {
-    let counts = state.store.trial_state_counts().await?;
-    let m = &state.metrics;
+pub async fn scrape(State(store): State<Store>, State(m): State<Arc<Metrics>>) -> ApiResult<Response> {
+    let counts = store.trial_state_counts().await?;
     for s in judge::TrialState::ALL {
         let n = counts.iter().find(|(name, _)| name == s.as_str()).map_or(0, |(_, n)| *n);
         m.trials.get_or_create(&StateLabels { state: s.as_str().to_string() }).set(n);

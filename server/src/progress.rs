@@ -15,25 +15,17 @@ use std::convert::Infallible;
 use std::time::Duration;
 use store::trials::Trial;
 
-/// The latest attempt of each planned position.
-pub fn latest(trials: &[Trial]) -> BTreeMap<i64, &Trial> {
-    let mut by_seq: BTreeMap<i64, &Trial> = BTreeMap::new();
-    for t in trials {
-        if by_seq.get(&t.seq).is_none_or(|o| t.attempt > o.attempt) {
-            by_seq.insert(t.seq, t);
-        }
-    }
-    by_seq
-}
+use store::trials::latest;
 
 /// The progress of `trials` at `now_ms` (pure; the log tails come from `tail_of`).
 pub fn progress(
     status: judge::ExperimentStatus,
     trials: &[Trial],
-    arm_names: &BTreeMap<i64, String>,
+    arms: &[(i64, String, String)],
     now_ms: i64,
     tail_of: impl Fn(&Trial) -> String,
 ) -> JsonProgress {
+    let arm_names: BTreeMap<i64, String> = arms.iter().map(|(id, name, _)| (*id, name.clone())).collect();
     let mut states = BTreeMap::new();
     for t in trials {
         *states.entry(t.state.as_str().to_string()).or_insert(0) += 1;
@@ -55,7 +47,10 @@ pub fn progress(
             .sum();
         (mean * left as f64 - running_done).max(0.0)
     });
-    let done = matches!(status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
+    // A cancelled experiment's running trials take a moment to stop: it is done once they have.
+    let stopping = positions.values().any(|t| t.state == TrialState::Running);
+    let done = !stopping
+        && matches!(status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
     JsonProgress {
         status: status.as_str().to_string(),
         total: positions.len(),
@@ -78,18 +73,20 @@ pub fn progress(
             })
             .collect(),
         done,
+        trials: app::pages::experiment::trial_views(arms, trials.to_vec()),
+        now_ms: Some(now_ms),
     }
 }
 
 /// What the page shows of a running trial's log: its last 20 lines, at most 4 KiB.
 pub fn log_tail(path: &std::path::Path) -> String {
-    crate::tail(path, 20, 4096)
+    engine::tail(path, 20, 4096)
 }
 
 async fn snapshot(state: &AppState, id: i64) -> ApiResult<JsonProgress> {
     let summary = state.store.experiment_summary(id).await?;
     let trials = state.store.trials(id).await?;
-    let arms: BTreeMap<i64, String> = state.store.arms(id).await?.into_iter().map(|(id, name, _, _)| (id, name)).collect();
+    let arms: Vec<(i64, String, String)> = state.store.arms(id).await?.into_iter().map(|(id, name, role, _)| (id, name, role)).collect();
     let mut logs = BTreeMap::new();
     for t in trials.iter().filter(|t| t.state == TrialState::Running) {
         if let Some(path) = state.store.trial_run(t.id).await?.log_path {
@@ -150,7 +147,7 @@ mod tests {
 
     #[test]
     fn counts_retries_once_and_estimates_from_ended_trials() {
-        let arms: BTreeMap<i64, String> = [(1, "control".into()), (2, "treatment".into())].into();
+        let arms = [(1, "control".to_string(), "control".to_string()), (2, "treatment".to_string(), "treatment".to_string())];
         let trials = vec![
             trial(0, 0, TrialState::Succeeded, Some(0), Some(10_000)),
             trial(1, 0, TrialState::InfraFailed, Some(10_000), Some(12_000)),
@@ -168,6 +165,15 @@ mod tests {
         assert_eq!((p.running[0].arm.as_str(), p.running[0].log_tail.as_str()), ("control", "log of 2"));
         let judged = progress(judge::ExperimentStatus::Judged, &trials[..3], &arms, 30_000, |_| String::new());
         assert!(judged.done && judged.remaining_s.is_none());
+        // A cancelled experiment is not done while a trial of it is still stopping.
+        let stopping = progress(judge::ExperimentStatus::Cancelled, &trials, &arms, 30_000, |_| String::new());
+        assert!(!stopping.done);
+        let stopped = progress(judge::ExperimentStatus::Cancelled, &trials[..3], &arms, 30_000, |_| String::new());
+        assert!(stopped.done);
+        // The trials table rides along: every attempt, in the arm's colour, in its current state.
+        assert_eq!(p.trials.len(), 5);
+        assert_eq!((p.trials[3].arm.as_str(), p.trials[3].colour.as_str(), p.trials[3].state.as_str()), ("control", "control", "running"));
+        assert_eq!((p.trials[1].colour.as_str(), p.trials[1].note.as_str()), ("t0", ""));
     }
 
     #[test]

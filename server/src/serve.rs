@@ -1,11 +1,9 @@
 //! `arbiter serve`: open the store, refuse an unsafe start, build the router, listen, and stop
 //! gracefully on SIGINT/SIGTERM.
 
-use crate::auth::{csrf, login, policy, principal, setup, throttle, Principal};
+use crate::auth::{csrf, login, policy, principal, setup, setup_link, throttle, Principal};
 use crate::cli::ServeArgs;
 use crate::config::{ConfigError, ServeConfig};
-use crate::launch::owned_finelog::OwnedFinelog;
-use crate::launch::scheduler::Launcher;
 use crate::sessions::AnySessionStore;
 use crate::state::{AppState, AuthSettings};
 use crate::{api, downloads, exports, health, metrics, retention};
@@ -14,6 +12,8 @@ use axum::handler::Handler;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::{get, post};
 use axum::Router;
+use engine::queue::owned_finelog::OwnedFinelog;
+use engine::{Engine, TrialQueue};
 use leptos::config::LeptosOptions;
 use leptos::prelude::{provide_context, use_context};
 use leptos_axum::{generate_route_list, LeptosRoutes, ResponseOptions};
@@ -46,9 +46,9 @@ pub enum ServeError {
 
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServeConfig::from_args(args)?;
-    let suites = crate::suites::load_dir(&config.suites_dir).map_err(ServeError::Suites)?;
+    let suites = suite::load_dir(&config.suites_dir).map_err(ServeError::Suites)?;
     let store = Store::open(&config.database_url).await?;
-    crate::suites::sync(&store, &suites).await.map_err(ServeError::Suites)?;
+    engine::sync_suites(&store, &suites).await.map_err(ServeError::Suites)?;
     if !suites.is_empty() {
         tracing::info!(count = suites.len(), dir = %config.suites_dir.display(), "suites loaded");
     }
@@ -62,8 +62,8 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     if !config.site_root.join("pkg/arbiter.wasm").exists() {
         tracing::warn!(site_root = %config.site_root.display(), "no built site here: pages render but do not hydrate; run scripts/build-site.sh");
     }
-    let (launcher, finelog) = launcher(&config).await;
-    let state = app_state(&config, store.clone(), addr, launcher);
+    let (queue, finelog) = trial_queue(&config).await;
+    let state = app_state(&config, store.clone(), addr, queue);
     if store.count_users().await? == 0 {
         let secret = state.setup.issue();
         // On the console only (not through the log): it is a one-time credential.
@@ -73,13 +73,13 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         );
     }
     let background = [
-        crate::launch::scheduler::spawn(state.clone()),
+        engine::queue::spawn(state.engine.clone()),
         // Cron ticks are whole minutes; a pass every 20 s starts each within a third of a minute.
-        crate::schedule::tick::spawn(state.clone(), Duration::from_secs(20)),
+        engine::schedules::spawn(state.engine.clone(), Duration::from_secs(20)),
         sessions.spawn_expiry(Duration::from_secs(3600)),
         retention::spawn(config.data_dir.clone(), store.clone(), config.retention, Duration::from_secs(3600)),
     ];
-    let worker = state.launcher.worker.clone();
+    let worker = state.engine.queue.worker.clone();
     let router = router(state, sessions, &config);
     tracing::info!(%addr, store = store.backend(), data_dir = %config.data_dir.display(), "Arbiter is serving on http://{addr}");
     axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
@@ -100,42 +100,45 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// The scheduler's handle, with the finelog server trials report to: the configured URL, else one this
+/// The trial queue's runtime, with the finelog server trials report to: the configured URL, else one this
 /// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
-pub async fn launcher(config: &ServeConfig) -> (Launcher, Option<OwnedFinelog>) {
+pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog>) {
     if let Some(url) = &config.finelog_url {
-        return (Launcher::new(Ok(url.clone()), config.python.clone()), None);
+        return (TrialQueue::new(Ok(url.clone()), config.python.clone()), None);
     }
     let Some(python) = &config.python else {
         tracing::warn!("no finelog server and no Python to start one: pipeline launches are refused (see ARBITER_FINELOG_URL)");
         let why = "no ARBITER_FINELOG_URL is set, and no Python to run one (ARBITER_PYTHON, or .venv/bin/python)";
-        return (Launcher::new(Err(why.into()), None), None);
+        return (TrialQueue::new(Err(why.into()), None), None);
     };
     match OwnedFinelog::start_or_adopt(python, &config.data_dir.join("finelog")).await {
-        Ok(owned) => (Launcher::new(Ok(owned.url.clone()), Some(python.clone())), Some(owned)),
+        Ok(owned) => (TrialQueue::new(Ok(owned.url.clone()), Some(python.clone())), Some(owned)),
         Err(e) => {
             tracing::error!(error = %e, "cannot start a finelog server: pipeline launches are refused until one runs");
-            (Launcher::new(Err(format!("the finelog server Arbiter starts did not start: {e}")), Some(python.clone())), None)
+            (TrialQueue::new(Err(format!("the finelog server Arbiter starts did not start: {e}")), Some(python.clone())), None)
         }
     }
 }
 
-pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr, launcher: Launcher) -> AppState {
+pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr, queue: TrialQueue) -> AppState {
     let leptos_options = LeptosOptions::builder()
         .output_name("arbiter")
         .site_root(config.site_root.to_string_lossy().as_ref())
         .site_pkg_dir("pkg")
         .site_addr(addr)
         .build();
+    let auth = AuthSettings::from_config(config, addr);
+    let engine =
+        Engine { store: store.clone(), data_dir: config.data_dir.clone(), base_url: auth.base_url.clone(), queue: Arc::new(queue) };
     AppState {
         leptos_options,
         store,
         data_dir: config.data_dir.clone(),
-        auth: Arc::new(AuthSettings::from_config(config, addr)),
+        engine,
+        auth: Arc::new(auth),
         throttle: Arc::new(throttle::LoginThrottle::new(throttle::Limits::default())),
-        setup: Arc::new(setup::SetupLink::default()),
+        setup: Arc::new(setup_link::SetupLink::default()),
         metrics: Arc::new(metrics::Metrics::default()),
-        launcher: Arc::new(launcher),
     }
 }
 
@@ -168,7 +171,7 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
     let server = app::context::ServerContext {
         data_dir: state.data_dir.clone(),
         base_url: state.auth.base_url.clone(),
-        suite_toml: crate::suites::to_toml,
+        suite_toml: suite::to_toml,
         setup_link_live: {
             let link = state.setup.clone();
             std::sync::Arc::new(move |secret: &str| link.is_live(secret))
@@ -197,7 +200,7 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
         .layer(from_fn_with_state(state.clone(), principal::authenticate))
         .layer(sessions.layer(config.session_idle, secure))
         .layer(from_fn(crate::sessions::secure_behind_tls_proxy))
-        .layer(from_fn_with_state(state.clone(), metrics::track));
+        .layer(from_fn_with_state(state.metrics.clone(), metrics::track));
     crate::hardening::apply(router).with_state(state)
 }
 

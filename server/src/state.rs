@@ -1,6 +1,6 @@
 //! What every request handler can reach, passed explicitly.
 
-use crate::auth::setup::SetupLink;
+use crate::auth::setup_link::SetupLink;
 use crate::auth::throttle::LoginThrottle;
 use crate::config::ServeConfig;
 use crate::metrics::Metrics;
@@ -14,13 +14,15 @@ use store::Store;
 #[derive(Clone, Debug)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
+    /// The same store and data folder as the engine's (the handlers' own reads and files).
     pub store: Store,
     pub data_dir: PathBuf,
+    /// Launching, the trial queue, judging, schedules and notifications.
+    pub engine: engine::Engine,
     pub auth: Arc<AuthSettings>,
     pub throttle: Arc<LoginThrottle>,
     pub setup: Arc<SetupLink>,
     pub metrics: Arc<Metrics>,
-    pub launcher: Arc<crate::launch::scheduler::Launcher>,
 }
 
 /// The access settings of a running server.
@@ -42,6 +44,18 @@ impl AuthSettings {
             session_max: config.session_max,
             metrics_token_digest: config.metrics_token_digest.clone(),
         }
+    }
+}
+
+impl FromRef<AppState> for Store {
+    fn from_ref(state: &AppState) -> Self {
+        state.store.clone()
+    }
+}
+
+impl FromRef<AppState> for Arc<Metrics> {
+    fn from_ref(state: &AppState) -> Self {
+        state.metrics.clone()
     }
 }
 

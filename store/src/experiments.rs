@@ -43,21 +43,7 @@ pub struct InsertExperiment {
     pub arms: Vec<InsertArm>,
 }
 
-/// One line of the history page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExperimentSummary {
-    pub id: i64,
-    pub kind: ExperimentKind,
-    pub title: String,
-    pub status: ExperimentStatus,
-    pub verdict: Option<Verdict>,
-    pub suite: Option<String>,
-    pub base_ref: Option<String>,
-    pub head_ref: Option<String>,
-    pub launched_by: Option<String>,
-    pub created_at: i64,
-    pub finished_at: Option<i64>,
-}
+pub use wire::experiment::ExperimentSummary;
 
 #[derive(sqlx::FromRow)]
 struct SummaryRow {
@@ -121,27 +107,16 @@ pub struct HistoryQuery {
     pub limit: u32,
 }
 
-/// History filters as a URL or an API query spells them; empty values mean "any".
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HistoryParams {
-    pub kind: Option<String>,
-    pub status: Option<String>,
-    pub verdict: Option<String>,
-    pub suite: Option<String>,
-    pub git: Option<String>,
-    pub by: Option<String>,
-    /// `YYYY-MM-DD`, UTC, inclusive.
-    pub since: Option<String>,
-    /// `YYYY-MM-DD`, UTC, inclusive.
-    pub until: Option<String>,
-    pub q: Option<String>,
-    /// `CREATED.ID` from the previous page's `next`.
-    pub before: Option<String>,
-}
+pub use wire::history::HistoryFilter;
 
-impl HistoryParams {
-    /// The query these parameters ask for, or an error naming the parameter that is wrong.
-    pub fn query(&self, limit: u32) -> Result<HistoryQuery, String> {
+impl HistoryQuery {
+    /// The query a filter asks for (`limit` when it names none), or an error naming the parameter that
+    /// is wrong.
+    pub fn from_filter(filter: &HistoryFilter, limit: u32) -> Result<HistoryQuery, String> {
+        let limit = filter.limit.unwrap_or(limit);
+        if !(1..=500).contains(&limit) {
+            return Err(format!("limit: {limit}: must be between 1 and 500"));
+        }
         fn given(v: &Option<String>) -> Option<&str> {
             v.as_deref().map(str::trim).filter(|s| !s.is_empty())
         }
@@ -155,7 +130,7 @@ impl HistoryParams {
                 other => Ok(other.map(str::to_string)),
             }
         }
-        let before = match given(&self.before) {
+        let before = match given(&filter.before) {
             None => None,
             Some(c) => Some(
                 c.split_once('.')
@@ -163,17 +138,17 @@ impl HistoryParams {
                     .ok_or_else(|| format!("before: {c:?} is not of the form CREATED.ID"))?,
             ),
         };
-        let (since, until) = judge::units::day_range(given(&self.since), given(&self.until))?;
+        let (since, until) = judge::units::day_range(given(&filter.since), given(&filter.until))?;
         Ok(HistoryQuery {
-            kind: vocab("kind", &self.kind)?,
-            status: vocab("status", &self.status)?,
-            verdict: vocab("verdict", &self.verdict)?,
-            suite: text("suite", &self.suite)?,
-            git: text("git", &self.git)?,
-            launched_by: text("by", &self.by)?,
+            kind: vocab("kind", &filter.kind)?,
+            status: vocab("status", &filter.status)?,
+            verdict: vocab("verdict", &filter.verdict)?,
+            suite: text("suite", &filter.suite)?,
+            git: text("git", &filter.git)?,
+            launched_by: text("by", &filter.by)?,
             since,
             until,
-            text: text("q", &self.q)?,
+            text: text("q", &filter.q)?,
             before,
             limit,
         })
@@ -441,6 +416,20 @@ impl Store {
         if result == 0 {
             return Err(StoreError::NotFound { what: "experiment", key: id.to_string() });
         }
+        Ok(())
+    }
+
+    /// Dates a (just imported) experiment at when it was measured, not when it was stored: its launch and
+    /// end times, and its trend points, move to `at` (ms), so a backlog of imports lands on the trends
+    /// where it happened.
+    pub async fn set_measured_at(&self, id: i64, at: i64) -> Result<(), StoreError> {
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("UPDATE experiments SET created_at = $1, finished_at = $1 WHERE id = $2").bind(at).bind(id).execute(&mut *tx).await?;
+            sqlx::query("UPDATE trend_points SET at = $1 WHERE experiment_id = $2").bind(at).bind(id).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok::<(), sqlx::Error>(())
+        })?;
         Ok(())
     }
 

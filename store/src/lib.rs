@@ -14,7 +14,9 @@ pub mod observations;
 pub mod people;
 pub mod schedules;
 pub mod suites;
-#[cfg(feature = "testing")]
+/// Throwaway databases for tests (SQLite in a temp dir, or a fresh PostgreSQL database). Always built:
+/// a feature only the tests turned on made `cargo test` and `cargo build` compile the store, and every
+/// crate above it, twice.
 pub mod testing;
 pub mod trends;
 pub mod trials;

@@ -14,27 +14,7 @@ pub struct InsertTrial {
     pub repeat_index: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Trial {
-    pub id: i64,
-    pub experiment_id: i64,
-    pub arm_id: i64,
-    pub seq: i64,
-    pub cell: Option<String>,
-    pub repeat_index: i64,
-    pub attempt: i64,
-    pub state: TrialState,
-    pub infra_reason: Option<InfraReason>,
-    pub detail: Option<String>,
-    pub claimed_by: Option<String>,
-    pub created_at: i64,
-    pub started_at: Option<i64>,
-    pub finished_at: Option<i64>,
-    /// The launcher's job: the supervisor's pid (local) or the engine's job id (cluster).
-    pub job_id: Option<String>,
-    /// The state the cluster engine last reported for the job, as it words it.
-    pub engine_state: Option<String>,
-}
+pub use wire::experiment::Trial;
 
 /// What a trial's run left in the store beyond its state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -279,4 +259,15 @@ impl Store {
         }
         Ok(())
     }
+}
+
+/// The latest attempt of each planned position.
+pub fn latest(trials: &[Trial]) -> std::collections::BTreeMap<i64, &Trial> {
+    let mut by_seq: std::collections::BTreeMap<i64, &Trial> = std::collections::BTreeMap::new();
+    for t in trials {
+        if by_seq.get(&t.seq).is_none_or(|o| t.attempt > o.attempt) {
+            by_seq.insert(t.seq, t);
+        }
+    }
+    by_seq
 }

@@ -1,7 +1,7 @@
 //! `/admin`: every user and the newest audit entries (who, when, what, why). Changes go through
 //! `arbiter user add` or the users API; every one of them lands in the audit log shown here.
 
-use crate::error::{AppError, ErrorView};
+use crate::error::ErrorView;
 use crate::format::utc_minutes;
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -33,7 +33,7 @@ pub struct AdminView {
 }
 
 #[server(prefix = "/fn", endpoint = "admin")]
-pub async fn load_admin() -> Result<AdminView, ServerFnError> {
+pub async fn load_admin() -> Result<AdminView, crate::error::AppError> {
     crate::auth::require(crate::auth::Role::Admin)?;
     let store = crate::error::store()?;
     let failed = crate::error::read_failed("the users and the audit log");
@@ -72,7 +72,7 @@ pub fn AdminPage() -> impl IntoView {
         {crate::awaited::awaited(async move {
             match load_admin().await {
                 Ok(v) => view! { <Users users=v.users /> <Audit audit=v.audit /> }.into_any(),
-                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+                Err(e) => view! { <ErrorView error=e /> }.into_any(),
             }
         })}
     }

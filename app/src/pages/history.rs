@@ -1,6 +1,6 @@
 //! The history page: every experiment, newest first, filtered through the URL so a view can be shared.
 
-use crate::error::{AppError, ErrorView};
+use crate::error::ErrorView;
 use crate::format::{short_ref, utc_minutes};
 use judge::{ExperimentKind, ExperimentStatus, Verdict};
 use leptos::prelude::*;
@@ -12,110 +12,23 @@ use serde::{Deserialize, Serialize};
 /// Experiments per history page.
 pub const PAGE_SIZE: u32 = 50;
 
-/// One row of the history table, as the browser receives it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HistoryRow {
-    pub id: i64,
-    pub kind: ExperimentKind,
-    pub title: String,
-    pub status: ExperimentStatus,
-    pub verdict: Option<Verdict>,
-    pub suite: Option<String>,
-    pub base_ref: Option<String>,
-    pub head_ref: Option<String>,
-    pub launched_by: Option<String>,
-    pub created_at: i64,
-}
-
-#[cfg(feature = "ssr")]
-impl From<store::experiments::ExperimentSummary> for HistoryRow {
-    fn from(e: store::experiments::ExperimentSummary) -> Self {
-        HistoryRow {
-            id: e.id,
-            kind: e.kind,
-            title: e.title,
-            status: e.status,
-            verdict: e.verdict,
-            suite: e.suite,
-            base_ref: e.base_ref,
-            head_ref: e.head_ref,
-            launched_by: e.launched_by,
-            created_at: e.created_at,
-        }
-    }
-}
+/// One row of the history table: the experiment's summary, as the API gives it too.
+pub use wire::experiment::ExperimentSummary;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistoryView {
-    pub rows: Vec<HistoryRow>,
+    pub rows: Vec<ExperimentSummary>,
     /// Cursor of the next (older) page, as it goes in the URL: `created_at.id`.
     pub older: Option<String>,
 }
 
-/// The filters a history URL can carry; empty strings mean "any". The names are the URL's.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct HistoryFilter {
-    pub kind: Option<String>,
-    pub status: Option<String>,
-    pub verdict: Option<String>,
-    pub suite: Option<String>,
-    /// A ref or SHA (prefix) either arm ran.
-    pub git: Option<String>,
-    /// Who launched it.
-    pub by: Option<String>,
-    /// First and last day, `YYYY-MM-DD` (UTC).
-    pub since: Option<String>,
-    pub until: Option<String>,
-    /// Free text: title, suite or refs.
-    pub q: Option<String>,
-    pub before: Option<String>,
-}
+pub use wire::history::HistoryFilter;
 
-impl HistoryFilter {
-    fn from_query(get: impl Fn(&str) -> Option<String>) -> Self {
-        let field = |k: &str| get(k).filter(|v| !v.trim().is_empty());
-        HistoryFilter {
-            kind: field("kind"),
-            status: field("status"),
-            verdict: field("verdict"),
-            suite: field("suite"),
-            git: field("git"),
-            by: field("by"),
-            since: field("since"),
-            until: field("until"),
-            q: field("q"),
-            before: field("before"),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        *self == HistoryFilter::default()
-    }
-
-    /// The filters (not the page cursor) as URL name/value pairs.
-    fn pairs(&self) -> Vec<(&'static str, &String)> {
-        [
-            ("kind", &self.kind),
-            ("status", &self.status),
-            ("verdict", &self.verdict),
-            ("suite", &self.suite),
-            ("git", &self.git),
-            ("by", &self.by),
-            ("since", &self.since),
-            ("until", &self.until),
-            ("q", &self.q),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| v.as_ref().map(|v| (k, v)))
-        .collect()
-    }
-
-    /// The URL of the next page with the same filters.
-    fn older_href(&self, cursor: &str) -> String {
-        let mut parts: Vec<String> = self.pairs().into_iter().map(|(k, v)| format!("{k}={}", encode(v))).collect();
-        parts.push(format!("before={cursor}"));
-        format!("/experiments?{}", parts.join("&"))
-    }
+/// The URL of the next page with the same filters.
+fn older_href(filter: &HistoryFilter, cursor: &str) -> String {
+    let mut parts: Vec<String> = filter.pairs().into_iter().map(|(k, v)| format!("{k}={}", encode(v))).collect();
+    parts.push(format!("before={cursor}"));
+    format!("/experiments?{}", parts.join("&"))
 }
 
 /// Percent-encodes a query value (suite names are the only free text here).
@@ -130,26 +43,13 @@ fn encode(v: &str) -> String {
 
 // JSON input: a URL-encoded body cannot tell an all-empty filter from a missing one.
 #[server(prefix = "/fn", endpoint = "history", input = Json)]
-pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, ServerFnError> {
+pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, crate::error::AppError> {
     crate::auth::require(crate::auth::Role::Viewer)?;
-    let params = store::experiments::HistoryParams {
-        kind: filter.kind,
-        status: filter.status,
-        verdict: filter.verdict,
-        suite: filter.suite,
-        git: filter.git,
-        by: filter.by,
-        since: filter.since,
-        until: filter.until,
-        q: filter.q,
-        before: filter.before,
-    };
-    let query = params.query(PAGE_SIZE).map_err(crate::error::bad_request)?;
+    // The page size is the page's, whatever the URL says.
+    let filter = HistoryFilter { limit: None, ..filter };
+    let query = store::experiments::HistoryQuery::from_filter(&filter, PAGE_SIZE).map_err(crate::error::AppError::bad_request)?;
     let page = crate::error::store()?.list_experiments(&query).await.map_err(crate::error::read_failed("the experiment history"))?;
-    Ok(HistoryView {
-        rows: page.experiments.into_iter().map(HistoryRow::from).collect(),
-        older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)),
-    })
+    Ok(HistoryView { rows: page.experiments, older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)) })
 }
 
 #[component]
@@ -166,7 +66,7 @@ pub fn HistoryPage() -> impl IntoView {
         {crate::awaited::awaited(async move {
             match load_history(filter.clone()).await {
                 Ok(view) => view! { <HistoryTable view filter /> }.into_any(),
-                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+                Err(e) => view! { <ErrorView error=e /> }.into_any(),
             }
         })}
     }
@@ -234,7 +134,7 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
             .into_any()
         };
     }
-    let older = view.older.as_deref().map(|c| filter.older_href(c));
+    let older = view.older.as_deref().map(|c| older_href(&filter, c));
     view! {
         <ExperimentTable rows=view.rows />
         {older.map(|href| view! { <p class="pager"><a href=href rel="next">"Older experiments →"</a></p> })}
@@ -244,7 +144,7 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
 
 /// Experiments as the history page lists them (also a suite's recent experiments).
 #[component]
-pub fn ExperimentTable(rows: Vec<HistoryRow>) -> impl IntoView {
+pub fn ExperimentTable(rows: Vec<ExperimentSummary>) -> impl IntoView {
     view! {
         <table class="history">
             <thead>
@@ -266,7 +166,7 @@ pub fn ExperimentTable(rows: Vec<HistoryRow>) -> impl IntoView {
 }
 
 #[component]
-fn HistoryLine(row: HistoryRow) -> impl IntoView {
+fn HistoryLine(row: ExperimentSummary) -> impl IntoView {
     let href = format!("/experiments/{}", row.id);
     let refs =
         format!("{} → {}", row.base_ref.as_deref().map(short_ref).unwrap_or("?"), row.head_ref.as_deref().map(short_ref).unwrap_or("?"));
@@ -282,7 +182,7 @@ fn HistoryLine(row: HistoryRow) -> impl IntoView {
                 {row.suite.map(|s| view! { <span class="suite">{s}</span> })}
             </td>
             <td>{row.kind.as_str()}</td>
-            <td><VerdictBadge verdict=row.verdict /></td>
+            <td><VerdictBadge verdict=row.verdict status=Some(row.status) /></td>
             <td>{row.status.as_str()}</td>
             <td class="refs">{refs}</td>
             <td class="when">{launched}</td>
@@ -292,14 +192,25 @@ fn HistoryLine(row: HistoryRow) -> impl IntoView {
 
 /// A verdict as icon, colour and word together (never colour alone).
 #[component]
-pub fn VerdictBadge(verdict: Option<Verdict>) -> impl IntoView {
+pub fn VerdictBadge(verdict: Option<Verdict>, #[prop(default = None)] status: Option<judge::ExperimentStatus>) -> impl IntoView {
+    use judge::ExperimentStatus as S;
     match verdict {
         Some(v) => {
             let tone = v.tone();
             let class = format!("verdict tone-{}", format!("{tone:?}").to_lowercase());
             view! { <span class=class>{tone.icon()} " " {v.as_str()}</span> }.into_any()
         }
-        None => view! { <span class="verdict tone-none">"— not judged yet"</span> }.into_any(),
+        // Without a verdict, say why: still to come, or none by nature (a calibration or baseline is
+        // measured, not compared), or none because it stopped.
+        None => {
+            let why = match status {
+                Some(S::Judged) => "— measured, no verdict",
+                Some(S::Cancelled) => "— none: cancelled",
+                Some(S::Errored) => "— none: errored",
+                _ => "— not judged yet",
+            };
+            view! { <span class="verdict tone-none">{why}</span> }.into_any()
+        }
     }
 }
 
@@ -310,7 +221,7 @@ mod tests {
     #[test]
     fn older_link_keeps_the_filters() {
         let f = HistoryFilter { kind: Some("warp".into()), suite: Some("s3 hot/path".into()), ..Default::default() };
-        assert_eq!(f.older_href("1700.42"), "/experiments?kind=warp&suite=s3%20hot%2Fpath&before=1700.42");
+        assert_eq!(older_href(&f, "1700.42"), "/experiments?kind=warp&suite=s3%20hot%2Fpath&before=1700.42");
     }
 
     #[test]

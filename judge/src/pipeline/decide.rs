@@ -175,12 +175,24 @@ fn settle(pending: Option<Pending>, alpha: f64) -> (MetricOutcome, Option<Metric
 
 /// Rule 6: each metric decided at the level the family gave it, then the CPU/elapsed quadrants.
 pub fn finish(prepared: Prepared, cpu_alpha: f64, elapsed_alpha: f64) -> StageReport {
-    let (mut report, cpu, elapsed, untested) = match prepared {
+    let (report, cpu, elapsed, untested) = match prepared {
         Prepared::Decided(report) => return report,
         Prepared::Measured { report, cpu, elapsed, elapsed_untested } => (report, cpu, elapsed, elapsed_untested),
     };
-    let (cpu, cpu_test) = settle(cpu, cpu_alpha);
-    let (elapsed, elapsed_test) = if untested { (MetricOutcome::Unclear, None) } else { settle(elapsed, elapsed_alpha) };
+    let cpu = settle(cpu, cpu_alpha);
+    let elapsed = if untested { (MetricOutcome::Unclear, None) } else { settle(elapsed, elapsed_alpha) };
+    quadrants(report, cpu, elapsed, untested)
+}
+
+/// Rule 6's second half, whichever design decided the metrics (this fixed one, or the sequential one of
+/// [`super::sequential`]): each metric's outcome and test (none below the floor, or elapsed from too few
+/// trials when `untested`), then the CPU/elapsed quadrants.
+pub fn quadrants(
+    mut report: StageReport,
+    (cpu, cpu_test): (MetricOutcome, Option<MetricTest>),
+    (elapsed, elapsed_test): (MetricOutcome, Option<MetricTest>),
+    untested: bool,
+) -> StageReport {
     // Too few trials to test elapsed, but its point change is beyond the margin: the old "wall-only
     // change from one pair" row, which asks for repeats rather than passing it.
     let elapsed_only = untested && report.elapsed_change_pct.abs() > report.thresholds.elapsed_pct;

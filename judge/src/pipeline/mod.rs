@@ -15,6 +15,7 @@ pub mod power;
 pub mod render;
 pub mod report;
 pub mod rows;
+pub mod sequential;
 
 use crate::Verdict;
 use aggregate::{RowIndex, StageSums, TrialSpec, TrialSums};
@@ -24,6 +25,7 @@ use noise::NoiseProfile;
 pub use report::PipelineReport;
 use report::{ArmReport, StageReport, Thresholds};
 use rows::StageRow;
+pub use sequential::{judge_sequential, SequentialConfig};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -92,54 +94,121 @@ fn worst(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
     verdicts.into_iter().max_by_key(|v| severity(*v)).unwrap_or(Verdict::Pass)
 }
 
-/// Judges every treatment arm against the control.
-pub fn judge(
-    rows: &[StageRow],
-    control: &[TrialSpec],
-    treatments: &[ArmSpec],
-    config: &PipelineConfig,
-) -> Result<PipelineReport, JudgeError> {
-    if control.is_empty() {
-        return Err(JudgeError::NoControl);
-    }
-    if treatments.iter().all(|a| a.trials.is_empty()) {
-        return Err(JudgeError::NoTreatment);
-    }
-    let index = RowIndex::new(rows);
-    let mut missing: Vec<String> = Vec::new();
-    for spec in control.iter().chain(treatments.iter().flat_map(|a| &a.trials)) {
-        missing.extend(index.missing(spec).into_iter().map(String::from));
-    }
-    if !missing.is_empty() {
-        missing.dedup();
-        return Err(JudgeError::UnknownExecutionIds(missing));
+/// An experiment's trials summed per stage and checked: what the fixed and the sequential design judge.
+pub(crate) struct Summed {
+    duplicates_dropped: usize,
+    /// Control trials without a failed stage.
+    controls: Vec<TrialSums>,
+    /// Rule 1: control trials with a failed stage are dropped (pair key, description).
+    dropped_control_trials: Vec<(Option<u32>, String)>,
+    arms: Vec<(String, Vec<TrialSums>)>,
+    /// FAILED attempts a later attempt retried (pair key, "trial: stage").
+    retried: Vec<(Option<u32>, String)>,
+}
+
+impl Summed {
+    fn new(rows: &[StageRow], control: &[TrialSpec], treatments: &[ArmSpec]) -> Result<Summed, JudgeError> {
+        if control.is_empty() {
+            return Err(JudgeError::NoControl);
+        }
+        if treatments.iter().all(|a| a.trials.is_empty()) {
+            return Err(JudgeError::NoTreatment);
+        }
+        let index = RowIndex::new(rows);
+        let mut missing: Vec<String> = Vec::new();
+        for spec in control.iter().chain(treatments.iter().flat_map(|a| &a.trials)) {
+            missing.extend(index.missing(spec).into_iter().map(String::from));
+        }
+        if !missing.is_empty() {
+            missing.dedup();
+            return Err(JudgeError::UnknownExecutionIds(missing));
+        }
+        let mut retried = Vec::new();
+        let mut note_retries = |t: &TrialSums| retried.extend(t.retried_stages.iter().map(|s| (t.pair, format!("{}: {s}", t.label))));
+        // Rule 1: a control trial with a failed stage is dropped.
+        let mut dropped_control_trials = Vec::new();
+        let mut controls = Vec::new();
+        for (i, spec) in control.iter().enumerate() {
+            let t = index.trial(format!("control #{}", i + 1), spec);
+            note_retries(&t);
+            if t.failed_stages.is_empty() {
+                controls.push(t);
+            } else {
+                dropped_control_trials.push((t.pair, format!("{} (FAILED: {})", t.label, t.failed_stages.join(", "))));
+            }
+        }
+        let arms: Vec<(String, Vec<TrialSums>)> = treatments
+            .iter()
+            .map(|a| {
+                let trials: Vec<TrialSums> =
+                    a.trials.iter().enumerate().map(|(i, s)| index.trial(format!("{} #{}", a.name, i + 1), s)).collect();
+                trials.iter().for_each(&mut note_retries);
+                (a.name.clone(), trials)
+            })
+            .collect();
+        Ok(Summed { duplicates_dropped: index.duplicates_dropped, controls, dropped_control_trials, arms, retried })
     }
 
-    let mut retried = Vec::new();
-    let mut note_retries = |t: &TrialSums| retried.extend(t.retried_stages.iter().map(|s| format!("{}: {s}", t.label)));
-    // Rule 1: a control trial with a failed stage is dropped.
-    let mut dropped_control_trials = Vec::new();
-    let mut controls = Vec::new();
-    for (i, spec) in control.iter().enumerate() {
-        let t = index.trial(format!("control #{}", i + 1), spec);
-        note_retries(&t);
-        if t.failed_stages.is_empty() {
-            controls.push(t);
-        } else {
-            dropped_control_trials.push(format!("{} (FAILED: {})", t.label, t.failed_stages.join(", ")));
+    /// Every arm's stages through the guardrails and estimates (pass 1), with only the trials `keep` keeps.
+    fn prepare(&self, config: &PipelineConfig, keep: impl Fn(&TrialSums) -> bool) -> Vec<PreparedArm> {
+        let controls: Vec<&TrialSums> = self.controls.iter().filter(|t| keep(t)).collect();
+        self.arms
+            .iter()
+            .map(|(name, trials)| {
+                let trials: Vec<&TrialSums> = trials.iter().filter(|t| keep(t)).collect();
+                prepare_arm(name, &controls, &trials, config)
+            })
+            .collect()
+    }
+
+    /// The report from the arms' verdicts: an invalid baseline, the experiment's verdict and reasons.
+    fn report(
+        &self,
+        config: &PipelineConfig,
+        mut treatments_out: Vec<ArmReport>,
+        method: method::Method,
+        up_to: Option<u32>,
+    ) -> PipelineReport {
+        // A sequential look sees the pairs up to its key.
+        let within = |pair: &Option<u32>| up_to.is_none_or(|k| pair.is_none_or(|p| p <= k));
+        let dropped_control_trials: Vec<String> =
+            self.dropped_control_trials.iter().filter(|(p, _)| within(p)).map(|(_, d)| d.clone()).collect();
+        let mut reasons: Vec<String> = Vec::new();
+        let controls = self.controls.iter().filter(|t| within(&t.pair)).count();
+        if controls == 0 {
+            reasons.push(format!("invalid baseline: every control trial failed ({})", dropped_control_trials.join("; ")));
+            for arm in &mut treatments_out {
+                if arm.verdict != Verdict::Regression {
+                    arm.verdict = Verdict::Inconclusive;
+                }
+                arm.reasons.insert(0, "invalid baseline: no control trial without a failed stage".into());
+            }
+        }
+        let verdict = worst(treatments_out.iter().map(|a| a.verdict));
+        for arm in &treatments_out {
+            if arm.verdict == verdict {
+                reasons.extend(arm.reasons.iter().cloned());
+            }
+        }
+        reasons.dedup();
+        PipelineReport {
+            verdict,
+            reasons,
+            thresholds: thresholds(config),
+            method: Some(method),
+            duplicates_dropped: self.duplicates_dropped,
+            dropped_control_trials,
+            retried: self.retried.iter().filter(|(p, _)| within(p)).map(|(_, r)| r.clone()).collect(),
+            stages: treatments_out.first().map(|a| a.stages.clone()).unwrap_or_default(),
+            total: treatments_out.first().map(|a| a.total.clone()),
+            treatments: treatments_out,
+            sequential: None,
         }
     }
-    let arms: Vec<(String, Vec<TrialSums>)> = treatments
-        .iter()
-        .map(|a| {
-            let trials: Vec<TrialSums> =
-                a.trials.iter().enumerate().map(|(i, s)| index.trial(format!("{} #{}", a.name, i + 1), s)).collect();
-            trials.iter().for_each(&mut note_retries);
-            (a.name.clone(), trials)
-        })
-        .collect();
+}
 
-    let thresholds = Thresholds {
+fn thresholds(config: &PipelineConfig) -> Thresholds {
+    Thresholds {
         source: if config.noise.is_some() { "noise profile".into() } else { "uncalibrated".into() },
         cpu_pct: config.method.cpu_margin_pct,
         elapsed_pct: config.method.elapsed_margin_pct,
@@ -147,9 +216,19 @@ pub fn judge(
         elapsed_floor_s: method::ELAPSED_FLOOR_S,
         equivalence_tolerance_pct: config.equivalence_tolerance_pct,
         worker_ram_bytes: config.worker_ram,
-    };
+    }
+}
+
+/// Judges every treatment arm against the control (the fixed design: one look at every trial).
+pub fn judge(
+    rows: &[StageRow],
+    control: &[TrialSpec],
+    treatments: &[ArmSpec],
+    config: &PipelineConfig,
+) -> Result<PipelineReport, JudgeError> {
+    let summed = Summed::new(rows, control, treatments)?;
     // Pass 1: every arm's stages through the guardrails and estimates.
-    let prepared: Vec<PreparedArm> = arms.iter().map(|(name, trials)| prepare_arm(name, &controls, trials, config)).collect();
+    let prepared = summed.prepare(config, |_| true);
     // The family: every CPU (and every elapsed) test of every stage of every arm, Holm over each.
     let m = config.method;
     let mut cpu_p = Vec::new();
@@ -183,37 +262,9 @@ pub fn judge(
             .collect();
         // The pipeline total is outside the family: one test per metric at the metric's whole share.
         let total = finish(arm.total, m.alpha_cpu(), m.alpha_elapsed()).rounded();
-        treatments_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [controls.len(), arm.trials]));
+        treatments_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [arm.controls, arm.trials]));
     }
-    let mut reasons: Vec<String> = Vec::new();
-    if controls.is_empty() {
-        reasons.push(format!("invalid baseline: every control trial failed ({})", dropped_control_trials.join("; ")));
-        for arm in &mut treatments_out {
-            if arm.verdict != Verdict::Regression {
-                arm.verdict = Verdict::Inconclusive;
-            }
-            arm.reasons.insert(0, "invalid baseline: no control trial without a failed stage".into());
-        }
-    }
-    let verdict = worst(treatments_out.iter().map(|a| a.verdict));
-    for arm in &treatments_out {
-        if arm.verdict == verdict {
-            reasons.extend(arm.reasons.iter().cloned());
-        }
-    }
-    reasons.dedup();
-    Ok(PipelineReport {
-        verdict,
-        reasons,
-        thresholds,
-        method: Some(m.record(cpu_p.len(), elapsed_p.len())),
-        duplicates_dropped: index.duplicates_dropped,
-        dropped_control_trials,
-        retried,
-        stages: treatments_out.first().map(|a| a.stages.clone()).unwrap_or_default(),
-        total: treatments_out.first().map(|a| a.total.clone()),
-        treatments: treatments_out,
-    })
+    Ok(summed.report(config, treatments_out, m.record(cpu_p.len(), elapsed_p.len()), None))
 }
 
 fn stage_input<'a>(
@@ -243,10 +294,11 @@ struct PreparedArm {
     stages: Vec<Prepared>,
     total: Prepared,
     unpaired: Vec<String>,
+    controls: usize,
     trials: usize,
 }
 
-fn prepare_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config: &PipelineConfig) -> PreparedArm {
+fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], config: &PipelineConfig) -> PreparedArm {
     // One pass over every trial's stages: stage → (control sums, treatment sums, treatment failures).
     type Side = Vec<(Option<u32>, StageSums)>;
     let mut by_stage: HashMap<&str, (Side, Side, usize), aggregate::FxBuild> = HashMap::default();
@@ -278,9 +330,9 @@ fn prepare_arm(name: &str, controls: &[TrialSums], trials: &[TrialSums], config:
     }
     // Pipeline totals: all stages summed per trial, judged by rules 5–6 only, with no profile.
     let totals =
-        |ts: &[TrialSums]| -> Vec<(Option<u32>, StageSums)> { ts.iter().map(|t| (t.pair, StageSums::total(t.stages.values()))).collect() };
+        |ts: &[&TrialSums]| -> Vec<(Option<u32>, StageSums)> { ts.iter().map(|t| (t.pair, StageSums::total(t.stages.values()))).collect() };
     let total = prepare(&stage_input("pipeline total", totals(controls), totals(trials), 0, None, config));
-    PreparedArm { name: name.to_string(), stages, total, unpaired, trials: trials.len() }
+    PreparedArm { name: name.to_string(), stages, total, unpaired, controls: controls.len(), trials: trials.len() }
 }
 
 /// An arm's verdict from its stages: the worst, with the reasons of the stages that gave it.

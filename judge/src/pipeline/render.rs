@@ -203,6 +203,23 @@ pub fn method_line(report: &PipelineReport) -> String {
         0 => "elapsed untested (under 3 trials an arm, or below its floor)".to_string(),
         n => format!("{} to elapsed over {n} test{}", fmt_margin(100.0 * m.alpha_elapsed), if n == 1 { "" } else { "s" }),
     };
+    if let Some(q) = &report.sequential {
+        return format!(
+            "Method {} (sequential): each stage's CPU and summed elapsed looked at after every {} from {} on, at a family-wise error rate of {} \
+             that holds however often it looks (Bonferroni over mixture confidence sequences: {} to CPU over {} test{}, {elapsed}). {}: {} of {} {}s used.",
+            m.version,
+            q.unit.word(),
+            q.min_pairs,
+            fmt_margin(100.0 * m.alpha),
+            fmt_margin(100.0 * m.alpha_cpu),
+            m.family_cpu,
+            if m.family_cpu == 1 { "" } else { "s" },
+            if q.stopped { "Stopped" } else { "Not stopped" },
+            q.pairs_used,
+            q.pairs_given,
+            q.unit.word(),
+        ) + &format!(" {}.", capitalise(&q.stop_reason));
+    }
     format!(
         "Method {}: each stage's CPU and summed elapsed tested at a family-wise error rate of {} (Holm: {} to CPU over {} test{}, {elapsed}){}{}",
         m.version,
@@ -288,4 +305,9 @@ pub fn table(report: &PipelineReport) -> String {
         let _ = writeln!(out, "- {r}");
     }
     out
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }

@@ -292,6 +292,10 @@ pub struct PipelineReport {
     /// The first treatment's stages and total, for convenience.
     pub stages: Vec<StageReport>,
     pub total: Option<StageReport>,
+    /// How a sequential design reached it: the looks, when each metric was decided, why it stopped
+    /// (absent for the fixed design).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<super::sequential::SequentialRecord>,
 }
 
 /// The level of a test as a percentage with the fewest decimals that keep it below 100: α 0.0016 →

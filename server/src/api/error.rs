@@ -8,6 +8,15 @@ use axum::Json;
 use serde_json::json;
 use store::StoreError;
 
+impl From<app::auth::Refused> for ApiError {
+    fn from(r: app::auth::Refused) -> Self {
+        match r {
+            app::auth::Refused::Unauthorized(m) => ApiError::Unauthorized(m),
+            app::auth::Refused::Forbidden(m) => ApiError::Forbidden(m),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]
@@ -27,6 +36,9 @@ pub enum ApiError {
     /// Something the request needs is not running here (e.g. no finelog server).
     #[error("{0}")]
     Unavailable(String),
+    /// A system the request went through answered with a failure (git, a cluster engine, finelog).
+    #[error("{0}")]
+    BadGateway(String),
     /// Logged in full; the client only learns that it happened.
     #[error("internal error: {0}")]
     Internal(String),
@@ -43,6 +55,7 @@ impl ApiError {
             ApiError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -54,6 +67,22 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound { what, key } => ApiError::NotFound(format!("no {what} {key}")),
             StoreError::Conflict(m) => ApiError::Conflict(m),
             other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// The engine says what kind of failure it met; this is where each kind gets its status.
+impl From<engine::EngineError> for ApiError {
+    fn from(e: engine::EngineError) -> Self {
+        use engine::EngineError as E;
+        match e {
+            E::Invalid(m) => ApiError::BadRequest(m),
+            E::Conflict(m) => ApiError::Conflict(m),
+            E::NotFound(m) => ApiError::NotFound(m),
+            E::Upstream(m) => ApiError::BadGateway(m),
+            E::Unavailable(m) => ApiError::Unavailable(m),
+            E::Store(e) => e.into(),
+            E::Internal(m) => ApiError::Internal(m),
         }
     }
 }

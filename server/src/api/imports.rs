@@ -6,8 +6,7 @@
 use super::error::{ApiError, ApiResult};
 use crate::auth::principal::require;
 use crate::auth::Principal;
-use crate::compare::{treatment_arms, trial, Compared};
-use crate::import::{store_pipeline, store_warp, ImportInfo};
+use crate::compare::{treatment_arms, trial};
 use crate::state::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
@@ -15,6 +14,8 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Extension, Json, Router};
+use engine::import::Compared;
+use engine::import::{store_pipeline, store_warp, ImportInfo};
 use judge::pipeline::{judge, PipelineConfig};
 use judge::warp::compare_csv::parse_compare_csv;
 use judge::warp::gate::{gate, GateConfig};
@@ -38,6 +39,9 @@ pub struct JsonImport {
     /// File it under this suite (same kind): it then joins the suite's trends.
     #[serde(default)]
     pub suite: Option<String>,
+    /// When it was measured, UTC (`2026-11-30` or `2026-11-30T03:15:00Z`); default: now.
+    #[serde(default)]
+    pub measured_at: Option<String>,
     #[serde(default)]
     pub control_ref: Option<String>,
     #[serde(default)]
@@ -92,7 +96,7 @@ async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String
     let rows = match (&req.rows, req.finelog) {
         (Some(text), false) => judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?,
         (None, true) => {
-            let url = state.launcher.finelog.as_ref().map_err(|why| format!("finelog: this server has no finelog server ({why})"))?;
+            let url = state.engine.queue.finelog.as_ref().map_err(|why| format!("finelog: this server has no finelog server ({why})"))?;
             crate::compare::rows_from_finelog(url, &control, &arms).await.map_err(|e| format!("finelog: {e}"))?
         }
         _ => return Err("rows: give the zephyr.stage rows (CSV, a JSON array or JSON lines), or \"finelog\": true".into()),
@@ -161,9 +165,15 @@ async fn import(
         by: Some(me),
         sources: vec!["POST /api/v1/imports".into()],
         suite_id: match &req.suite {
-            Some(name) => Some(crate::import::suite_for_import(&state.store, name, None, req.kind).await.map_err(ApiError::BadRequest)?),
+            Some(name) => Some(engine::import::suite_for_import(&state.store, name, None, req.kind).await.map_err(ApiError::BadRequest)?),
             None => None,
         },
+        measured_at: req
+            .measured_at
+            .as_deref()
+            .map(|t| engine::import::parse_measured_at(t, store::now_ms()))
+            .transpose()
+            .map_err(ApiError::BadRequest)?,
     };
     info.check().map_err(ApiError::BadRequest)?;
     let (id, verdict, reasons) = match req.kind {

@@ -1,5 +1,5 @@
 //! `GET /api/v1/openapi.json`: the OpenAPI 3.1 document of the REST API, generated from the handlers'
-//! `#[utoipa::path]` annotations. `tests/openapi.rs` checks it against the route table, so a route
+//! `#[utoipa::path]` annotations. `tests/it/openapi.rs` checks it against the route table, so a route
 //! cannot go undocumented (nor a documented one be missing).
 
 use super::{audit, change_points, experiments, imports, rejudge, rerun, shares, suites, tokens, users};

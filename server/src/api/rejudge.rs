@@ -2,14 +2,12 @@
 //! current method (`crate::rejudge`); the new verdict is kept beside the old one and audited. Any launcher.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
 use crate::auth::Principal;
-use crate::rejudge::{rejudge as judge_again, RejudgeError};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
+use engine::rejudge::{rejudge as judge_again, RejudgeError};
 use serde_json::{json, Value};
-use store::people::Role;
 
 impl From<RejudgeError> for ApiError {
     fn from(e: RejudgeError) -> Self {
@@ -30,7 +28,8 @@ pub async fn rejudge(
     Extension(principal): Extension<Principal>,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<Value>> {
-    let (me, _) = require(&principal, Role::Launcher)?;
+    // Any launcher's: the route's role is the whole rule, asked of the one rights function.
+    let me = principal.may(app::auth::ExperimentAct::Rejudge, id, None)?;
     let r = judge_again(&state.store, id, Some(me), false).await?;
     Ok(Json(json!({
         "id": r.experiment_id,

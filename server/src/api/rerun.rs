@@ -3,15 +3,13 @@
 //! branches moved since). An exemption is not carried over: it is a decision about one run. Any launcher.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
 use crate::auth::Principal;
-use crate::launch::request::{JsonBudgets, JsonExtraArm, JsonLaunch};
-use crate::launch::submit::StoredPlan;
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Extension;
-use store::people::Role;
+use engine::launch::submit::StoredPlan;
+use wire::launch::{JsonBudgets, JsonExtraArm, JsonLaunch};
 
 /// "Title (re-run of #ID)", replacing an earlier re-run's suffix rather than stacking them.
 fn rerun_title(title: &str, id: i64) -> String {
@@ -58,14 +56,15 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
 }
 
 #[utoipa::path(post, path = "/api/v1/experiments/{id}/rerun", tag = "experiments", params(("id" = i64, Path)),
-    responses((status = 201, description = "the new experiment: id, page URL"), (status = 409, description = "imported or without a launch plan"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
+    responses((status = 201, description = "the new experiment: id, page URL"), (status = 409, description = "imported or without a launch plan"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role"), (status = 502, description = "git could not fetch or read the suite's repository")))]
 pub async fn rerun(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Response> {
-    let (me, _) = require(&principal, Role::Launcher)?;
+    // Any launcher's: the route's role is the whole rule, asked of the one rights function.
+    let me = principal.may(app::auth::ExperimentAct::Rerun, id, None)?;
     let (plan, _) = state.store.experiment_plan(id).await?;
     let plan: StoredPlan = serde_json::from_value(plan)
         .map_err(|_| ApiError::Conflict(format!("experiment {id} was imported or has no launch plan, so it cannot be re-run")))?;
     let req = rerun_request(id, &plan);
-    let response = super::experiments::launch_request(&state, Some(me), &req).await?.into_response();
+    let response = super::experiments::launched_response(engine::launch::launch(&state.engine, Some(me), &req).await?);
     state.store.audit(Some(me), "experiment.rerun", &format!("experiment:{id}"), None, &serde_json::json!({})).await?;
     Ok(response)
 }

@@ -21,13 +21,9 @@ pub fn router() -> Router<AppState> {
 
 /// The experiment's launcher or an admin.
 async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<i64> {
-    let (me, role) = require(principal, Role::Launcher)?;
+    require(principal, Role::Launcher)?;
     let owner = state.store.experiment_owner(id).await?;
-    if role == Role::Admin || owner == Some(me) {
-        Ok(me)
-    } else {
-        Err(ApiError::Forbidden(format!("only experiment {id}'s launcher or an admin may share it")))
-    }
+    Ok(principal.may(app::auth::ExperimentAct::Share, id, owner)?)
 }
 
 #[utoipa::path(post, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),

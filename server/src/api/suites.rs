@@ -32,7 +32,7 @@ pub(crate) struct SuiteText {
 /// Parses and stores a suite; `editing` is the name in the URL of a replace.
 async fn save(state: &AppState, principal: &Principal, editing: Option<&str>, text: &str) -> ApiResult<Json<Value>> {
     let (me, _) = require(principal, Role::Admin)?;
-    let (name, kind, definition) = crate::suites::parse_for_store(text).map_err(ApiError::BadRequest)?;
+    let (name, kind, definition) = suite::parse_for_store(text).map_err(ApiError::BadRequest)?;
     let exists = match state.store.suite_by_name(&name).await {
         Ok(_) => true,
         Err(store::StoreError::NotFound { .. }) => false,

@@ -55,7 +55,7 @@ struct NewToken {
 }
 
 #[utoipa::path(post, path = "/api/v1/tokens", tag = "tokens", request_body = NewToken,
-    responses((status = 201, description = "the token, its secret shown once"), (status = 400, description = "not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
+    responses((status = 201, description = "the token (id, name, role, created_at, expires_at in ms), its secret shown once"), (status = 400, description = "not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -70,7 +70,11 @@ async fn create(
         return Err(ApiError::Forbidden(format!("you act as {}; a new token cannot be {}", acting_role.as_str(), role.as_str())));
     }
     let (id, secret) = issue_api_token(&state.store, Some(me), &user, &new.name, role, new.expires_in_days).await?;
-    Ok((StatusCode::CREATED, Json(json!({"id": id, "name": new.name.trim(), "role": role, "token": secret}))).into_response())
+    let stored = state.store.list_api_tokens(Some(me)).await?.into_iter().find(|t| t.id == id);
+    let (created_at, expires_at) = stored.map_or((None, None), |t| (Some(t.created_at), t.expires_at));
+    let body =
+        json!({"id": id, "name": new.name.trim(), "role": role, "token": secret, "created_at": created_at, "expires_at": expires_at});
+    Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 #[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens", params(("id" = i64, Path)),

@@ -7,6 +7,7 @@ pub mod password;
 pub mod policy;
 pub mod principal;
 pub mod setup;
+pub mod setup_link;
 pub mod throttle;
 pub mod token;
 pub mod users;

@@ -2,7 +2,7 @@
 //! opens it first creates the first admin and is signed in. The token lives only in memory (as a hash)
 //! and dies with its first use, with the first user created any other way, or with the process.
 
-use super::{login::start_session, password, token};
+use super::{login::start_session, password};
 use crate::api::error::ApiError;
 use crate::auth::policy::encode;
 use crate::state::AppState;
@@ -10,42 +10,8 @@ use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
 use serde::Deserialize;
-use std::sync::Mutex;
 use store::people::Role;
 use tower_sessions::Session;
-
-#[derive(Debug, Default)]
-pub struct SetupLink {
-    digest: Mutex<Option<String>>,
-}
-
-impl SetupLink {
-    /// Makes a new one-time secret and returns it (the only time it is seen).
-    pub fn issue(&self) -> String {
-        let secret = token::generate();
-        *self.digest.lock().unwrap_or_else(|e| e.into_inner()) = Some(token::digest(&secret));
-        secret
-    }
-
-    /// Whether `secret` is the live link's (without using it up).
-    pub fn is_live(&self, secret: &str) -> bool {
-        self.digest.lock().unwrap_or_else(|e| e.into_inner()).as_deref() == Some(token::digest(secret).as_str())
-    }
-
-    fn take_if(&self, secret: &str) -> bool {
-        let mut d = self.digest.lock().unwrap_or_else(|e| e.into_inner());
-        if d.as_deref() == Some(token::digest(secret).as_str()) {
-            *d = None;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn give_back(&self, secret: &str) {
-        *self.digest.lock().unwrap_or_else(|e| e.into_inner()) = Some(token::digest(secret));
-    }
-}
 
 #[derive(Deserialize)]
 pub struct SetupForm {

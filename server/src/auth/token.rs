@@ -4,7 +4,6 @@
 use argon2::password_hash::rand_core::{OsRng, RngCore};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use sha2::{Digest, Sha256};
 
 pub const PREFIX: &str = "arb_";
 
@@ -20,10 +19,7 @@ pub fn digest(token: &str) -> String {
     sha256_hex(token.trim().as_bytes())
 }
 
-/// SHA-256, hex-encoded: token digests, fingerprint keys, mirror folder names.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
-}
+use engine::sha256_hex;
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! Live progress while an experiment runs (an island): it listens to `/experiments/{id}/events`
-//! (server-sent events) and redraws the counts, the bar, the times and each running trial's log tail
-//! without a reload; when the verdict is stored it loads the page again to show the result.
+//! (server-sent events) and redraws the counts, the bar, the times, each running trial's log tail and
+//! the trials table with its timeline without a reload; when the verdict is stored it loads the page
+//! again to show the result.
 
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -36,6 +37,12 @@ pub struct JsonProgress {
     pub remaining_s: Option<f64>,
     pub running: Vec<JsonRunning>,
     pub done: bool,
+    /// Every attempt as the page's trials table shows it.
+    #[serde(default)]
+    pub trials: Vec<super::TrialView>,
+    /// The server's clock at this update (ms): a running trial's bar reaches it.
+    #[serde(default)]
+    pub now_ms: Option<i64>,
 }
 
 fn duration(s: f64) -> String {
@@ -48,11 +55,12 @@ fn duration(s: f64) -> String {
 }
 
 #[island]
-pub fn LiveProgress(id: i64) -> impl IntoView {
+pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>) -> impl IntoView {
     let progress = RwSignal::new(None::<JsonProgress>);
+    let table = RwSignal::new(trials);
     let updates = RwSignal::new(0u32);
     #[cfg(feature = "hydrate")]
-    listen(id, progress, updates);
+    listen(id, progress, table, updates);
     #[cfg(not(feature = "hydrate"))]
     let _ = id;
     let states = ["queued", "running", "succeeded", "failed", "infra_failed", "cancelled"];
@@ -86,15 +94,19 @@ pub fn LiveProgress(id: i64) -> impl IntoView {
                 }),
             }}
         </section>
+        {move || view! { <super::trials::Timeline trials=table.get() now=progress.with(|p| p.as_ref().and_then(|p| p.now_ms)) /> }}
     }
 }
 
 #[cfg(feature = "hydrate")]
-fn listen(id: i64, progress: RwSignal<Option<JsonProgress>>, updates: RwSignal<u32>) {
+fn listen(id: i64, progress: RwSignal<Option<JsonProgress>>, table: RwSignal<Vec<super::TrialView>>, updates: RwSignal<u32>) {
     use leptos::wasm_bindgen::{closure::Closure, JsCast};
     let Ok(source) = web_sys::EventSource::new(&format!("/experiments/{id}/events")) else { return };
     let on_progress = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
         if let Some(p) = ev.data().as_string().and_then(|t| serde_json::from_str::<JsonProgress>(&t).ok()) {
+            if !p.trials.is_empty() {
+                table.set(p.trials.clone());
+            }
             progress.set(Some(p));
             updates.update(|n| *n += 1);
         }

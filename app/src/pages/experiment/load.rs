@@ -1,7 +1,7 @@
 //! The experiment page's data: one server function gathers the summary, arms, trials, the latest
 //! verdict's report with its charts (drawn on the server), and the experiment's files.
 
-use crate::pages::history::HistoryRow;
+use crate::pages::history::ExperimentSummary;
 use crate::report::{ChartView, StoredReport};
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -44,11 +44,13 @@ pub struct FileView {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentView {
-    pub summary: HistoryRow,
+    pub summary: ExperimentSummary,
     pub arms: Vec<ArmView>,
     pub fingerprint: Vec<(String, String)>,
-    /// Which thresholds judged it, in words.
-    pub noise: String,
+    /// What judged it, as short labelled lines ("margins", "CPU ±2 %, …"); empty before a verdict.
+    pub noise: Vec<(String, String)>,
+    /// How its stages were tested (the method's family and analyses), for a details line.
+    pub tested: Option<String>,
     pub trials: Vec<TrialView>,
     /// The verdict's reasons, most important first.
     pub reasons: Vec<String>,
@@ -119,6 +121,49 @@ fn colour(role: &str, treatment_index: usize) -> String {
     }
 }
 
+/// The trials as the page's table shows them; `arms` are (id, name, role) in position order, which
+/// gives each its colour. The page and the live progress events (while it runs) both use it.
+#[cfg(feature = "ssr")]
+pub fn trial_views(arms: &[(i64, String, String)], trials: Vec<store::trials::Trial>) -> Vec<TrialView> {
+    let mut treatments = 0;
+    let colours: Vec<String> = arms
+        .iter()
+        .map(|(_, _, role)| {
+            let c = colour(role, treatments);
+            treatments += usize::from(role != "control");
+            c
+        })
+        .collect();
+    let arm_of = |arm_id: i64| arms.iter().position(|a| a.0 == arm_id).map(|i| (arms[i].1.clone(), colours[i].clone())).unwrap_or_default();
+    trials
+        .into_iter()
+        .map(|t| {
+            let (arm, colour) = arm_of(t.arm_id);
+            TrialView {
+                seq: t.seq,
+                arm,
+                colour,
+                cell: t.cell,
+                attempt: t.attempt,
+                state: t.state.as_str().to_string(),
+                started_at: t.started_at,
+                finished_at: t.finished_at,
+                job: match (t.job_id, t.engine_state) {
+                    (Some(j), Some(e)) => format!("{j} ({e})"),
+                    (Some(j), None) => j,
+                    (None, _) => String::new(),
+                },
+                note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(": "),
+            }
+        })
+        .collect()
+}
+
 /// Files under `dir`, relative, sorted, at most `MAX_FILES`; hidden names are skipped.
 #[cfg(feature = "ssr")]
 fn list_files(dir: &std::path::Path) -> Vec<FileView> {
@@ -148,48 +193,40 @@ fn list_files(dir: &std::path::Path) -> Vec<FileView> {
 }
 
 #[cfg(feature = "ssr")]
-fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::ProfileUsed>) -> String {
+fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::ProfileUsed>) -> Vec<(String, String)> {
     use crate::format::utc_minutes;
+    let line = |k: &str, v: String| (k.to_string(), v);
     match report {
         Some(StoredReport::Pipeline(r)) => {
             let t = &r.thresholds;
-            let base = match &r.method {
-                Some(_) => format!(
-                    "margins CPU ±{} %, elapsed ±{} % (never below {} CPU-s / {} s in a stage), work equivalence ±{} %. {}",
-                    t.cpu_pct,
-                    t.elapsed_pct,
-                    t.cpu_floor_s,
-                    t.elapsed_floor_s,
-                    t.equivalence_tolerance_pct,
-                    judge::pipeline::render::method_line(r)
-                ),
-                None => format!(
-                    "CPU ±{} % (floor {} CPU-s), elapsed ±{} %, equivalence ±{} %",
-                    t.cpu_pct, t.cpu_floor_s, t.elapsed_pct, t.equivalence_tolerance_pct
-                ),
+            let spread = match profile {
+                Some(p) => format!("noise profile #{} from {} same-code trials (updated {})", p.id, p.trials, utc_minutes(p.updated_at)),
+                None if r.method.is_some() => format!("{}: spreads from the run's own trials (the default where too few)", t.source),
+                None => format!("{} thresholds", t.source),
             };
-            match profile {
-                Some(p) => {
-                    format!("noise profile #{} from {} same-code trials (updated {}): {base}", p.id, p.trials, utc_minutes(p.updated_at))
-                }
-                None if r.method.is_some() => {
-                    format!("{}: spreads from the run's own trials (the default where too few); {base}", t.source)
-                }
-                None => format!("{} thresholds: {base}", t.source),
-            }
+            let (first, margins) = match &r.method {
+                Some(_) => ("margins", format!("CPU ±{} %, summed elapsed ±{} %", t.cpu_pct, t.elapsed_pct)),
+                None => ("thresholds", format!("CPU ±{} %, summed elapsed ±{} %", t.cpu_pct, t.elapsed_pct)),
+            };
+            vec![
+                line(first, margins),
+                line("floors", format!("a stage under {} CPU-s or {} s is not tested", t.cpu_floor_s, t.elapsed_floor_s)),
+                line("work", format!("items and bytes must match within ±{} %", t.equivalence_tolerance_pct)),
+                line("spread", spread),
+            ]
         }
         Some(StoredReport::Warp { gate, .. }) => {
-            format!("relative budgets: FAIL beyond {} %, WARN beyond {} %", gate.fail_pct, gate.warn_pct)
+            vec![line("budgets", format!("FAIL beyond {} %, WARN beyond {} % (relative to control)", gate.fail_pct, gate.warn_pct))]
         }
-        None => "not judged yet".into(),
+        None => Vec::new(),
     }
 }
 
 #[server(prefix = "/fn", endpoint = "experiment")]
-pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<ExperimentView, ServerFnError> {
+pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<ExperimentView, crate::error::AppError> {
     let not_found = || {
         crate::auth::set_status(404);
-        ServerFnError::new(format!("not found: there is no experiment {id} you can see"))
+        crate::error::AppError::NotFound(format!("there is no experiment {id} you can see"))
     };
     // A share link for another experiment must not learn whether this one exists.
     let principal = crate::auth::principal();
@@ -271,55 +308,23 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
             }
         })
         .collect();
-    let arm_of = |arm_id: i64| {
-        detail.arms.iter().position(|a| a.id == arm_id).map(|i| (arms[i].name.clone(), arms[i].colour.clone())).unwrap_or_default()
-    };
-    let trials = trials
-        .into_iter()
-        .map(|t| {
-            let (arm, colour) = arm_of(t.arm_id);
-            TrialView {
-                seq: t.seq,
-                arm,
-                colour,
-                cell: t.cell,
-                attempt: t.attempt,
-                state: t.state.as_str().to_string(),
-                started_at: t.started_at,
-                finished_at: t.finished_at,
-                job: match (t.job_id, t.engine_state) {
-                    (Some(j), Some(e)) => format!("{j} ({e})"),
-                    (Some(j), None) => j,
-                    (None, _) => String::new(),
-                },
-                note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(": "),
-            }
-        })
-        .collect();
+    let roles: Vec<(i64, String, String)> = detail.arms.iter().map(|a| (a.id, a.name.clone(), a.role.clone())).collect();
+    let trials = trial_views(&roles, trials);
     let dir = ctx.data_dir.join("experiments").join(id.to_string());
     // A directory walk: off the async threads.
     let files = tokio::task::spawn_blocking(move || list_files(&dir)).await.unwrap_or_default();
     let ended =
         matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
-    let may_launch = principal.has(crate::auth::Role::Launcher);
-    let may_share = match &principal {
-        crate::auth::Principal::User { id: me, role, .. } => {
-            *role == crate::auth::Role::Admin || (*role >= crate::auth::Role::Launcher && detail.launched_by_id == Some(*me))
-        }
-        _ => false,
-    };
+    use crate::auth::ExperimentAct as Act;
+    let may = |act| principal.may(act, id, detail.launched_by_id).is_ok();
+    let may_share = may(Act::Share);
     Ok(ExperimentView {
-        noise: if detail.calibration {
-            "nothing: a calibration has no verdict; it measures the noise later experiments are judged with".into()
-        } else {
-            noise_words(report.as_ref(), detail.noise_profile.as_ref())
+        noise: if detail.calibration { Vec::new() } else { noise_words(report.as_ref(), detail.noise_profile.as_ref()) },
+        tested: match &report {
+            Some(StoredReport::Pipeline(r)) if !detail.calibration => Some(judge::pipeline::render::method_line(r)),
+            _ => None,
         },
-        summary: summary.into(),
+        summary,
         arms,
         fingerprint: crate::format::fingerprint_fields(&detail.fingerprint),
         trials,
@@ -329,13 +334,13 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         log,
         files,
         shared: detail.live_shares > 0,
-        may_cancel: may_share && !ended,
-        may_rerun: may_launch && detail.launched && ended,
+        may_cancel: may(Act::Cancel) && !ended,
+        may_rerun: may(Act::Rerun) && detail.launched && ended,
         imported: detail.imported,
         baseline: detail.baseline,
         reused_baseline: detail.reused_baseline,
         may_share,
-        may_rejudge: may_launch && method_version.is_some_and(|v| v < current_method),
+        may_rejudge: may(Act::Rejudge) && method_version.is_some_and(|v| v < current_method),
         calibration,
         verdicts,
         method_version,

@@ -7,10 +7,12 @@ mod live;
 mod load;
 mod pipeline;
 mod share;
-mod trials;
+pub(crate) mod trials;
 mod warp;
 
 pub use live::{JsonProgress, JsonRunning};
+#[cfg(feature = "ssr")]
+pub use load::trial_views;
 pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView, VerdictEntry};
 
 use crate::error::{AppError, ErrorView};
@@ -29,7 +31,7 @@ pub fn ExperimentPage() -> impl IntoView {
     view! {
         {crate::awaited::awaited(async move {
             let loaded = match id {
-                Some(id) => load_experiment(id, log).await.map_err(AppError::from),
+                Some(id) => load_experiment(id, log).await,
                 None => Err(AppError::NotFound("an experiment id is a number".into())),
             };
             match loaded {
@@ -54,6 +56,9 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         }
     });
     let id = s.id;
+    // A cancelled experiment whose trials are still stopping keeps its live table until they have.
+    let running = matches!(s.status, judge::ExperimentStatus::Queued | judge::ExperimentStatus::Running)
+        || view.trials.iter().any(|t| t.state == "running");
     view! {
         <Title text=format!("{} · #{}", s.title, s.id) />
         {og}
@@ -69,7 +74,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                 {match (&view.calibration, s.status) {
                     (Some(_), judge::ExperimentStatus::Judged) => view! { <span class="verdict tone-none">"◆ calibration measured"</span> }.into_any(),
                     (Some(_), _) => view! { <span class="verdict tone-none">"◆ calibration"</span> }.into_any(),
-                    _ => view! { <VerdictBadge verdict=s.verdict /> }.into_any(),
+                    _ => view! { <VerdictBadge verdict=s.verdict status=Some(s.status) /> }.into_any(),
                 }}
                 " " <span class="muted">{s.status.as_str()}</span>
             </p>
@@ -77,12 +82,19 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                 <ul class="reasons">{view.reasons.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}</ul>
             })}
         </section>
-        {matches!(s.status, judge::ExperimentStatus::Queued | judge::ExperimentStatus::Running).then(|| view! { <live::LiveProgress id /> })}
+        // While it runs, the trials table lives in the progress island, which redraws it with each event.
+        {running.then(|| view! { <live::LiveProgress id trials=view.trials.clone() /> })}
         <dl class="facts">
             <dt>"Kind"</dt><dd>{s.kind.as_str()} {s.suite.clone().map(|x| format!(" · suite {x}"))}</dd>
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
-            <dt>"Judged with"</dt><dd>{view.noise.clone()}</dd>
+            {(!view.noise.is_empty()).then(|| view! {
+                <dt>"Judged with"</dt>
+                <dd>
+                    <ul class="judged-with">{view.noise.iter().map(|(k, v)| view! { <li><span class="muted">{k.clone()}</span> " " {v.clone()}</li> }).collect_view()}</ul>
+                    {view.tested.clone().map(|t| view! { <details class="tested"><summary>"How the stages were tested"</summary><p>{t}</p></details> })}
+                </dd>
+            })}
             {view.method_version.map(|v| {
                 let old = v < view.current_method;
                 view! {
@@ -118,11 +130,13 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             }.into_any(),
             None if view.calibration.is_some() => view.calibration.clone().map(|c| view! { <CalibrationResult c /> }).into_any(),
             None if view.baseline && s.status == judge::ExperimentStatus::Judged => view! { <p class="muted">"A baseline has no report of its own: see its stages on the suite's trends."</p> }.into_any(),
+            None if s.status == judge::ExperimentStatus::Cancelled => view! { <p class="muted">"No report: it was cancelled before every trial had ended, so it is not judged."</p> }.into_any(),
+            None if s.status == judge::ExperimentStatus::Errored => view! { <p class="muted">"No report: it ended in an error before it could be judged (see the reasons above and the trials' logs)."</p> }.into_any(),
             None => view! { <p class="muted">"No report yet: the judge runs when every trial has ended."</p> }.into_any(),
         }}
         <VerdictHistory verdicts=view.verdicts.clone() />
-        <trials::Timeline trials=view.trials.clone() />
-        <Downloads id kind=s.kind judged=view.report.is_some() files=view.files.clone() />
+        {(!running).then(|| view! { <trials::Timeline trials=view.trials.clone() /> })}
+        <Downloads id kind=s.kind judged=view.report.is_some() calibration=view.calibration.is_some() files=view.files.clone() />
     }
 }
 
@@ -252,7 +266,7 @@ fn Charts(id: i64, charts: Vec<ChartView>, log: bool) -> impl IntoView {
 }
 
 #[component]
-fn Downloads(id: i64, kind: judge::ExperimentKind, judged: bool, files: Vec<FileView>) -> impl IntoView {
+fn Downloads(id: i64, kind: judge::ExperimentKind, judged: bool, calibration: bool, files: Vec<FileView>) -> impl IntoView {
     let exports: &[(&str, &str)] = match kind {
         judge::ExperimentKind::Pipeline => {
             &[("report.md", "Markdown report"), ("stages.csv", "Stage table (CSV)"), ("report.json", "Everything (JSON)")]
@@ -261,7 +275,9 @@ fn Downloads(id: i64, kind: judge::ExperimentKind, judged: bool, files: Vec<File
     };
     view! {
         <h2>"Downloads"</h2>
-        {if judged {
+        {if calibration {
+            view! { <p class="muted">"A calibration has no report to download: what it measured is the noise profile above; its trials' logs are below."</p> }.into_any()
+        } else if judged {
             view! {
                 <ul class="downloads">
                     {exports.iter().map(|(name, label)| view! {

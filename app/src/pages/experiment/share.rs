@@ -24,10 +24,8 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool) -> impl IntoView {
         });
     };
     let copy = move |_| {
-        #[cfg(feature = "hydrate")]
-        if let (Some(url), Some(w)) = (link.get_untracked(), web_sys::window()) {
-            let _ = w.navigator().clipboard().write_text(&url);
-            copied.set(true);
+        if let Some(url) = link.get_untracked() {
+            copied.set(crate::client::copy_to_clipboard(&url));
         }
     };
     view! {

@@ -21,13 +21,15 @@ fn spans(trials: &[TrialView], now: i64) -> Vec<Option<(f64, f64)>> {
         .collect()
 }
 
+/// `now`: the server's clock at a live update (a running trial's bar grows with it); without one the
+/// newest start or end stands in, so that server and browser draw the same bars.
 #[component]
-pub fn Timeline(trials: Vec<TrialView>) -> impl IntoView {
+pub fn Timeline(trials: Vec<TrialView>, #[prop(default = None)] now: Option<i64>) -> impl IntoView {
     if trials.is_empty() {
         return view! { <h2>"Trials"</h2> <p class="muted">"No trials: this experiment was imported or not planned yet."</p> }.into_any();
     }
-    // The newest end stands in for "now" so that server and browser draw the same bars.
-    let now = trials.iter().filter_map(|t| t.finished_at.or(t.started_at)).max().unwrap_or(0);
+    let newest = trials.iter().filter_map(|t| t.finished_at.or(t.started_at)).max().unwrap_or(0);
+    let now = now.map_or(newest, |n| n.max(newest));
     let spans = spans(&trials, now);
     view! {
         <h2>"Trials"</h2>

@@ -60,11 +60,11 @@ impl FormValues {
     }
 }
 
-fn overrides(arm: &ExtraArm) -> Result<Option<Map<String, Value>>, String> {
-    let mut map = Map::new();
+fn overrides(arm: &ExtraArm) -> Result<Option<BTreeMap<String, String>>, String> {
+    let mut map = BTreeMap::new();
     for line in arm.overrides.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let (k, v) = line.split_once('=').ok_or_else(|| format!("arm {:?}: override {line:?} is not KEY=value", arm.name))?;
-        map.insert(k.trim().to_string(), Value::from(v.trim()));
+        map.insert(k.trim().to_string(), v.trim().to_string());
     }
     Ok((!map.is_empty()).then_some(map))
 }
@@ -122,56 +122,52 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
     out
 }
 
-/// The request body (`POST /api/v1/experiments`). Fields left empty take the suite's defaults there.
+/// The request body (`POST /api/v1/experiments`), as the API's own type: fields left empty are left out
+/// and take the suite's defaults there.
 pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibration: bool) -> Value {
+    use wire::launch::{JsonBudgets, JsonConfigDiff, JsonExemption, JsonExtraArm, JsonLaunch, LatestWord, ReuseBaseline};
     let fingerprint: Map<String, Value> = suite
         .fingerprint
         .iter()
         .filter_map(|(name, spec)| f.fingerprint.get(name).filter(|t| !t.trim().is_empty()).map(|t| (name.clone(), spec.value_of_text(t))))
         .collect();
-    let mut body = json!({"suite": suite.name, "head": f.head.trim(), "fingerprint": fingerprint, "dry_run": dry_run});
-    if let Ok(t) = f.trials.trim().parse::<u32>() {
-        body["trials"] = json!(t);
-    }
-    if let (true, Ok(p)) = (dry_run && suite.kind == judge::ExperimentKind::Pipeline, f.detect_pct.trim().parse::<f64>()) {
-        body["detect_pct"] = json!(p);
-    }
+    let given = |t: &str| Some(t.trim().to_string()).filter(|t| !t.is_empty());
+    let mut body = JsonLaunch {
+        suite: suite.name.clone(),
+        head: f.head.trim().to_string(),
+        fingerprint,
+        trials: f.trials.trim().parse::<u32>().ok(),
+        detect_pct: f.detect_pct.trim().parse::<f64>().ok().filter(|_| dry_run && suite.kind == judge::ExperimentKind::Pipeline),
+        dry_run,
+        ..JsonLaunch::default()
+    };
     if calibration {
-        body["calibration"] = json!(true);
-        return body;
-    }
-    body["order"] = json!(f.order);
-    if f.reuse_baseline && suite.kind == judge::ExperimentKind::Pipeline {
-        body["reuse_baseline"] = json!("latest");
-    } else if !f.base.trim().is_empty() {
-        body["base"] = json!(f.base.trim());
-    }
-    if !f.title.trim().is_empty() {
-        body["title"] = json!(f.title.trim());
-    }
-    let arms: Vec<Value> = f
-        .arms
-        .iter()
-        .map(|a| {
-            let mut arm = json!({"name": a.name.trim(), "ref": a.git_ref.trim()});
-            if let Ok(Some(map)) = overrides(a) {
-                arm["config"] = json!({"overrides": map});
-            }
-            arm
-        })
-        .collect();
-    if !arms.is_empty() {
-        body["arms"] = json!(arms);
-    }
-    if f.exempt {
-        body["exemption"] = json!({"reason": f.reason.trim()});
-    }
-    if let (Some((fail, warn)), Ok(f2), Ok(w2)) = (suite.budgets, f.fail_pct.trim().parse::<f64>(), f.warn_pct.trim().parse::<f64>()) {
-        if (f2, w2) != (fail, warn) {
-            body["budgets"] = json!({"fail_pct": f2, "warn_pct": w2});
+        body.calibration = true;
+    } else {
+        body.order = serde_json::from_value(json!(f.order)).ok();
+        if f.reuse_baseline && suite.kind == judge::ExperimentKind::Pipeline {
+            body.reuse_baseline = Some(ReuseBaseline::Latest(LatestWord::Latest));
+        } else {
+            body.base = given(&f.base);
+        }
+        body.title = given(&f.title);
+        body.arms = f
+            .arms
+            .iter()
+            .map(|a| JsonExtraArm {
+                name: a.name.trim().to_string(),
+                git_ref: a.git_ref.trim().to_string(),
+                config: overrides(a).ok().flatten().map(JsonConfigDiff::Overrides),
+            })
+            .collect();
+        body.exemption = f.exempt.then(|| JsonExemption { reason: f.reason.trim().to_string() });
+        if let (Some((fail, warn)), Ok(fail_pct), Ok(warn_pct)) =
+            (suite.budgets, f.fail_pct.trim().parse::<f64>(), f.warn_pct.trim().parse::<f64>())
+        {
+            body.budgets = ((fail_pct, warn_pct) != (fail, warn)).then_some(JsonBudgets { fail_pct, warn_pct });
         }
     }
-    body
+    serde_json::to_value(body).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -179,9 +175,19 @@ mod tests {
     use super::*;
 
     fn suite() -> SuiteChoice {
-        let d = json!({"description": "x", "defaults": {"trials": 3, "order": "abba"},
-            "fingerprint": {"workers": {"type": "integer", "min": 1, "max": 4, "default": 2}, "sample": {"type": "string", "allowed": ["a", "b"]}}});
-        SuiteChoice::from_definition("s", judge::ExperimentKind::Pipeline, &d).unwrap()
+        let fingerprint = serde_json::from_value(json!({"workers": {"type": "integer", "min": 1, "max": 4, "default": 2},
+            "sample": {"type": "string", "allowed": ["a", "b"]}}))
+        .unwrap();
+        SuiteChoice {
+            name: "s".into(),
+            kind: judge::ExperimentKind::Pipeline,
+            description: "x".into(),
+            base_branch: "main".into(),
+            trials: 3,
+            order: "abba".into(),
+            fingerprint,
+            budgets: None,
+        }
     }
 
     #[test]

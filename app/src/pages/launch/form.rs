@@ -84,7 +84,9 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
     let edit = move |f: fn(&mut FormValues, String)| move |ev: leptos::ev::Event| values.update(|v| f(v, event_target_value(&ev)));
     let is_warp = move || suite.with(|s| s.budgets.is_some());
     view! {
-        <form class="launch" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); send(Action::Preview) }>
+        // `novalidate`: the fields' own inline messages (the server's words) speak, not the browser's bubble,
+        // which would hide them and block the preview.
+        <form class="launch" novalidate on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); send(Action::Preview) }>
             <fieldset>
                 <legend>"Suite and arms"</legend>
                 <label>"Suite"

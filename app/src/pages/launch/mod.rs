@@ -29,21 +29,19 @@ pub struct SuiteChoice {
 }
 
 impl SuiteChoice {
-    /// Reads the parts of a stored suite definition the form shows.
-    pub fn from_definition(name: &str, kind: judge::ExperimentKind, d: &serde_json::Value) -> Result<SuiteChoice, String> {
-        let fingerprint = serde_json::from_value(d.get("fingerprint").cloned().unwrap_or_else(|| serde_json::json!({})))
-            .map_err(|e| format!("suite {name:?}: fingerprint: {e}"))?;
-        let text = |v: &serde_json::Value, default: &str| v.as_str().unwrap_or(default).to_string();
-        Ok(SuiteChoice {
-            name: name.to_string(),
-            kind,
-            description: text(&d["description"], ""),
-            base_branch: text(&d["base_branch"], "main"),
-            trials: d["defaults"]["trials"].as_u64().unwrap_or(3) as u32,
-            order: text(&d["defaults"]["order"], "interleaved"),
-            fingerprint,
-            budgets: d["warp"]["fail_pct"].as_f64().zip(d["warp"]["warn_pct"].as_f64()),
-        })
+    /// The parts of a suite's definition the form shows, with the suite's own defaults.
+    #[cfg(feature = "ssr")]
+    pub fn from_definition(d: &suite::SuiteDefinition) -> SuiteChoice {
+        SuiteChoice {
+            name: d.name.clone(),
+            kind: d.kind,
+            description: d.description.clone(),
+            base_branch: d.base_branch.clone(),
+            trials: d.defaults.trials,
+            order: d.defaults.order.as_str().to_string(),
+            fingerprint: d.fingerprint.clone(),
+            budgets: d.warp.as_ref().map(|w| (w.fail_pct, w.warn_pct)),
+        }
     }
 }
 
@@ -56,19 +54,22 @@ pub struct LaunchChoices {
 }
 
 #[server(prefix = "/fn", endpoint = "launch_suites")]
-pub async fn launch_suites() -> Result<LaunchChoices, ServerFnError> {
+pub async fn launch_suites() -> Result<LaunchChoices, crate::error::AppError> {
     let store = crate::error::store()?;
     let failed = crate::error::read_failed("the suites");
     let suites = store.suites().await.map_err(failed)?;
     let suites: Vec<SuiteChoice> = suites
         .iter()
-        .map(|s| SuiteChoice::from_definition(&s.name, s.kind, &s.definition))
-        .collect::<Result<_, _>>()
-        .map_err(ServerFnError::new)?;
+        .map(|s| {
+            serde_json::from_value::<suite::SuiteDefinition>(s.definition.clone())
+                .map(|d| SuiteChoice::from_definition(&d))
+                .map_err(|e| crate::error::AppError::Server(format!("the stored suite {:?} cannot be read: {e}", s.name)))
+        })
+        .collect::<Result<_, _>>()?;
     let last_used = match crate::auth::principal() {
         crate::auth::Principal::User { name, .. } => {
-            let query =
-                store::experiments::HistoryParams { by: Some(name), ..Default::default() }.query(1).map_err(crate::error::bad_request)?;
+            let mine = store::experiments::HistoryFilter { by: Some(name), ..Default::default() };
+            let query = store::experiments::HistoryQuery::from_filter(&mine, 1).map_err(crate::error::AppError::bad_request)?;
             let failed = crate::error::read_failed("your last launch");
             store.list_experiments(&query).await.map_err(failed)?.experiments.into_iter().next().and_then(|e| e.suite)
         }
@@ -101,7 +102,7 @@ pub fn LaunchPage() -> impl IntoView {
                     let initial = if chosen.is_empty() { c.preferred.unwrap_or_default() } else { chosen };
                     view! { <form::LaunchForm suites=c.suites initial /> }.into_any()
                 }
-                Err(e) => view! { <crate::error::ErrorView error=crate::error::AppError::from(e) /> }.into_any(),
+                Err(e) => view! { <crate::error::ErrorView error=e /> }.into_any(),
             }
         })}
     }

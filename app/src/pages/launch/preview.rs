@@ -25,12 +25,13 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
     let num = |k: &str| d[k].as_f64().unwrap_or(f64::NAN);
     let n = d["trials_per_arm"].as_u64().unwrap_or(0);
     let head = format!(
-        "— a change that size in a typical stage is found {} of the time at the experiment's {} error rate (spread {} from {}; {} tests in the family{}, the first at the {} level).",
+        "— a change that size in a typical stage is found {} of the time at the experiment's {} error rate (spread {} from {}; {} test{} in the family{}, the first at the {} level).",
         fmt_margin(100.0 * num("power")),
         fmt_margin(100.0 * num("alpha")),
         fmt_margin(num("spread_pct")),
         d["spread_source"].as_str().unwrap_or("?"),
         d["family"],
+        if d["family"].as_u64() == Some(1) { "" } else { "s" },
         if d["family_assumed"].as_bool() == Some(true) { ", assumed until a calibration lists the stages" } else { "" },
         judge::pipeline::report::fmt_level(num("alpha_test")),
     );

@@ -2,9 +2,9 @@
 //! pipeline experiments are judged with, per fingerprint), its schedules and their ticks, its
 //! notifications and its recent experiments.
 
-use crate::error::{AppError, ErrorView};
+use crate::error::ErrorView;
 use crate::format::utc_minutes;
-use crate::pages::history::{ExperimentTable, HistoryRow};
+use crate::pages::history::{ExperimentSummary, ExperimentTable};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -45,7 +45,7 @@ pub struct SuiteView {
     pub updated_at: i64,
     pub toml: String,
     pub profiles: Vec<ProfileLine>,
-    pub recent: Vec<HistoryRow>,
+    pub recent: Vec<ExperimentSummary>,
     pub notifications: Vec<NotificationLine>,
     pub schedules: Vec<super::schedules::ScheduleLine>,
     pub schedule_runs: Vec<super::schedules::ScheduleRunLine>,
@@ -70,7 +70,7 @@ pub fn margin_words(definition: &serde_json::Value) -> String {
 }
 
 #[server(prefix = "/fn", endpoint = "suite")]
-pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
+pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppError> {
     let me = crate::auth::require(crate::auth::Role::Launcher)?;
     let store = crate::error::store()?;
     let ctx = crate::context::server_context()?;
@@ -79,15 +79,14 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
         Ok(s) => s,
         Err(store::StoreError::NotFound { .. }) => {
             crate::auth::set_status(404);
-            return Err(ServerFnError::new(format!("not found: there is no suite {name:?}")));
+            return Err(crate::error::AppError::NotFound(format!("there is no suite {name:?}")));
         }
         Err(e) => return Err(failed(e)),
     };
-    let toml = (ctx.suite_toml)(&suite.definition).map_err(ServerFnError::new)?;
+    let toml = (ctx.suite_toml)(&suite.definition).map_err(crate::error::AppError::Server)?;
     let profiles = store.noise_profiles(suite.id).await.map_err(failed)?;
-    let query = store::experiments::HistoryParams { suite: Some(name.clone()), ..Default::default() }
-        .query(10)
-        .map_err(crate::error::bad_request)?;
+    let filter = store::experiments::HistoryFilter { suite: Some(name.clone()), ..Default::default() };
+    let query = store::experiments::HistoryQuery::from_filter(&filter, 10).map_err(crate::error::AppError::bad_request)?;
     let recent = store.list_experiments(&query).await.map_err(failed)?;
     let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
     let schedule_runs = store.schedule_runs(suite.id, 20).await.map_err(failed)?;
@@ -120,7 +119,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, ServerFnError> {
             })
             .collect(),
         margins: (suite.kind == judge::ExperimentKind::Pipeline).then(|| margin_words(&suite.definition)),
-        recent: recent.experiments.into_iter().map(HistoryRow::from).collect(),
+        recent: recent.experiments,
         notifications: notifications
             .into_iter()
             .map(|n| NotificationLine {
@@ -144,7 +143,7 @@ pub fn SuitePage() -> impl IntoView {
         {crate::awaited::awaited(async move {
             match load_suite(name).await {
                 Ok(v) => view! { <SuiteBody v /> }.into_any(),
-                Err(e) => view! { <Title text="Suite" /> <ErrorView error=AppError::from(e) /> }.into_any(),
+                Err(e) => view! { <Title text="Suite" /> <ErrorView error=e /> }.into_any(),
             }
         })}
     }
@@ -190,7 +189,7 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
                             (_, false) => format!("not yet trusted (5 needed) · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
                         };
                         view! {
-                        <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td><strong>{p.trials}</strong> <span class="muted">{standing}</span></td>
+                        <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td><strong>{p.trials}</strong>" "<span class="muted">{standing}</span></td>
                             <td>{p.stages.iter().map(|(s, t)| format!("{s} ±{t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
                             <td>{utc_minutes(p.updated_at)}</td>
                             {v.may_edit.then(|| view! { <td><ResetProfile suite=name id=p.id /></td> })}</tr>

@@ -8,7 +8,7 @@ mod schedules;
 
 pub use detail::{load_suite, SuitePage};
 
-use crate::error::{AppError, ErrorView};
+use crate::error::ErrorView;
 use crate::format::utc_minutes;
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -39,7 +39,7 @@ pub fn source_words(source: &str) -> String {
 }
 
 #[server(prefix = "/fn", endpoint = "suites")]
-pub async fn load_suites() -> Result<SuitesView, ServerFnError> {
+pub async fn load_suites() -> Result<SuitesView, crate::error::AppError> {
     let me = crate::auth::require(crate::auth::Role::Launcher)?;
     let store = crate::error::store()?;
     let suites = store.suites().await.map_err(crate::error::read_failed("the suites"))?;
@@ -106,7 +106,7 @@ pub fn SuitesPage() -> impl IntoView {
                         </details>
                     })}
                 }.into_any(),
-                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+                Err(e) => view! { <ErrorView error=e /> }.into_any(),
             }
         })}
     }

@@ -7,7 +7,7 @@ mod changes;
 
 pub use changes::ChangeView;
 
-use crate::error::{AppError, ErrorView};
+use crate::error::ErrorView;
 use crate::format::utc_minutes;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
@@ -78,11 +78,22 @@ fn band_of(metric: &str, definition: &serde_json::Value) -> Option<charts::Trend
 }
 
 #[server(prefix = "/fn", endpoint = "trends", input = Json)]
-pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnError> {
+pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, crate::error::AppError> {
     let store = crate::error::store()?;
     let failed = crate::error::read_failed("the trends");
     let suites = store.suites().await.map_err(failed)?;
-    let Some(suite) = filter.suite.as_ref().and_then(|n| suites.iter().find(|s| &s.name == n)).or(suites.first()).cloned() else {
+    // Without a choice, the first suite that has something to chart (not merely the first by name).
+    let mut charted = None;
+    if filter.suite.is_none() {
+        for s in &suites {
+            if !store.trend_choices(s.id).await.map_err(failed)?.is_empty() {
+                charted = Some(s);
+                break;
+            }
+        }
+    }
+    let named = filter.suite.as_ref().and_then(|n| suites.iter().find(|s| &s.name == n));
+    let Some(suite) = named.or(charted).or(suites.first()).cloned() else {
         let svg = Err("There are no suites yet: trends chart a suite's judged experiments.".to_string());
         return Ok(TrendsView {
             suites: vec![],
@@ -97,7 +108,8 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, ServerFnErro
             may_mark: false,
         });
     };
-    let (since, until) = judge::units::day_range(filter.since.as_deref(), filter.until.as_deref()).map_err(crate::error::bad_request)?;
+    let (since, until) =
+        judge::units::day_range(filter.since.as_deref(), filter.until.as_deref()).map_err(crate::error::AppError::bad_request)?;
     let choices = store.trend_choices(suite.id).await.map_err(failed)?;
     let metrics: Vec<judge::trend::TrendMetric> =
         judge::trend::metrics(suite.kind).iter().copied().filter(|m| choices.iter().any(|c| c.0 == m.name)).collect();
@@ -198,7 +210,7 @@ pub fn TrendsPage() -> impl IntoView {
         {crate::awaited::awaited(async move {
             match load_trends(filter).await {
                 Ok(v) => view! { <TrendsBody v /> }.into_any(),
-                Err(e) => view! { <ErrorView error=AppError::from(e) /> }.into_any(),
+                Err(e) => view! { <ErrorView error=e /> }.into_any(),
             }
         })}
     }

@@ -1,0 +1,224 @@
+//! An experiment's end, once none of its trials is queued or running: its worktrees go, and it is
+//! judged (pipeline A/B: the judge on its trials' rows, a reused baseline's rows as the control), or
+//! calibrated (its spread becomes a noise profile), or measured (a baseline run: levels, no verdict) —
+//! warp experiments end in `warp::schedule::finish` — then the suite's `[notify]` is sent.
+
+use crate::launch::submit::StoredPlan;
+use crate::queue::plan_of;
+use crate::queue::runner;
+use crate::Engine;
+use judge::pipeline::aggregate::TrialSpec;
+use judge::pipeline::{ArmSpec, PipelineConfig};
+use judge::{ExperimentStatus, TrialState, Verdict};
+use std::collections::BTreeMap;
+use std::path::Path;
+use store::trials::Trial;
+use suite::definition::TrialOrder;
+
+/// Judges the experiment once none of its trials is queued or running, then sends what its suite's
+/// `[notify]` asks for.
+pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
+    let Ok(trials) = engine.store.trials(experiment_id).await else { return };
+    if trials.iter().any(|t| !t.state.is_terminal()) {
+        return;
+    }
+    let Ok(plan) = plan_of(engine, experiment_id).await else {
+        let _ = engine.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        return;
+    };
+    judge_ended(engine, experiment_id, &trials, &plan).await;
+    let suite_id = engine.store.experiment_suite_id(experiment_id).await.ok().flatten();
+    crate::notify::experiment_ended(engine, experiment_id, plan.suite.notify.as_ref(), suite_id).await;
+}
+
+async fn judge_ended(engine: &Engine, experiment_id: i64, trials: &[Trial], plan: &StoredPlan) {
+    let store = &engine.store;
+    runner::remove_worktrees(Path::new(&plan.launch.repo_dir), &engine.data_dir, experiment_id, &plan.launch.arms).await;
+    if store.experiment_summary(experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled) {
+        return;
+    }
+    if plan.launch.calibration {
+        return calibrate(engine, experiment_id, plan, trials).await;
+    }
+    if plan.launch.baseline {
+        return measure_baseline(engine, experiment_id, plan, trials).await;
+    }
+    if plan.suite.kind == judge::ExperimentKind::Warp {
+        return crate::warp::run::finish(engine, experiment_id, plan, trials).await;
+    }
+    match verdict(store, plan, trials).await {
+        Ok((verdict, reasons, report, profile_id)) => {
+            if let Err(e) = store.record_verdict(experiment_id, verdict, &reasons, &report, profile_id).await {
+                tracing::error!(error = %e, experiment_id, "cannot record the verdict");
+            } else {
+                tracing::info!(experiment_id, verdict = verdict.as_str(), "experiment judged");
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, experiment_id, "cannot judge the experiment");
+            let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
+}
+
+/// The verdict of an ended experiment: the judge on the trials that measured something, a new
+/// failure (a treatment trial failed where no control trial did) as a regression, and every lost
+/// trial named with its reason.
+pub async fn verdict(
+    store: &store::Store,
+    plan: &StoredPlan,
+    trials: &[Trial],
+) -> Result<(Verdict, Vec<String>, serde_json::Value, Option<i64>), String> {
+    let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+    let profile = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())?;
+    let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
+    let arm_name = |id: i64| arms.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
+    // The last attempt of each planned position counts.
+    let latest = store::trials::latest(trials);
+    let control = plan.launch.arms[0].name.clone();
+    let mut rows = Vec::new();
+    let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
+    let mut lost = Vec::new();
+    let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut reused_note = None;
+    for t in latest.values() {
+        let arm = arm_name(t.arm_id);
+        let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
+        let detail = t.detail.clone().unwrap_or_default();
+        let measured = if run.execution_ids.is_empty() { Vec::new() } else { store.stage_rows(t.id).await.map_err(|e| e.to_string())? };
+        match t.state {
+            TrialState::Succeeded | TrialState::Failed if !measured.is_empty() => {
+                rows.extend(measured);
+                // The repeat index pairs a control trial with the treatment trials that ran beside it.
+                let pair = Some(t.repeat_index as u32);
+                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone(), pair });
+                if t.state == TrialState::Failed {
+                    failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
+                }
+            }
+            TrialState::Failed => failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1)),
+            _ => lost.push(format!(
+                "trial #{} of {arm} was lost: {} ({detail})",
+                t.seq + 1,
+                t.infra_reason.map_or(t.state.as_str(), |r| r.as_str())
+            )),
+        }
+    }
+    let treatments: Vec<ArmSpec> = plan.launch.arms[1..]
+        .iter()
+        .map(|a| ArmSpec { name: a.name.clone(), trials: specs.get(&a.name).cloned().unwrap_or_default() })
+        .collect();
+    if let Some(b) = &plan.launch.reused_baseline {
+        let (baseline_rows, baseline_specs) =
+            succeeded_measurements(store, &store.trials(b.experiment_id).await.map_err(|e| e.to_string())?).await;
+        rows.extend(baseline_rows);
+        specs.insert(control.clone(), baseline_specs);
+        reused_note = Some(format!(
+            "control: baseline #{} ({} at {}, ended {}) reused, not run again",
+            b.experiment_id,
+            b.git_ref,
+            judge::units::short_sha(&b.sha),
+            judge::units::utc_rfc3339(b.finished_at / 1000)
+        ));
+    }
+    let noise = profile.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
+    // Interleaved and ABBA trials ran side by side and are judged as pairs (a stage falls back to Welch
+    // when a partner is missing: a re-queued trial's partner lost, a reused baseline's trials).
+    let paired = plan.launch.order != TrialOrder::Blocked && plan.launch.reused_baseline.is_none();
+    let config =
+        PipelineConfig { worker_ram: plan.worker_ram(), noise, method: plan.suite.judge_method(paired), ..PipelineConfig::default() };
+    let control_specs = specs.get(&control).cloned().unwrap_or_default();
+    let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
+        Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
+        Err(e) => (Verdict::Inconclusive, vec![format!("cannot compare: {e}")], serde_json::json!({})),
+    };
+    let control_failed = failed.contains_key(&control);
+    for (arm, list) in &failed {
+        if *arm != control && !control_failed {
+            verdict = Verdict::Regression;
+            reasons.insert(0, format!("new failure: {arm} failed where the control did not: {}", list.join(", ")));
+        } else if *arm == control {
+            reasons.push(format!("the control failed too: {}", list.join(", ")));
+        }
+    }
+    reasons.extend(lost);
+    reasons.extend(reused_note);
+    reasons.push(match &profile {
+        Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
+        None => "uncalibrated: spreads from this run's own trials, and the default spread where they are too few (launch a calibration of this suite and fingerprint to measure them)".to_string(),
+    });
+    Ok((verdict, reasons, report, profile.map(|p| p.id)))
+}
+
+/// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
+/// fingerprint, or grows the one already there (`NoiseProfile::grow`). It has no verdict.
+async fn calibrate(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let store = &engine.store;
+    let (rows, specs) = succeeded_measurements(&engine.store, trials).await;
+    let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
+    let result = async {
+        if specs.len() < 2 {
+            return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
+        }
+        let mut profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
+        let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+        // A later calibration of the same suite and fingerprint adds its same-code trials to the profile.
+        if let Some(stored) = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())? {
+            match serde_json::from_value::<judge::pipeline::noise::NoiseProfile>(stored.profile) {
+                Ok(earlier) => profile = earlier.grow(&profile)?,
+                Err(e) => tracing::warn!(experiment_id, profile = stored.id, error = %e, "the stored profile cannot be read; replacing it"),
+            }
+        }
+        let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
+        store
+            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, profile.trials as i64)
+            .await
+            .map_err(|e| e.to_string())
+    }
+    .await;
+    let status = match result {
+        Ok(id) => {
+            tracing::info!(experiment_id, profile = id, trials = specs.len(), "noise profile calibrated");
+            ExperimentStatus::Judged
+        }
+        Err(e) => {
+            tracing::error!(experiment_id, error = %e, "calibration failed");
+            ExperimentStatus::Errored
+        }
+    };
+    let _ = store.set_experiment_status(experiment_id, status).await;
+}
+
+/// The stage rows and executions of the succeeded trials.
+async fn succeeded_measurements(store: &store::Store, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
+    let mut rows = Vec::new();
+    let mut specs = Vec::new();
+    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
+        let (Ok(run), Ok(r)) = (store.trial_run(t.id).await, store.stage_rows(t.id).await) else { continue };
+        rows.extend(r);
+        specs.push(TrialSpec { execution_ids: run.execution_ids, pair: None });
+    }
+    (rows, specs)
+}
+
+/// A baseline run's end: measured, not compared. Its levels (the judge's report of the arm against
+/// itself, whose control side is the arm) feed the trend charts; it has no verdict.
+async fn measure_baseline(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let (rows, specs) = succeeded_measurements(&engine.store, trials).await;
+    let config = PipelineConfig { worker_ram: plan.worker_ram(), ..PipelineConfig::default() };
+    let itself = [ArmSpec { name: store::schedules::BASELINE_ARM.into(), trials: specs.clone() }];
+    let result = judge::pipeline::judge(&rows, &specs, &itself, &config)
+        .map_err(|e| e.to_string())
+        .and_then(|r| serde_json::to_value(&r).map_err(|e| e.to_string()));
+    let recorded = match result {
+        Ok(report) => engine.store.record_baseline(experiment_id, &report).await.map_err(|e| e.to_string()),
+        Err(e) => Err(format!("no measurements: {e}")),
+    };
+    match recorded {
+        Ok(()) => tracing::info!(experiment_id, trials = specs.len(), "baseline measured"),
+        Err(e) => {
+            tracing::error!(experiment_id, error = %e, "the baseline run has no usable measurements");
+            let _ = engine.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Git, run as a program with argv (never a shell): resolving refs to full SHAs and merge-bases in a
+//! suite's repository. A clone URL is mirrored once into the data dir and fetched before each use.
+
+use std::path::{Path, PathBuf};
+use tokio::process::Command;
+
+/// Characters a ref may hold here (branch, tag, SHA, `HEAD~2`, `origin/main`); never a leading '-'.
+pub use judge::launch_rules::is_safe_ref;
+
+async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().lines().last().unwrap_or("git failed").to_string())
+    }
+}
+
+/// A repository Arbiter can read refs from.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub dir: PathBuf,
+    /// How a message names it: the clone URL, or "the suite's repository" for a local path (a path on
+    /// the server says nothing to the user who typed a ref).
+    pub shown: String,
+}
+
+impl Repo {
+    /// The suite's repository: a local path as is, a URL through a mirror in `data_dir/repos/`.
+    pub async fn open(repository: &str, data_dir: &Path) -> Result<Repo, String> {
+        let is_url = repository.contains("://") || repository.starts_with("git@");
+        if !is_url {
+            let dir = PathBuf::from(repository);
+            git(&dir, &["rev-parse", "--git-dir"]).await.map_err(|e| format!("repository {repository} is not a git repository: {e}"))?;
+            return Ok(Repo { dir, shown: "the suite's repository".into() });
+        }
+        let digest = crate::sha256_hex(repository.as_bytes());
+        let dir = data_dir.join("repos").join(&digest[..16]);
+        if dir.join("HEAD").exists() {
+            git(&dir, &["fetch", "--prune", "--quiet", "origin"]).await.map_err(|e| format!("cannot fetch {repository}: {e}"))?;
+        } else {
+            std::fs::create_dir_all(dir.parent().unwrap_or(data_dir)).map_err(|e| e.to_string())?;
+            let out = Command::new("git")
+                .args(["clone", "--mirror", "--quiet", "--", repository])
+                .arg(&dir)
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .kill_on_drop(true)
+                .output()
+                .await
+                .map_err(|e| format!("cannot run git: {e}"))?;
+            if !out.status.success() {
+                return Err(format!("cannot clone {repository}: {}", String::from_utf8_lossy(&out.stderr).trim()));
+            }
+        }
+        Ok(Repo { dir, shown: format!("the suite's repository {repository}") })
+    }
+
+    /// The full SHA of the commit a ref names, or an error naming the ref.
+    pub async fn resolve(&self, r: &str) -> Result<String, String> {
+        if !is_safe_ref(r) {
+            return Err(format!("ref {r:?} holds characters a git ref may not (or starts with '-')"));
+        }
+        let spec = format!("{r}^{{commit}}");
+        match git(&self.dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]).await.ok().filter(|s| s.len() == 40) {
+            Some(sha) => Ok(sha),
+            None => {
+                let branches = self.branches(8).await;
+                let known = if branches.is_empty() { String::new() } else { format!(" (its branches include {})", branches.join(", ")) };
+                Err(format!("ref {r:?} does not name a commit in {}{known}", self.shown))
+            }
+        }
+    }
+
+    /// Up to `n` branch names, most recently committed first (for a message naming what exists).
+    pub async fn branches(&self, n: usize) -> Vec<String> {
+        let count = format!("--count={n}");
+        git(&self.dir, &["for-each-ref", "--sort=-committerdate", &count, "--format=%(refname:short)", "refs/heads"])
+            .await
+            .map(|out| out.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// The best common ancestor of two commits.
+    pub async fn merge_base(&self, a: &str, b: &str) -> Result<String, String> {
+        git(&self.dir, &["merge-base", "--end-of-options", a, b]).await.map_err(|e| format!("no merge-base of {a} and {b}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn safe_refs() {
+        for ok in ["main", "feature/faster-dedup", "v1.2.3", "HEAD~2", "origin/main", "0123456789abcdef0123456789abcdef01234567"] {
+            assert!(super::is_safe_ref(ok), "{ok}");
+        }
+        for bad in ["", "-c", "--upload-pack=x", "a b", "a;b", "$(id)", "a..b", "a\nb", "`x`"] {
+            assert!(!super::is_safe_ref(bad), "{bad:?}");
+        }
+    }
+}

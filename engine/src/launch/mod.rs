@@ -1,0 +1,86 @@
+//! Launching: a request is checked, its refs resolved to SHAs (`git`), its fingerprint validated and a
+//! stored baseline reused where asked (`reuse`), and it becomes a plan of trials (`request`, `plan`);
+//! the plan is stored with its queued trials (`submit`) and the trial queue woken.
+
+pub mod git;
+pub mod plan;
+pub mod request;
+pub mod reuse;
+pub mod submit;
+
+use crate::error::{EngineError, EngineResult};
+use crate::Engine;
+use request::{resolve, JsonLaunch, LaunchPlan, RunContext};
+use serde_json::json;
+use suite::SuiteDefinition;
+
+/// What a launch request came to: a dry run's plan, or the stored experiment.
+pub enum Launched {
+    DryRun(Box<LaunchPlan>),
+    Stored { id: i64, url: String, trials: usize },
+}
+
+/// Resolves a launch request and, unless it is a dry run, stores it and wakes the trial queue (also
+/// behind re-run and the schedules, which launch as nobody: `me` is `None`).
+pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> EngineResult<Launched> {
+    let suite = match engine.store.suite_by_name(&req.suite).await {
+        Ok(s) => s,
+        Err(store::StoreError::NotFound { .. }) => return Err(EngineError::Invalid(format!("suite: there is no suite {:?}", req.suite))),
+        Err(e) => return Err(e.into()),
+    };
+    let mut definition: SuiteDefinition =
+        serde_json::from_value(suite.definition).map_err(|e| EngineError::Internal(format!("stored suite {:?}: {e}", req.suite)))?;
+    let ctx = RunContext {
+        data_dir: &engine.data_dir,
+        label: "dry".into(),
+        finelog_url: engine.queue.finelog.clone().unwrap_or_else(|_| "http://finelog.pending".into()),
+        python: engine.queue.python.as_ref().map(|p| p.to_string_lossy().into_owned()),
+    };
+    let reused = match &req.reuse_baseline {
+        Some(choice) => {
+            let fingerprint = definition.validate_fingerprint(&req.fingerprint).map_err(EngineError::Invalid)?;
+            let found = reuse::find(engine, suite.id, &definition, &fingerprint, choice, store::now_ms()).await;
+            Some(found.map_err(|e| EngineError::Invalid(format!("{e} — {}", reuse::OFFER)))?)
+        }
+        None => None,
+    };
+    let mut plan = resolve(req, &definition, &ctx, reused.as_ref()).await?;
+    plan.estimate_from(&engine.store.recent_trial_seconds(suite.id, 20).await?);
+    if let Some(p) = req.detect_pct.filter(|p| !(*p > 0.0 && *p < 100.0)) {
+        return Err(EngineError::Invalid(format!(
+            "detect_pct: {p}: give the CPU change to size the trials for, in percent (above 0, below 100)"
+        )));
+    }
+    if definition.kind == judge::ExperimentKind::Pipeline && !plan.calibration && !plan.baseline {
+        let hash = submit::fingerprint_hash(&plan.fingerprint);
+        let stored = engine.store.noise_profile(suite.id, &hash).await?;
+        let profile: Option<judge::pipeline::noise::NoiseProfile> = stored.and_then(|p| serde_json::from_value(p.profile).ok());
+        let paired = plan.order != suite::definition::TrialOrder::Blocked && plan.reused_baseline.is_none();
+        let method = definition.judge_method(paired);
+        let arms = plan.arms.len().saturating_sub(1);
+        plan.detectable = Some(judge::pipeline::power::detectable(plan.trials_per_arm, arms, &method, profile.as_ref(), req.detect_pct));
+    }
+    if req.dry_run {
+        return Ok(Launched::DryRun(Box::new(plan)));
+    }
+    if let (Err(why), judge::ExperimentKind::Pipeline) = (&engine.queue.finelog, definition.kind) {
+        return Err(EngineError::Unavailable(format!(
+            "this server has no finelog server to collect stage rows from ({why}); set ARBITER_FINELOG_URL, \
+             or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"
+        )));
+    }
+    // Budgets asked for this experiment judge it: the stored copy of the suite carries them.
+    if let (Some(b), Some(warp)) = (req.budgets, definition.warp.as_mut()) {
+        (warp.fail_pct, warp.warn_pct) = (b.fail_pct, b.warn_pct);
+    }
+    let id = submit::store_launch(&engine.store, suite.id, &definition, &plan, me).await?;
+    let detail = json!({"suite": definition.name, "arms": plan.arms.iter().map(|a| json!({"name": a.name, "sha": a.sha})).collect::<Vec<_>>(),
+        "budgets": req.budgets, "reused_baseline": plan.reused_baseline.as_ref().map(|r| r.experiment_id)});
+    engine.store.audit(me, "experiment.launch", &format!("experiment:{id}"), None, &detail).await?;
+    if let Some(reason) = &plan.exemption {
+        engine.store.audit(me, "exemption.request", &format!("experiment:{id}"), Some(reason), &json!({})).await?;
+    }
+    engine.queue.notify.notify_one();
+    let url = format!("{}/experiments/{id}", engine.base_url);
+    Ok(Launched::Stored { id, url, trials: plan.trials.len() })
+}

@@ -1,0 +1,354 @@
+//! `POST /api/v1/experiments`: a launch request, checked and resolved into a plan before anything is
+//! stored or run. Every ref becomes a full SHA, the fingerprint is checked against the suite, the data
+//! locality is found from the sample, and the argv of every trial is rendered.
+
+use crate::launch::git::{is_safe_ref, Repo};
+use crate::launch::plan::plan;
+use crate::EngineError;
+use judge::launch_rules as rules;
+use judge::units::short_sha as short;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use suite::definition::{is_safe_value, Fingerprint, SuiteDefinition, TrialOrder};
+
+pub use wire::launch::{JsonBudgets, JsonConfigDiff, JsonExemption, JsonExtraArm, JsonLaunch, LatestWord, ReuseBaseline};
+
+/// The baseline run an experiment reused as its control (kept with its plan and shown on its page).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReusedBaseline {
+    pub experiment_id: i64,
+    pub sha: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    /// When the baseline ended (ms since the epoch).
+    pub finished_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedArm {
+    pub name: String,
+    pub role: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    pub sha: String,
+    pub config: Option<JsonConfigDiff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedRun {
+    pub seq: usize,
+    pub arm: String,
+    pub repeat: usize,
+    pub run_tag: String,
+    pub argv: Vec<String>,
+    /// A warp phase: its drive-sync value, leg and load runs (`argv` is then the server's start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<crate::warp::plan::PlannedPhase>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchPlan {
+    pub suite: String,
+    /// Where the refs were resolved (the local repository or the mirror of a clone URL).
+    pub repo_dir: String,
+    pub title: String,
+    pub fingerprint: Fingerprint,
+    pub region: Option<String>,
+    pub cluster: Option<String>,
+    pub arms: Vec<PlannedArm>,
+    pub order: TrialOrder,
+    pub trials_per_arm: u32,
+    pub trials: Vec<PlannedRun>,
+    /// Upper bound: every trial running to its timeout, one at a time.
+    pub max_minutes: u64,
+    /// Expected wall time (warp: from the matrix settings; pipeline: from the suite's recent trials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_minutes: Option<f64>,
+    /// What the estimate rests on, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate_basis: Option<String>,
+    pub exemption: Option<String>,
+    pub calibration: bool,
+    /// A baseline run (one `baseline` arm, no verdict).
+    #[serde(default)]
+    pub baseline: bool,
+    /// The baseline run reused as the control (which then has no trials of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_baseline: Option<ReusedBaseline>,
+    /// A pipeline A/B's power before it runs: the smallest CPU change its trials detect and the trials a
+    /// chosen change needs (`judge::pipeline::power`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable: Option<judge::pipeline::power::Detectable>,
+}
+
+/// Where the plan's argv points for things only a launch knows.
+pub struct RunContext<'a> {
+    pub data_dir: &'a Path,
+    /// Names the experiment in run tags and worktrees (`dry` for a dry run).
+    pub label: String,
+    pub finelog_url: String,
+    /// `{python}`: the Python Arbiter is configured with, if any.
+    pub python: Option<String>,
+}
+
+/// Checks the request and resolves it against the suite and its repository; `reused` is the baseline
+/// run already found (and checked) for `reuse_baseline`.
+pub async fn resolve(
+    req: &JsonLaunch,
+    suite: &SuiteDefinition,
+    ctx: &RunContext<'_>,
+    reused: Option<&ReusedBaseline>,
+) -> Result<LaunchPlan, EngineError> {
+    for (field, r) in [("head", Some(&req.head)), ("base", req.base.as_ref())] {
+        if let Some(r) = r {
+            rules::check_ref(field, r)?;
+        }
+    }
+    if let Some(t) = &req.title {
+        rules::check_text("title", t, rules::TITLE_MAX)?;
+    }
+    let exemption = match &req.exemption {
+        Some(e) => {
+            rules::check_text("exemption.reason", &e.reason, rules::REASON_MAX)?;
+            Some(e.reason.trim().to_string())
+        }
+        None => None,
+    };
+    let trials = req.trials.unwrap_or(suite.defaults.trials);
+    rules::check_trials(suite.kind, trials)?;
+    if let Some(b) = req.budgets {
+        if suite.kind != judge::ExperimentKind::Warp {
+            return Err("budgets: only a warp suite has relative budgets".into());
+        }
+        rules::check_budgets(b.fail_pct, b.warn_pct)?;
+    }
+    if req.calibration && (req.base.is_some() || !req.arms.is_empty() || trials < 2) {
+        return Err("calibration: give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)".into());
+    }
+    if req.baseline && (req.base.is_some() || !req.arms.is_empty() || req.calibration || req.reuse_baseline.is_some()) {
+        return Err("baseline: give `head` alone: no `base`, extra arms, calibration or reuse (a baseline runs one SHA)".into());
+    }
+    if req.reuse_baseline.is_some() && (req.base.is_some() || req.calibration) {
+        return Err("reuse_baseline: the reused baseline is the control; leave out `base` and calibration".into());
+    }
+    if (req.baseline || req.reuse_baseline.is_some()) && suite.kind == judge::ExperimentKind::Warp {
+        return Err("baseline: a warp suite compares its arms phase by phase on one host; launch an A/B instead".into());
+    }
+    if req.reuse_baseline.is_some() != reused.is_some() {
+        return Err("reuse_baseline: no baseline run was found for it".into());
+    }
+    for (i, arm) in req.arms.iter().enumerate() {
+        rules::check_arm_name(&arm.name, req.arms[..i].iter().map(|a| a.name.as_str()))?;
+        rules::check_ref(&format!("arm {:?} ref", arm.name), &arm.git_ref)?;
+        check_config(&arm.name, arm.config.as_ref(), suite)?;
+    }
+    let fingerprint = suite.validate_fingerprint(&req.fingerprint)?;
+    let locality = suite.locality_for(&fingerprint)?;
+
+    // The suite's repository not answering is git's failure, not the request's.
+    let repo = Repo::open(&suite.repository, ctx.data_dir).await.map_err(EngineError::Upstream)?;
+    let head_sha = repo.resolve(&req.head).await?;
+    let (base_ref, base_sha) = match (&req.base, reused) {
+        (_, Some(r)) => (format!("baseline #{} ({})", r.experiment_id, r.git_ref), r.sha.clone()),
+        (Some(b), None) => (b.clone(), repo.resolve(b).await?),
+        _ if req.calibration || req.baseline => (String::new(), head_sha.clone()),
+        (None, None) => {
+            let branch = repo.resolve(&suite.base_branch).await.map_err(|e| format!("{e} (the suite's base branch)"))?;
+            let mb = repo.merge_base(&branch, &head_sha).await?;
+            (format!("merge-base({}, {})", suite.base_branch, req.head), mb)
+        }
+    };
+    let mut arms = if req.calibration || req.baseline {
+        vec![PlannedArm {
+            name: if req.baseline { store::schedules::BASELINE_ARM.into() } else { "calibration".into() },
+            role: "control".into(),
+            git_ref: req.head.clone(),
+            sha: head_sha.clone(),
+            config: None,
+        }]
+    } else {
+        vec![
+            PlannedArm { name: "control".into(), role: "control".into(), git_ref: base_ref, sha: base_sha, config: None },
+            PlannedArm { name: "treatment".into(), role: "treatment".into(), git_ref: req.head.clone(), sha: head_sha, config: None },
+        ]
+    };
+    for extra in &req.arms {
+        let sha = repo.resolve(&extra.git_ref).await?;
+        let mut config = extra.config.clone();
+        if let Some(JsonConfigDiff::Commit(c)) = &config {
+            config = Some(JsonConfigDiff::Commit(repo.resolve(c).await?));
+        }
+        arms.push(PlannedArm { name: extra.name.clone(), role: "treatment".into(), git_ref: extra.git_ref.clone(), sha, config });
+    }
+
+    let order = req.order.unwrap_or(suite.defaults.order);
+    let mut runs = Vec::new();
+    let mut estimated_minutes = None;
+    let mut estimate_basis = None;
+    if let Some(warp) = suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp) {
+        if req.calibration {
+            return Err("calibration: a warp suite has no noise profile; launch an A/A (head and base the same) instead".into());
+        }
+        runs = warp_runs(ctx, suite, warp, &fingerprint, &arms, trials as usize, order)?;
+        estimated_minutes = Some((crate::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
+        estimate_basis = Some("the matrix settings (warm-up, duration, rounds and cool-down of every load run)".to_string());
+    }
+    // A reused control has no trials: the plan covers the arms after it.
+    let skip = usize::from(reused.is_some());
+    for t in plan(arms.len() - skip, trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
+        let arm = &arms[t.arm + skip];
+        let run_tag = format!("arb-{}-{}", ctx.label, t.seq);
+        let worktree = worktree_dir(ctx.data_dir, &ctx.label, &arm.name);
+        let vars =
+            run_vars(ctx, &worktree, &run_tag, arm, locality.and_then(|l| l.region.clone()), locality.and_then(|l| l.cluster.clone()));
+        let argv = suite.render_argv(&fingerprint, &vars)?;
+        runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv, phase: None });
+    }
+    let title = req.title.clone().unwrap_or_else(|| match (req.calibration, req.baseline) {
+        (true, _) => format!("{}: calibration of {}", suite.name, req.head),
+        (_, true) => format!("{}: baseline of {}", suite.name, req.head),
+        _ => format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head),
+    });
+    Ok(LaunchPlan {
+        suite: suite.name.clone(),
+        repo_dir: repo.dir.to_string_lossy().into_owned(),
+        title,
+        fingerprint,
+        region: locality.and_then(|l| l.region.clone()),
+        cluster: locality.and_then(|l| l.cluster.clone()),
+        max_minutes: runs.len() as u64 * u64::from(suite.timeout_minutes),
+        estimated_minutes,
+        estimate_basis,
+        arms,
+        order,
+        trials_per_arm: trials,
+        trials: runs,
+        exemption,
+        calibration: req.calibration,
+        baseline: req.baseline,
+        reused_baseline: reused.cloned(),
+        detectable: None,
+    })
+}
+
+/// A warp experiment's phases: the server's start argv (keys and port shown as placeholders) and the
+/// load runs of each, in the order the runner executes them.
+fn warp_runs(
+    ctx: &RunContext<'_>,
+    suite: &SuiteDefinition,
+    warp: &suite::warp::WarpSpec,
+    fingerprint: &Fingerprint,
+    arms: &[PlannedArm],
+    repeats: usize,
+    order: TrialOrder,
+) -> Result<Vec<PlannedRun>, String> {
+    use crate::warp::plan::{bucket, driver_argv, phases, PlannedPhase};
+    let phase_order = if order == TrialOrder::Abba { suite::warp::PhaseOrder::Abba } else { warp.order };
+    let workloads = warp.workload_specs()?;
+    let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "arbiter".into());
+    let mut runs = Vec::new();
+    for (seq, slot) in phases(arms.len(), repeats, phase_order, &warp.sync_values()).into_iter().enumerate() {
+        let arm = &arms[slot.arm];
+        let endpoint = warp.endpoint.clone().unwrap_or_else(|| "http://127.0.0.1:<port>".into());
+        let argv = match &warp.endpoint {
+            Some(_) => suite.render(&warp.deploy_hook, fingerprint, &BTreeMap::new())?,
+            None => {
+                let binary = crate::warp::plan::planned_binary(ctx.data_dir, suite, arm).map(|p| p.to_string_lossy().into_owned());
+                let vars: BTreeMap<&str, String> = [
+                    ("binary", binary.unwrap_or_else(|| "<binary>".into())),
+                    ("port", "<port>".into()),
+                    ("data_dirs", format!("<{} fresh data dir(s)>", warp.disks)),
+                    ("access_key", "<redacted>".into()),
+                    ("secret_key", "<redacted>".into()),
+                ]
+                .into_iter()
+                .collect();
+                suite.render(&warp.server, fingerprint, &vars)?
+            }
+        };
+        let loads = workloads
+            .iter()
+            .flat_map(|w| std::iter::repeat_n(driver_argv(&exe, &endpoint, w, warp, &bucket(&ctx.label, seq, w)), warp.rounds as usize))
+            .collect();
+        runs.push(PlannedRun {
+            seq,
+            arm: arm.name.clone(),
+            repeat: slot.repeat,
+            run_tag: format!("arb-{}-{seq}", ctx.label),
+            argv,
+            phase: Some(PlannedPhase { drive_sync: slot.drive_sync, leg: slot.leg.clone(), loads }),
+        });
+    }
+    Ok(runs)
+}
+
+impl LaunchPlan {
+    /// A pipeline plan's expected time from how long the suite's recent trials ran (one at a time).
+    pub fn estimate_from(&mut self, recent_secs: &[f64]) {
+        let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
+        // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a few
+        // one-second trials (seen on a fresh clone in CI).
+        self.estimated_minutes = Some((median * self.trials.len() as f64 / 60.0 * 10.0).ceil() / 10.0);
+        self.estimate_basis = Some(format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len()));
+    }
+}
+
+/// `data-dir/worktrees/{experiment}-{arm}`: one worktree per arm, reused by its trials.
+pub fn worktree_dir(data_dir: &Path, label: &str, arm: &str) -> std::path::PathBuf {
+    data_dir.join("worktrees").join(format!("{label}-{arm}"))
+}
+
+/// The values of the run placeholders of one trial.
+pub fn run_vars(
+    ctx: &RunContext<'_>,
+    worktree: &Path,
+    run_tag: &str,
+    arm: &PlannedArm,
+    region: Option<String>,
+    cluster: Option<String>,
+) -> BTreeMap<&'static str, String> {
+    let mut vars: BTreeMap<&str, String> = BTreeMap::new();
+    vars.insert("worktree", worktree.to_string_lossy().into_owned());
+    vars.insert("data_dir", ctx.data_dir.to_string_lossy().into_owned());
+    vars.insert("run_tag", run_tag.to_string());
+    vars.insert("arm", arm.name.clone());
+    vars.insert("sha", arm.sha.clone());
+    vars.insert("finelog_url", ctx.finelog_url.clone());
+    vars.extend(ctx.python.clone().map(|p| ("python", p)));
+    vars.extend(region.map(|r| ("region", r)));
+    vars.extend(cluster.map(|c| ("cluster", c)));
+    vars
+}
+
+fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinition) -> Result<(), String> {
+    match config {
+        None => Ok(()),
+        Some(JsonConfigDiff::Commit(c)) if is_safe_ref(c) => Ok(()),
+        Some(JsonConfigDiff::Commit(c)) => Err(format!("arm {arm:?}: config commit {c:?} is not a plain git ref")),
+        Some(JsonConfigDiff::Patch(p)) if !p.trim().is_empty() && p.len() <= 256 * 1024 && !p.contains('\0') => Ok(()),
+        Some(JsonConfigDiff::Patch(_)) => Err(format!("arm {arm:?}: a config patch is a non-empty unified diff of at most 256 KiB")),
+        Some(JsonConfigDiff::Overrides(map)) => {
+            for (k, v) in map {
+                if suite.fingerprint.contains_key(k) {
+                    return Err(format!("arm {arm:?}: {k:?} is part of the fingerprint, which every arm shares; it cannot be overridden"));
+                }
+                if !(1..=64).contains(&k.len()) || !k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+                    return Err(format!("arm {arm:?}: override {k:?} must be an UPPER_CASE setting name"));
+                }
+                // Variables that change how programs are found or loaded, or that Arbiter sets itself.
+                let reserved = ["PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "TMPDIR", "LANG", "TZ"];
+                let reserved_prefix = ["LD_", "DYLD_", "PYTHON", "ARBITER_", "GIT_"];
+                if reserved.contains(&k.as_str()) || reserved_prefix.iter().any(|p| k.starts_with(p)) {
+                    return Err(format!(
+                        "arm {arm:?}: override {k:?} is reserved (it changes how programs are found or loaded, or Arbiter sets it)"
+                    ));
+                }
+                if !is_safe_value(v) {
+                    return Err(format!("arm {arm:?}: override {k}={v:?} holds characters a setting value may not"));
+                }
+            }
+            Ok(())
+        }
+    }
+}

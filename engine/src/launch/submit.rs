@@ -1,0 +1,86 @@
+//! Storing a resolved launch: the experiment, its arms and every planned trial (queued) go into the
+//! store before anything runs; the trial queue takes it from there.
+
+use crate::launch::request::LaunchPlan;
+use serde::{Deserialize, Serialize};
+use store::experiments::{ArmRole, InsertArm, InsertExperiment};
+use store::trials::InsertTrial;
+use store::{Store, StoreError};
+use suite::definition::SuiteDefinition;
+
+/// What an experiment's `plan` column holds: the suite as it was at launch (a later edit of the suite
+/// file does not change a running experiment) and the resolved launch. Trials render their argv when
+/// they run (each attempt gets a fresh run tag), so the dry-run argv is not kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StoredPlan {
+    pub suite: SuiteDefinition,
+    pub launch: LaunchPlan,
+}
+
+impl StoredPlan {
+    /// The worker RAM in bytes: the memory guardrail.
+    pub fn worker_ram(&self) -> Option<f64> {
+        self.suite.resources.ram_bytes().ok().map(|b| b as f64)
+    }
+
+    /// The key of the noise profile for this suite and fingerprint: SHA-256 of the fingerprint's JSON
+    /// (its fields are sorted, so equal fingerprints hash alike).
+    pub fn fingerprint_hash(&self) -> String {
+        fingerprint_hash(&self.launch.fingerprint)
+    }
+}
+
+/// SHA-256 of a fingerprint's JSON: the key of its noise profile.
+pub fn fingerprint_hash(fingerprint: &suite::definition::Fingerprint) -> String {
+    crate::sha256_hex(serde_json::to_string(fingerprint).unwrap_or_default().as_bytes())
+}
+
+/// Stores the launch and its queued trials; returns the experiment id.
+pub async fn store_launch(
+    store: &Store,
+    suite_id: i64,
+    suite: &SuiteDefinition,
+    launch: &LaunchPlan,
+    by: Option<i64>,
+) -> Result<i64, StoreError> {
+    let stored = StoredPlan { suite: suite.clone(), launch: LaunchPlan { trials: Vec::new(), ..launch.clone() } };
+    let new = InsertExperiment {
+        suite_id: Some(suite_id),
+        kind: suite.kind,
+        title: launch.title.clone(),
+        base_ref: Some(launch.arms[0].git_ref.clone()),
+        head_ref: Some(launch.arms.last().map(|a| a.git_ref.clone()).unwrap_or_default()),
+        fingerprint: serde_json::to_value(&launch.fingerprint)?,
+        plan: serde_json::to_value(&stored)?,
+        launched_by: by,
+        arms: launch
+            .arms
+            .iter()
+            .map(|a| InsertArm {
+                name: a.name.clone(),
+                role: if a.role == "control" { ArmRole::Control } else { ArmRole::Treatment },
+                git_ref: Some(a.git_ref.clone()),
+                sha: Some(a.sha.clone()),
+                config_diff: a.config.as_ref().and_then(|c| serde_json::to_string(c).ok()),
+            })
+            .collect(),
+    };
+    let id = store.insert_experiment(&new).await?;
+    let arm_ids: Vec<i64> = store.arms(id).await?.into_iter().map(|a| a.0).collect();
+    // The trials as planned (a warp phase with its drive-sync cell and leg; a reused control has none).
+    let trials: Vec<InsertTrial> = launch
+        .trials
+        .iter()
+        .filter_map(|t| {
+            let arm = launch.arms.iter().position(|a| a.name == t.arm)?;
+            let cell = t.phase.as_ref().map(|p| crate::warp::plan::cell(p.drive_sync, &p.leg));
+            Some(InsertTrial { arm_id: arm_ids[arm], seq: t.seq as i64, cell, repeat_index: t.repeat as i64 })
+        })
+        .collect();
+    if let Err(e) = store.insert_trials(id, &trials).await {
+        // Never leave an experiment that looks queued but has nothing to run.
+        store.set_experiment_status(id, judge::ExperimentStatus::Errored).await.ok();
+        return Err(e);
+    }
+    Ok(id)
+}

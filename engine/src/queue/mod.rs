@@ -1,0 +1,343 @@
+//! The trial queue inside `arbiter serve`: claims queued trials from the store one at a time (the
+//! claim is atomic, so replicas sharing a Postgres never run a trial twice), runs each through the
+//! local launcher, writes its outcome, re-queues an infrastructure failure once, and hands an experiment
+//! whose last trial ended to `conclude`. On start it settles the trials a previous process left running.
+
+pub mod cluster;
+pub mod finelog;
+pub mod owned_finelog;
+pub mod runner;
+pub mod supervise;
+
+use crate::conclude;
+use crate::launch::submit::StoredPlan;
+use crate::Engine;
+use judge::{ExperimentStatus, TrialState};
+use runner::{Launch, Outcome};
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+use store::trials::Trial;
+use tokio::sync::Notify;
+
+/// The trial queue's runtime, shared with the API (to wake it and to cancel).
+#[derive(Debug)]
+pub struct TrialQueue {
+    pub notify: Notify,
+    /// The finelog server trials report to, or why there is none (said when a pipeline launch is refused).
+    pub finelog: Result<String, String>,
+    /// `{python}` in suite commands.
+    pub python: Option<std::path::PathBuf>,
+    /// This host's name in `trials.claimed_by`.
+    pub worker: String,
+    /// The program that supervises a trial: this binary (`arbiter supervise`).
+    pub supervisor: std::path::PathBuf,
+    /// Running trials: trial id → (experiment id, how to stop it); and the experiments cancelled while
+    /// this server runs. One lock for both: a trial tracked after its experiment's cancel is stopped at once.
+    running: Mutex<Running>,
+}
+
+#[derive(Debug, Default)]
+struct Running {
+    trials: HashMap<i64, (i64, Stop)>,
+    cancelled: std::collections::HashSet<i64>,
+}
+
+fn signal(stop: &Stop) {
+    match stop {
+        Stop::Supervisor(pid) => crate::queue::supervise::signal_pid(*pid, libc::SIGTERM),
+        Stop::Phase(flag, pid) => {
+            flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            let pid = pid.load(std::sync::atomic::Ordering::Relaxed);
+            if pid > 0 {
+                crate::queue::supervise::signal_group(pid, libc::SIGTERM);
+            }
+        }
+        Stop::Engine(argv, spec) => {
+            tokio::spawn(crate::queue::cluster::cancel((**spec).clone(), argv.clone()));
+        }
+    }
+}
+
+impl TrialQueue {
+    pub fn new(finelog: Result<String, String>, python: Option<std::path::PathBuf>) -> TrialQueue {
+        let host = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).ok().filter(|h| !h.is_empty());
+        let supervisor = std::env::current_exe().unwrap_or_else(|_| "arbiter".into());
+        TrialQueue {
+            notify: Notify::new(),
+            finelog,
+            python,
+            worker: host.unwrap_or_else(|| "local".into()),
+            supervisor,
+            running: Mutex::new(Running::default()),
+        }
+    }
+
+    /// Stops the running trials of an experiment: a local trial's supervisor stops its whole process
+    /// group; a cluster trial's job gets the engine's cancel command.
+    pub fn cancel_running(&self, experiment_id: i64) -> usize {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.cancelled.insert(experiment_id);
+        let stops: Vec<&Stop> = running.trials.values().filter(|(e, _)| *e == experiment_id).map(|(_, s)| s).collect();
+        for stop in &stops {
+            signal(stop);
+        }
+        stops.len()
+    }
+
+    /// Registers a running trial; if its experiment was cancelled meanwhile (claimed just before the
+    /// cancel, started just after), it is stopped right away.
+    pub(crate) fn track(&self, trial: &Trial, stop: Stop) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        if running.cancelled.contains(&trial.experiment_id) {
+            signal(&stop);
+        }
+        running.trials.insert(trial.id, (trial.experiment_id, stop));
+    }
+
+    pub(crate) fn untrack(&self, trial: &Trial) {
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).trials.remove(&trial.id);
+    }
+
+    /// A warp phase's server started: a cancel stops it too.
+    pub(crate) fn set_phase_pid(&self, trial: &Trial, pid: u32) {
+        if let Some((_, Stop::Phase(_, p))) = self.running.lock().unwrap_or_else(|e| e.into_inner()).trials.get(&trial.id) {
+            p.store(pid, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+/// How a running trial is stopped.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// A warp phase: its flag (checked between load runs) and its server's process group, once started.
+    Phase(std::sync::Arc<std::sync::atomic::AtomicBool>, std::sync::Arc<std::sync::atomic::AtomicU32>),
+    /// SIGTERM to the local trial's supervisor.
+    Supervisor(u32),
+    /// The engine's cancel command, rendered for the job.
+    Engine(Vec<String>, Box<suite::cluster::ResolvedCluster>),
+}
+
+pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        recover(&engine).await;
+        // While a cluster engine does not answer, its trials wait in the queue; the wait doubles to a minute.
+        let mut engine_wait = Duration::from_secs(1);
+        loop {
+            match engine.store.claim_next_trial(&engine.queue.worker).await {
+                Ok(Some(trial)) => {
+                    if run_one(&engine, trial).await == Ran::EngineDown {
+                        tokio::time::sleep(engine_wait).await;
+                        engine_wait = (engine_wait * 2).min(Duration::from_secs(60));
+                    } else {
+                        engine_wait = Duration::from_secs(1);
+                    }
+                }
+                Ok(None) => {
+                    tokio::select! {
+                        _ = engine.queue.notify.notified() => {}
+                        _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot claim a trial");
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+            }
+        }
+    })
+}
+
+pub(crate) fn launch_of<'a>(engine: &'a Engine) -> Launch<'a> {
+    Launch {
+        data_dir: &engine.data_dir,
+        finelog_url: engine.queue.finelog.as_deref().ok(),
+        python: engine.queue.python.as_deref(),
+        supervisor: &engine.queue.supervisor,
+    }
+}
+
+pub(crate) async fn plan_of(engine: &Engine, experiment_id: i64) -> Result<StoredPlan, String> {
+    let (plan, _) = engine.store.experiment_plan(experiment_id).await.map_err(|e| e.to_string())?;
+    serde_json::from_value(plan).map_err(|e| format!("the stored plan cannot be read: {e}"))
+}
+
+#[derive(Debug, PartialEq)]
+enum Ran {
+    Done,
+    /// The trial's cluster engine did not answer; the trial went back to the queue.
+    EngineDown,
+}
+
+/// The trial's arm in its experiment's plan.
+async fn arm_of<'p>(engine: &Engine, trial: &Trial, plan: &'p StoredPlan) -> Option<&'p crate::launch::request::PlannedArm> {
+    let arms = engine.store.arms(trial.experiment_id).await.ok()?;
+    let name = arms.into_iter().find(|a| a.0 == trial.arm_id)?.1;
+    plan.launch.arms.iter().find(|a| a.name == name)
+}
+
+async fn run_one(engine: &Engine, trial: Trial) -> Ran {
+    let plan = match plan_of(engine, trial.experiment_id).await {
+        Ok(p) => p,
+        Err(e) => {
+            apply(engine, &trial, Outcome::launcher_error(e)).await;
+            conclude::finish_if_done(engine, trial.experiment_id).await;
+            return Ran::Done;
+        }
+    };
+    let Some(arm) = arm_of(engine, &trial, &plan).await else {
+        apply(engine, &trial, Outcome::launcher_error("the trial's arm is not in the plan".into())).await;
+        conclude::finish_if_done(engine, trial.experiment_id).await;
+        return Ran::Done;
+    };
+    // A trial claimed just before its experiment was cancelled does not run (and does not undo the cancel).
+    if let Ok(false) = engine.store.start_experiment(trial.experiment_id).await {
+        apply(engine, &trial, Outcome::cancelled("the experiment was cancelled before this trial started")).await;
+        conclude::finish_if_done(engine, trial.experiment_id).await;
+        return Ran::Done;
+    }
+    if plan.suite.kind == judge::ExperimentKind::Warp {
+        crate::warp::run::run_phase(engine, &trial, &plan, arm).await;
+        conclude::finish_if_done(engine, trial.experiment_id).await;
+        return Ran::Done;
+    }
+    let l = launch_of(engine);
+    if plan.suite.launcher == suite::definition::Launcher::Cluster {
+        return run_on_engine(engine, &l, trial, &plan, arm).await;
+    }
+    match runner::start(&l, &trial, &plan, arm).await {
+        Ok(mut child) => {
+            let pid = child.id().unwrap_or(0);
+            let (log, _) = runner::trial_files(&engine.data_dir, &trial);
+            let run_tag = runner::run_tag(&trial);
+            if let Err(e) =
+                engine.store.set_trial_job(trial.id, &run_tag, &pid.to_string(), &engine.queue.worker, &log.to_string_lossy()).await
+            {
+                tracing::warn!(error = %e, "cannot record the trial's job");
+            }
+            engine.queue.track(&trial, Stop::Supervisor(pid));
+            let _ = child.wait().await;
+            engine.queue.untrack(&trial);
+            let outcome = runner::settle(&l, &trial, plan.worker_ram()).await;
+            apply(engine, &trial, outcome).await;
+        }
+        Err(outcome) => apply(engine, &trial, outcome).await,
+    }
+    conclude::finish_if_done(engine, trial.experiment_id).await;
+    Ran::Done
+}
+
+/// A cluster trial: submitted (or given back to the queue while the engine does not answer), its job
+/// recorded, followed to its end.
+async fn run_on_engine(engine: &Engine, l: &Launch<'_>, trial: Trial, plan: &StoredPlan, arm: &crate::launch::request::PlannedArm) -> Ran {
+    let job_id = match crate::queue::cluster::submit(l, &trial, plan, arm).await {
+        crate::queue::cluster::Submitted::Job(id) => id,
+        crate::queue::cluster::Submitted::EngineDown(why) => {
+            tracing::warn!(trial = trial.id, error = %why, "the cluster engine does not answer; the trial waits in the queue");
+            let _ = engine.store.release_trial(trial.id).await;
+            return Ran::EngineDown;
+        }
+        crate::queue::cluster::Submitted::Failed(outcome) => {
+            apply(engine, &trial, outcome).await;
+            conclude::finish_if_done(engine, trial.experiment_id).await;
+            return Ran::Done;
+        }
+    };
+    let (log, _) = runner::trial_files(&engine.data_dir, &trial);
+    let run_tag = runner::run_tag(&trial);
+    if let Err(e) = engine.store.set_trial_job(trial.id, &run_tag, &job_id, &engine.queue.worker, &log.to_string_lossy()).await {
+        tracing::warn!(error = %e, "cannot record the trial's job");
+    }
+    tracing::info!(trial = trial.id, job_id, "submitted to the cluster engine");
+    follow_job(engine, l, &trial, plan, arm, &job_id).await;
+    Ran::Done
+}
+
+/// Follows a cluster job to its end (cancellable meanwhile), then records the outcome.
+async fn follow_job(
+    engine: &Engine,
+    l: &Launch<'_>,
+    trial: &Trial,
+    plan: &StoredPlan,
+    arm: &crate::launch::request::PlannedArm,
+    job_id: &str,
+) {
+    if let Ok((argv, spec)) = crate::queue::cluster::cancel_argv(l, trial, plan, arm, job_id) {
+        engine.queue.track(trial, Stop::Engine(argv, Box::new(spec)));
+    }
+    let outcome = crate::queue::cluster::follow(l, &engine.store, trial, plan, arm, job_id).await;
+    engine.queue.untrack(trial);
+    apply(engine, trial, outcome).await;
+    conclude::finish_if_done(engine, trial.experiment_id).await;
+}
+
+/// Writes a trial's outcome (rows first, then the engine), and re-queues a first infrastructure failure.
+pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
+    let store = &engine.store;
+    let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
+    if result.is_ok() && !outcome.rows.is_empty() {
+        result = store.insert_stage_rows(trial.id, &outcome.rows).await;
+    }
+    if result.is_ok() && !outcome.rounds.is_empty() {
+        result = store.insert_warp_rounds(trial.id, &outcome.rounds).await;
+    }
+    if result.is_ok() {
+        result = store.finish_trial(trial.id, outcome.state, outcome.infra_reason, Some(&outcome.detail)).await;
+    }
+    if let Err(e) = result {
+        tracing::error!(error = %e, trial = trial.id, "cannot record the trial's outcome");
+        return;
+    }
+    tracing::info!(experiment = trial.experiment_id, seq = trial.seq, attempt = trial.attempt, state = %outcome.state.as_str(), detail = %outcome.detail, "trial ended");
+    let cancelled = store.experiment_summary(trial.experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled);
+    if outcome.state == TrialState::InfraFailed && trial.attempt == 1 && !cancelled {
+        match store.requeue_trial(trial).await {
+            Ok(_) => engine.queue.notify.notify_one(),
+            Err(e) => tracing::error!(error = %e, "cannot re-queue the trial"),
+        }
+    }
+}
+
+/// After a restart: every trial this host left `running` is settled from its supervisor's status
+/// file, waited for while its supervisor still runs, or marked interrupted (and re-queued once).
+async fn recover(engine: &Engine) {
+    let Ok(trials) = engine.store.running_trials(&engine.queue.worker).await else { return };
+    for trial in trials {
+        let run = engine.store.trial_run(trial.id).await.ok();
+        let plan = plan_of(engine, trial.experiment_id).await.ok();
+        if let Some(plan) = plan.as_ref().filter(|p| p.suite.launcher == suite::definition::Launcher::Cluster) {
+            let l = launch_of(engine);
+            match (run.and_then(|r| r.job_id), arm_of(engine, &trial, plan).await) {
+                (Some(job_id), Some(arm)) => {
+                    tracing::info!(trial = trial.id, job_id, "following the cluster job again");
+                    follow_job(engine, &l, &trial, plan, arm, &job_id).await;
+                }
+                _ => {
+                    let _ = engine.store.release_trial(trial.id).await;
+                }
+            }
+            continue;
+        }
+        let pid = run.and_then(|r| r.job_id).and_then(|j| j.parse::<u32>().ok());
+        if plan.as_ref().is_some_and(|p| p.suite.kind == judge::ExperimentKind::Warp) {
+            // A warp phase ran inside the previous process: its server is stopped and the phase re-run.
+            if let Some(pid) = pid.filter(|p| crate::queue::supervise::is_alive(*p)) {
+                crate::queue::supervise::signal_group(pid, libc::SIGKILL);
+            }
+            let outcome = Outcome::infra(judge::InfraReason::Interrupted, "the server restarted during the phase");
+            apply(engine, &trial, outcome).await;
+            conclude::finish_if_done(engine, trial.experiment_id).await;
+            continue;
+        }
+        if pid.is_some_and(crate::queue::supervise::is_alive) {
+            tracing::info!(trial = trial.id, "re-attached to a trial still running");
+        }
+        while pid.is_some_and(crate::queue::supervise::is_alive) {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let ram = plan.as_ref().and_then(StoredPlan::worker_ram);
+        let outcome = runner::settle(&launch_of(engine), &trial, ram).await;
+        apply(engine, &trial, outcome).await;
+        conclude::finish_if_done(engine, trial.experiment_id).await;
+    }
+}

@@ -1,0 +1,310 @@
+//! The local launcher: one trial = a detached git worktree of the arm's SHA (reused by the arm's
+//! trials), the rendered argv run by `arbiter supervise` with a clean environment, a log file, a
+//! timeout, and then the outcome: exit status, execution ids from the log, rows from finelog.
+
+use crate::launch::request::{run_vars, worktree_dir, JsonConfigDiff, PlannedArm, RunContext};
+use crate::launch::submit::StoredPlan;
+use crate::queue::finelog::Finelog;
+use crate::queue::supervise::ExitStatus;
+use judge::pipeline::rows::{execution_key, StageRow};
+use judge::{InfraReason, TrialState};
+use std::path::{Path, PathBuf};
+use store::trials::Trial;
+use tokio::process::Command;
+
+/// How a trial ended, before it is written to the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub state: TrialState,
+    pub infra_reason: Option<InfraReason>,
+    pub detail: String,
+    pub exit_code: Option<i64>,
+    pub execution_ids: Vec<String>,
+    pub rows: Vec<StageRow>,
+    /// A warp phase's rounds (every attempt).
+    pub rounds: Vec<store::observations::WarpRound>,
+}
+
+impl Outcome {
+    pub fn launcher_error(detail: String) -> Outcome {
+        Outcome::infra(InfraReason::LauncherError, detail)
+    }
+
+    /// A failure of the arm's own (exit, stage, memory), with what it ran.
+    pub fn failed(detail: impl Into<String>) -> Outcome {
+        Outcome {
+            state: TrialState::Failed,
+            infra_reason: None,
+            detail: detail.into(),
+            exit_code: None,
+            execution_ids: vec![],
+            rows: vec![],
+            rounds: vec![],
+        }
+    }
+
+    /// Stopped on request; no verdict is drawn from it.
+    pub fn cancelled(detail: impl Into<String>) -> Outcome {
+        Outcome { state: TrialState::Cancelled, ..Outcome::failed(detail) }
+    }
+
+    pub fn infra(reason: InfraReason, detail: impl Into<String>) -> Outcome {
+        Outcome {
+            state: TrialState::InfraFailed,
+            infra_reason: Some(reason),
+            detail: detail.into(),
+            exit_code: None,
+            execution_ids: vec![],
+            rows: vec![],
+            rounds: vec![],
+        }
+    }
+}
+
+/// Where a trial's files go: `data-dir/experiments/{id}/logs/trial-{seq}-{attempt}.{log,status.json}`.
+pub fn trial_files(data_dir: &Path, trial: &Trial) -> (PathBuf, PathBuf) {
+    let dir = crate::experiment_dir(data_dir, trial.experiment_id).join("logs");
+    let stem = format!("trial-{}-{}", trial.seq, trial.attempt);
+    (dir.join(format!("{stem}.log")), dir.join(format!("{stem}.status.json")))
+}
+
+async fn git(dir: &Path, args: &[&str]) -> Result<(), String> {
+    let out =
+        Command::new("git").arg("-C").arg(dir).args(args).env("GIT_TERMINAL_PROMPT", "0").output().await.map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("git {}: {}", args.first().unwrap_or(&""), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// The arm's worktree, created on first use at the arm's SHA with its config diff applied.
+pub async fn ensure_worktree(repo: &Path, dir: &Path, arm: &PlannedArm) -> Result<(), String> {
+    if dir.join(".git").exists() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir.parent().unwrap_or(dir)).map_err(|e| e.to_string())?;
+    let path = dir.to_string_lossy().into_owned();
+    git(repo, &["worktree", "add", "--detach", "--force", &path, &arm.sha]).await?;
+    match &arm.config {
+        Some(JsonConfigDiff::Commit(sha)) => git(dir, &["cherry-pick", "--no-commit", sha]).await?,
+        Some(JsonConfigDiff::Patch(patch)) => {
+            let file = dir.with_extension("patch");
+            std::fs::write(&file, patch).map_err(|e| e.to_string())?;
+            git(dir, &["apply", &file.to_string_lossy()]).await?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Removes an experiment's worktrees (when it ends).
+pub async fn remove_worktrees(repo: &Path, data_dir: &Path, experiment_id: i64, arms: &[PlannedArm]) {
+    for arm in arms {
+        let dir = worktree_dir(data_dir, &experiment_id.to_string(), &arm.name);
+        if dir.exists() {
+            if let Err(e) = git(repo, &["worktree", "remove", "--force", &dir.to_string_lossy()]).await {
+                tracing::warn!(error = %e, dir = %dir.display(), "cannot remove a worktree; the pruning job will");
+            }
+        }
+    }
+}
+
+/// Execution ids printed in a log (`[slug-]YYYYMMDD-HHMMSS-<8 hex>`), in order of first appearance.
+pub fn execution_ids_in(log: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for token in log.split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')) {
+        let token = token.trim_matches('-');
+        if execution_key(token).is_some() && !ids.iter().any(|i| i == token) {
+            ids.push(token.to_string());
+        }
+    }
+    ids
+}
+
+pub struct Launch<'a> {
+    pub data_dir: &'a Path,
+    pub finelog_url: Option<&'a str>,
+    pub python: Option<&'a Path>,
+    /// The `arbiter` binary that runs `supervise`.
+    pub supervisor: &'a Path,
+}
+
+/// A trial's run tag: fresh for every attempt, so no trial cache-hits another.
+pub fn run_tag(trial: &Trial) -> String {
+    format!("arb-{}-{}-{}", trial.experiment_id, trial.seq, trial.attempt)
+}
+
+/// The run placeholders of a trial (worktree, run tag, finelog, python, locality, …) and its worktree.
+pub fn trial_vars(
+    l: &Launch<'_>,
+    trial: &Trial,
+    plan: &StoredPlan,
+    arm: &PlannedArm,
+) -> (std::collections::BTreeMap<&'static str, String>, PathBuf) {
+    let label = trial.experiment_id.to_string();
+    let worktree = worktree_dir(l.data_dir, &label, &arm.name);
+    let ctx = RunContext {
+        data_dir: l.data_dir,
+        label,
+        finelog_url: l.finelog_url.unwrap_or("http://finelog.unset").to_string(),
+        python: l.python.map(|p| p.to_string_lossy().into_owned()),
+    };
+    let vars = run_vars(&ctx, &worktree, &run_tag(trial), arm, plan.launch.region.clone(), plan.launch.cluster.clone());
+    (vars, worktree)
+}
+
+/// What a program Arbiter starts (a trial, a server under test, a build, a hook, the load driver) keeps of
+/// Arbiter's environment; everything else is cleared, and what it needs is set explicitly.
+pub const KEPT_ENV: &[&str] = &["PATH", "HOME", "LANG", "TZ", "TMPDIR"];
+
+/// A clean environment: `env_clear` plus the kept variables that are set.
+pub fn clean_env(cmd: &mut Command) -> &mut Command {
+    cmd.env_clear();
+    for keep in KEPT_ENV {
+        if let Some(v) = std::env::var_os(keep) {
+            cmd.env(keep, v);
+        }
+    }
+    cmd
+}
+
+/// Starts the trial's supervisor; returns its process id (the trial's job id).
+pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
+    let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
+    let (vars, worktree) = trial_vars(l, trial, plan, arm);
+    ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
+    let run_tag = run_tag(trial);
+    let argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
+    let (log, status) = trial_files(l.data_dir, trial);
+    std::fs::create_dir_all(log.parent().unwrap_or(l.data_dir)).map_err(|e| launcher_error(e.to_string()))?;
+    let mut cmd = Command::new(l.supervisor);
+    cmd.arg("supervise").arg("--status").arg(&status).arg("--log").arg(&log).arg("--cwd").arg(&worktree);
+    cmd.arg("--timeout-secs").arg((u64::from(plan.suite.timeout_minutes) * 60).to_string()).arg("--").args(&argv);
+    // A clean environment: the trial sees only what is documented.
+    clean_env(&mut cmd);
+    cmd.env("ARBITER_EXPERIMENT", trial.experiment_id.to_string())
+        .env("ARBITER_ARM", &arm.name)
+        .env("ARBITER_SHA", &arm.sha)
+        .env("ARBITER_RUN_TAG", &run_tag)
+        .env("ARBITER_TRIAL", trial.seq.to_string())
+        .env("ARBITER_WORKTREE", &worktree);
+    if let Some(url) = l.finelog_url {
+        cmd.env("ARBITER_FINELOG_URL", url);
+    }
+    if let Some(JsonConfigDiff::Overrides(map)) = &arm.config {
+        cmd.envs(map);
+    }
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    // Its own session: it outlives a crash of the server, and the server's signals do not reach it.
+    cmd.process_group(0);
+    cmd.spawn().map_err(|e| launcher_error(format!("cannot start the trial's supervisor: {e}")))
+}
+
+/// Decides a trial's outcome from what its supervisor recorded, its log and finelog.
+pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Outcome {
+    let (log_path, status_path) = trial_files(l.data_dir, trial);
+    let Some(status) = ExitStatus::read(&status_path) else {
+        return Outcome::infra(InfraReason::Interrupted, "the trial's supervisor left no exit status");
+    };
+    let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+    let ran = |o: Outcome| Outcome { execution_ids: execution_ids_in(&log), exit_code: status.exit_code.map(i64::from), ..o };
+    if let Some(e) = &status.spawn_error {
+        return ran(Outcome::failed(e.clone()));
+    }
+    if status.cancelled {
+        return ran(Outcome::cancelled("cancelled"));
+    }
+    if status.timed_out {
+        return ran(Outcome::infra(InfraReason::Timeout, "stopped at the suite's timeout"));
+    }
+    measure(l, &log, status.exit_code, status.signal, ram_limit).await
+}
+
+/// The outcome of a command that ran to its end (locally or on a cluster engine): failed on a signal or
+/// a non-zero exit (keeping what rows it left), else its execution ids from the log and their rows from
+/// finelog, failed when a stage FAILED or went above the worker's RAM.
+pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: Option<i32>, ram_limit: Option<f64>) -> Outcome {
+    let ids = execution_ids_in(log);
+    let exit_code = exit_code.map(i64::from);
+    let base = Outcome {
+        state: TrialState::Succeeded,
+        infra_reason: None,
+        detail: String::new(),
+        exit_code,
+        execution_ids: ids.clone(),
+        rows: vec![],
+        rounds: vec![],
+    };
+    if let Some(sig) = signal {
+        let detail =
+            if sig == libc::SIGKILL { "killed by SIGKILL (out of memory?): oom".to_string() } else { format!("killed by signal {sig}") };
+        return Outcome { state: TrialState::Failed, detail, rows: rows_if_any(l, &ids).await, ..base };
+    }
+    if exit_code != Some(0) {
+        let rows = rows_if_any(l, &ids).await;
+        let detail = match rows.iter().find(|r| r.status == "FAILED") {
+            Some(r) => format!("stage {} FAILED (exit code {})", r.stage_name, exit_code.unwrap_or(-1)),
+            None => format!("exit code {}", exit_code.unwrap_or(-1)),
+        };
+        return Outcome { state: TrialState::Failed, detail, rows, ..base };
+    }
+    if ids.is_empty() {
+        return Outcome { exit_code, ..Outcome::infra(InfraReason::NoRows, "the log names no execution id") };
+    }
+    let Some(url) = l.finelog_url else {
+        return Outcome {
+            exit_code,
+            execution_ids: ids,
+            ..Outcome::infra(InfraReason::StatsUnreachable, "no finelog URL is configured (ARBITER_FINELOG_URL)")
+        };
+    };
+    let rows = match Finelog::new(url) {
+        Ok(f) => f.stage_rows(&ids).await,
+        Err(e) => Err(e),
+    };
+    let rows = match rows {
+        Ok(r) if r.is_empty() => {
+            return Outcome {
+                exit_code,
+                execution_ids: ids,
+                ..Outcome::infra(InfraReason::NoRows, "finelog has no zephyr.stage rows for these executions")
+            }
+        }
+        Ok(r) => r,
+        Err(e) => return Outcome { exit_code, execution_ids: ids, ..Outcome::infra(InfraReason::StatsUnreachable, e.to_string()) },
+    };
+    if let Some(failed) = rows.iter().find(|r| r.status == "FAILED") {
+        return Outcome { state: TrialState::Failed, detail: format!("stage {} FAILED", failed.stage_name), rows, ..base };
+    }
+    if let Some(limit) = ram_limit {
+        if let Some(r) = rows.iter().find(|r| r.mem_peak_bytes_max > limit) {
+            let detail = format!(
+                "oom: stage {} peaked at {:.0} MiB, above the worker's {:.0} MiB",
+                r.stage_name,
+                r.mem_peak_bytes_max / 1048576.0,
+                limit / 1048576.0
+            );
+            return Outcome { state: TrialState::Failed, detail, rows, ..base };
+        }
+    }
+    Outcome { rows, ..base }
+}
+
+/// The rows a failed trial left before it failed (which stage failed, what ran), when finelog has any.
+async fn rows_if_any(l: &Launch<'_>, ids: &[String]) -> Vec<StageRow> {
+    let (Some(url), false) = (l.finelog_url, ids.is_empty()) else { return Vec::new() };
+    match Finelog::new(url) {
+        Ok(f) => f.stage_rows(ids).await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn execution_ids_from_a_log() {
+        let log = "starting\nexecution_id=dedup-fineweb-20261129-072203-da99fe05 stage0\nretry 20261129-072210-0badc0de\nagain dedup-fineweb-20261129-072203-da99fe05\nnot 20261129-072203-da99fe0\n";
+        assert_eq!(super::execution_ids_in(log), ["dedup-fineweb-20261129-072203-da99fe05", "20261129-072210-0badc0de"]);
+    }
+}

@@ -1,0 +1,98 @@
+//! The server binary of an arm: a prebuilt path from the suite, or built from the arm's SHA (with its
+//! config diff) in its worktree and cached by SHA under `data-dir/cache/binaries/`. A cache hit skips
+//! the build; which of the three happened goes into the provenance.
+
+use crate::launch::request::{worktree_dir, PlannedArm};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use suite::SuiteDefinition;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinarySource {
+    Prebuilt,
+    CacheHit,
+    Built,
+}
+
+impl BinarySource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            BinarySource::Prebuilt => "prebuilt binary from the suite",
+            BinarySource::CacheHit => "binary cache hit (no build)",
+            BinarySource::Built => "source build (now cached)",
+        }
+    }
+}
+
+pub use crate::warp::plan::planned_binary;
+
+/// A build also keeps where cargo and rustup live.
+fn clean_env(cmd: &mut tokio::process::Command) {
+    crate::queue::runner::clean_env(cmd);
+    for keep in ["CARGO_HOME", "RUSTUP_HOME"] {
+        if let Some(v) = std::env::var_os(keep) {
+            cmd.env(keep, v);
+        }
+    }
+}
+
+/// The arm's binary, building and caching it when needed; the build's output goes to `log`.
+pub async fn ensure_binary(
+    data_dir: &Path,
+    repo_dir: &Path,
+    experiment_id: i64,
+    suite: &SuiteDefinition,
+    arm: &PlannedArm,
+    log: &mut std::fs::File,
+) -> Result<(PathBuf, BinarySource), String> {
+    let warp = suite.warp.as_ref().ok_or("the suite has no [warp] table")?;
+    let path = planned_binary(data_dir, suite, arm).ok_or("the suite names no binary for this arm")?;
+    if warp.binaries.contains_key(&arm.name) {
+        return match path.is_file() {
+            true => Ok((path, BinarySource::Prebuilt)),
+            false => Err(format!("the prebuilt binary of arm {:?}, {}, does not exist", arm.name, path.display())),
+        };
+    }
+    if path.is_file() {
+        // Touch it: the pruning job keeps cache entries by age of use.
+        let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        return Ok((path, BinarySource::CacheHit));
+    }
+    let worktree = worktree_dir(data_dir, &experiment_id.to_string(), &arm.name);
+    crate::queue::runner::ensure_worktree(repo_dir, &worktree, arm).await?;
+    let _ = writeln!(log, "[arbiter] building {} at {} in {}: {:?}", arm.name, arm.sha, worktree.display(), warp.build);
+    let argv = suite.render(
+        &warp.build,
+        &Default::default(),
+        &[("worktree", worktree.to_string_lossy().into_owned()), ("sha", arm.sha.clone())].into_iter().collect(),
+    )?;
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(&worktree).kill_on_drop(true).stdin(std::process::Stdio::null());
+    clean_env(&mut cmd);
+    let (out, err) = (log.try_clone().map_err(|e| e.to_string())?, log.try_clone().map_err(|e| e.to_string())?);
+    cmd.stdout(out).stderr(err);
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run the build {:?}: {e}", argv[0]))?;
+    let limit = Duration::from_secs(u64::from(suite.timeout_minutes) * 60);
+    let status = match tokio::time::timeout(limit, child.wait()).await {
+        Ok(s) => s.map_err(|e| e.to_string())?,
+        Err(_) => return Err(format!("the build did not finish within the suite's {} minutes", suite.timeout_minutes)),
+    };
+    if !status.success() {
+        return Err(format!("the build of {} at {} failed ({status}); see the phase log", arm.name, judge::units::short_sha(&arm.sha)));
+    }
+    let built = worktree.join(warp.binary.as_deref().unwrap_or_default());
+    if !built.is_file() {
+        return Err(format!("the build succeeded but left no {}", built.display()));
+    }
+    let dir = path.parent().ok_or("bad cache path")?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+    let tmp = dir.join(".incoming");
+    // A release binary can be hundreds of MiB: copied without holding an async worker thread.
+    tokio::fs::copy(&built, &tmp).await.map_err(|e| format!("cannot cache the binary: {e}"))?;
+    tokio::fs::rename(&tmp, &path).await.map_err(|e| format!("cannot cache the binary: {e}"))?;
+    let _ = writeln!(log, "[arbiter] cached {}", path.display());
+    Ok((path, BinarySource::Built))
+}

@@ -1,0 +1,159 @@
+//! A phase in local mode: the arm's binary, a fresh server on a free loopback port with fresh data dirs,
+//! throwaway keys and the phase's environment; health polled until the suite's timeout (failing fast when
+//! the process exits first, with the last 50 lines of its log); the rounds; then the server is stopped
+//! (SIGTERM to its process group, SIGKILL after 10 s) and its data dirs removed.
+
+use crate::launch::request::PlannedArm;
+use crate::launch::submit::StoredPlan;
+use crate::queue::runner::Outcome;
+use crate::warp::phase::{binary_for, phase_file, Phase, PhaseRecord};
+use crate::warp::rounds::{healthy, rounds};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// A free loopback port (the kernel's choice; the listener is dropped right before the server binds).
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).map_err(|e| format!("no free port: {e}"))
+}
+
+/// Runs the phase on a server Arbiter starts; `on_server` gets its pid.
+pub(super) async fn local(
+    p: &mut Phase<'_>,
+    plan: &StoredPlan,
+    arm: &PlannedArm,
+    drive_sync: bool,
+    record: &mut PhaseRecord,
+    on_server: impl FnOnce(u32),
+) -> Outcome {
+    let spec = p.spec;
+    let binary = match binary_for(p, plan, arm, record).await {
+        Ok(Some(b)) => b,
+        Ok(None) => return Outcome::launcher_error("the suite names no binary".into()),
+        Err(o) => return o,
+    };
+    let port = match free_port() {
+        Ok(port) => port,
+        Err(e) => return Outcome::launcher_error(e),
+    };
+    let endpoint = format!("http://127.0.0.1:{port}");
+    record.endpoint = endpoint.clone();
+    let data_root = crate::experiment_dir(p.l.data_dir, p.trial.experiment_id)
+        .join("phases")
+        .join(format!("trial-{}-{}", p.trial.seq, p.trial.attempt));
+    let _ = std::fs::remove_dir_all(&data_root);
+    let dirs: Vec<String> = (1..=spec.disks).map(|i| data_root.join(format!("d{i}")).to_string_lossy().into_owned()).collect();
+    for d in &dirs {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            return Outcome::launcher_error(format!("cannot make the data dir {d}: {e}"));
+        }
+    }
+    // Throwaway keys, hex so that any server accepts their characters.
+    let hex = crate::random_hex;
+    let (access_key, secret_key) = (format!("arb{}", hex(16)), hex(40));
+    let vars: std::collections::BTreeMap<&str, String> = [
+        ("binary", binary.to_string_lossy().into_owned()),
+        ("port", port.to_string()),
+        ("data_dirs", dirs.join(",")),
+        ("access_key", access_key.clone()),
+        ("secret_key", secret_key.clone()),
+    ]
+    .into_iter()
+    .collect();
+    // `{data_dirs}` alone in an element becomes one element per dir; inside other text, a comma list.
+    let mut template = Vec::new();
+    for e in &spec.server {
+        if e == "{data_dirs}" {
+            template.extend(dirs.iter().cloned());
+        } else {
+            template.push(e.clone());
+        }
+    }
+    let argv = match plan.suite.render(&template, &plan.launch.fingerprint, &vars) {
+        Ok(a) => a,
+        Err(e) => return Outcome::launcher_error(e),
+    };
+    let mut env: Vec<(String, String)> = Vec::new();
+    for keep in crate::queue::runner::KEPT_ENV {
+        if let Ok(v) = std::env::var(keep) {
+            env.push((keep.to_string(), v));
+        }
+    }
+    if let Some(name) = &spec.drive_sync.env {
+        env.push((name.clone(), if drive_sync { spec.drive_sync.on.clone() } else { spec.drive_sync.off.clone() }));
+    }
+    for (k, v) in &spec.server_env {
+        let value = v.replace("{access_key}", &access_key).replace("{secret_key}", &secret_key);
+        env.push((k.clone(), value));
+    }
+    if let Some(crate::launch::request::JsonConfigDiff::Overrides(map)) = &arm.config {
+        env.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    let redact = |s: &str| s.replace(&secret_key, "<redacted>").replace(&access_key, "<access-key>");
+    let env_file = phase_file(p.l.data_dir, p.trial, "server.env");
+    let env_text: String =
+        env.iter().map(|(k, v)| format!("{k}={}\n", redact(v))).collect::<String>() + &format!("# argv: {}\n", redact(&argv.join(" ")));
+    let _ = std::fs::write(&env_file, env_text);
+    p.say(&format!("starting the server on port {port}: {}", redact(&argv.join(" "))));
+    let server_log_path = phase_file(p.l.data_dir, p.trial, "server.log");
+    let server_log = match std::fs::File::create(&server_log_path) {
+        Ok(f) => f,
+        Err(e) => return Outcome::launcher_error(format!("cannot write the server log: {e}")),
+    };
+    let mut cmd = tokio::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..]).env_clear().envs(env).current_dir(&data_root).stdin(std::process::Stdio::null());
+    cmd.stdout(server_log.try_clone().map(std::process::Stdio::from).unwrap_or_else(|_| std::process::Stdio::null()));
+    cmd.stderr(server_log);
+    cmd.process_group(0).kill_on_drop(true);
+    let mut server = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return Outcome::failed(format!("cannot start the server {:?}: {e}", argv[0])),
+    };
+    let pid = server.id().unwrap_or(0);
+    on_server(pid);
+    let outcome = async {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(2))
+            .build()
+            .map_err(|e| Outcome::launcher_error(e.to_string()))?;
+        let health_url = format!("{endpoint}{}", spec.health_path);
+        let started = Instant::now();
+        loop {
+            if p.cancelled.load(Ordering::Relaxed) {
+                return Err(Outcome::cancelled("cancelled"));
+            }
+            if let Ok(Some(status)) = server.try_wait() {
+                return Err(Outcome::failed(format!(
+                    "the server exited ({status}) before becoming healthy; last lines of its log:\n{}",
+                    crate::tail(&server_log_path, 50, 64 * 1024)
+                )));
+            }
+            if healthy(&http, &health_url).await {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(spec.health_timeout_secs) {
+                return Err(Outcome::failed(format!(
+                    "health timeout: {health_url} did not answer within {} s; last lines of the server log:\n{}",
+                    spec.health_timeout_secs,
+                    crate::tail(&server_log_path, 50, 64 * 1024)
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        p.say(&format!("healthy after {:.1} s", started.elapsed().as_secs_f64()));
+        Ok(())
+    }
+    .await;
+    let outcome = match outcome {
+        Err(o) => o,
+        Ok(()) => rounds(p, &endpoint, drive_sync, (&access_key, &secret_key), Some((&mut server, &server_log_path))).await,
+    };
+    // Stop the server: SIGTERM to its group, then SIGKILL after 10 s.
+    crate::queue::supervise::signal_group(pid, libc::SIGTERM);
+    if tokio::time::timeout(Duration::from_secs(10), server.wait()).await.is_err() {
+        crate::queue::supervise::signal_group(pid, libc::SIGKILL);
+        let _ = server.wait().await;
+    }
+    let _ = std::fs::remove_dir_all(&data_root);
+    outcome
+}

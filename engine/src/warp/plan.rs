@@ -1,0 +1,179 @@
+//! The phases of a warp experiment: per repeat and drive-sync value, each arm once (AB: A B; ABBA:
+//! A1 B1 B2 A2), and the load driver's argv of every workload — the one plan the dry run shows and the
+//! runner executes. Pure.
+
+use serde::{Deserialize, Serialize};
+use suite::warp::{LoadTool, PhaseOrder, WarpSpec, WorkloadSpec};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedPhase {
+    pub drive_sync: bool,
+    /// The arm's letter (A = control) and its run number: A1, B1, B2, A2.
+    pub leg: String,
+    /// One load run per workload and round, in order (keys travel in the environment).
+    pub loads: Vec<Vec<String>>,
+}
+
+/// `sync-on/A1`: what a warp trial's `cell` column holds.
+pub fn cell(drive_sync: bool, leg: &str) -> String {
+    format!("{}/{leg}", sync_label(drive_sync))
+}
+
+pub fn sync_label(drive_sync: bool) -> &'static str {
+    if drive_sync {
+        "sync-on"
+    } else {
+        "sync-off"
+    }
+}
+
+/// The drive-sync value and leg of a trial's cell.
+pub fn parse_cell(cell: &str) -> Option<(bool, &str)> {
+    let (sync, leg) = cell.split_once('/')?;
+    match sync {
+        "sync-on" => Some((true, leg)),
+        "sync-off" => Some((false, leg)),
+        _ => None,
+    }
+}
+
+/// One phase of the order: (arm index, drive-sync, leg, repeat).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PhaseSlot {
+    pub arm: usize,
+    pub drive_sync: bool,
+    pub leg: String,
+    pub repeat: usize,
+}
+
+/// Every phase in run order: repeats outermost, then drive-sync values, then the arms in AB order
+/// (A B C) or mirrored (A1 B1 B2 A2; with three arms A1 B1 C1 C2 B2 A2).
+pub fn phases(arms: usize, repeats: usize, order: PhaseOrder, sync: &[bool]) -> Vec<PhaseSlot> {
+    // Runs of each arm per drive-sync value: legs count on across repeats (A1 B1 B2 A2 A3 B3 B4 A4).
+    let mut runs = vec![vec![0usize; arms]; sync.len()];
+    let mut out = Vec::new();
+    for repeat in 0..repeats {
+        for (s, &drive_sync) in sync.iter().enumerate() {
+            let forward: Vec<usize> = (0..arms).collect();
+            let sequence: Vec<usize> = match order {
+                PhaseOrder::Ab => forward,
+                PhaseOrder::Abba => forward.iter().copied().chain(forward.iter().rev().copied()).collect(),
+            };
+            for arm in sequence {
+                runs[s][arm] += 1;
+                let leg = format!("{}{}", (b'A' + arm as u8) as char, runs[s][arm]);
+                out.push(PhaseSlot { arm, drive_sync, leg, repeat });
+            }
+        }
+    }
+    out
+}
+
+/// The bucket of one workload's load runs in one phase (`label` is the experiment id, `dry` in a dry run).
+pub fn bucket(label: &str, seq: usize, w: &WorkloadSpec) -> String {
+    format!("arb-{label}-{seq}-{}", w.name.to_ascii_lowercase())
+}
+
+/// The built-in driver's argv for one workload (the keys are in its environment, never here).
+pub fn driver_argv(exe: &str, endpoint: &str, w: &WorkloadSpec, spec: &WarpSpec, bucket: &str) -> Vec<String> {
+    match spec.tool {
+        LoadTool::Builtin => [
+            exe,
+            "load",
+            "--endpoint",
+            endpoint,
+            "--workload",
+            w.kind.name(),
+            "--size",
+            &w.size.to_string(),
+            "--concurrency",
+            &spec.concurrency.to_string(),
+            "--duration",
+            &spec.duration,
+            "--warmup",
+            &spec.warmup,
+            "--bucket",
+            bucket,
+            "--json",
+        ]
+        .map(str::to_string)
+        .to_vec(),
+        LoadTool::Warp => {
+            let host = endpoint.trim_start_matches("http://").trim_start_matches("https://").trim_end_matches('/');
+            let warp = spec.warp_program().or_else(|| spec.warp_bin.clone()).unwrap_or_else(|| "warp".into());
+            let mut argv = [
+                warp.as_str(),
+                w.kind.name(),
+                "--host",
+                host,
+                "--obj.size",
+                &w.size.to_string(),
+                "--concurrent",
+                &spec.concurrency.to_string(),
+                "--duration",
+                &spec.duration,
+                "--bucket",
+                bucket,
+                "--noclear",
+                "--no-color",
+            ]
+            .map(str::to_string)
+            .to_vec();
+            if endpoint.starts_with("https://") {
+                argv.push("--tls".into());
+            }
+            argv
+        }
+    }
+}
+
+/// A phase's expected wall time: a server start, then per workload and round the warm-up, the window
+/// and about two seconds of preparing and cleaning up, with the cool-down between rounds.
+pub fn estimated_phase_secs(spec: &WarpSpec) -> f64 {
+    let Ok((duration, warmup, cooldown)) = spec.durations() else { return 0.0 };
+    let rounds = spec.workloads.len() as f64 * f64::from(spec.rounds);
+    3.0 + rounds * (warmup + duration).as_secs_f64() + rounds * 2.0 + (rounds - 1.0).max(0.0) * cooldown.as_secs_f64()
+}
+
+/// Where the arm's binary is (or will be): the suite's prebuilt path, or its cache entry — keyed by the
+/// SHA, plus a hash of the config diff when the arm has one.
+pub fn planned_binary(
+    data_dir: &std::path::Path,
+    suite: &suite::SuiteDefinition,
+    arm: &crate::launch::request::PlannedArm,
+) -> Option<std::path::PathBuf> {
+    let warp = suite.warp.as_ref()?;
+    if let Some(p) = warp.binaries.get(&arm.name) {
+        return Some(std::path::PathBuf::from(p));
+    }
+    let name = std::path::Path::new(warp.binary.as_deref()?).file_name()?.to_owned();
+    let mut key = arm.sha.clone();
+    if let Some(config) = &arm.config {
+        let json = serde_json::to_string(config).unwrap_or_default();
+        key.push('-');
+        key.push_str(&crate::sha256_hex(json.as_bytes())[..12]);
+    }
+    Some(data_dir.join("cache").join("binaries").join(&suite.name).join(key).join(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn legs(p: &[PhaseSlot]) -> Vec<String> {
+        p.iter().map(|s| cell(s.drive_sync, &s.leg)).collect()
+    }
+
+    #[test]
+    fn orders() {
+        assert_eq!(legs(&phases(2, 1, PhaseOrder::Ab, &[true, false])), ["sync-on/A1", "sync-on/B1", "sync-off/A1", "sync-off/B1"]);
+        assert_eq!(legs(&phases(2, 1, PhaseOrder::Abba, &[true])), ["sync-on/A1", "sync-on/B1", "sync-on/B2", "sync-on/A2"]);
+        let three = phases(3, 1, PhaseOrder::Abba, &[false]);
+        assert_eq!(three.iter().map(|s| s.leg.as_str()).collect::<Vec<_>>(), ["A1", "B1", "C1", "C2", "B2", "A2"]);
+        let repeated = phases(2, 2, PhaseOrder::Abba, &[true]);
+        assert_eq!(repeated.iter().map(|s| s.leg.as_str()).collect::<Vec<_>>(), ["A1", "B1", "B2", "A2", "A3", "B3", "B4", "A4"]);
+        assert_eq!(repeated.iter().map(|s| s.repeat).collect::<Vec<_>>(), [0, 0, 0, 0, 1, 1, 1, 1]);
+        assert_eq!(parse_cell("sync-off/B2"), Some((false, "B2")));
+        assert_eq!(parse_cell("on/B2"), None);
+    }
+}

@@ -1,0 +1,126 @@
+//! The trial queue's side of a warp experiment: run one phase (tracked, so a cancel stops it), and once
+//! every phase ended, judge the matrix and keep gate.md with the experiment's files.
+
+use crate::launch::request::PlannedArm;
+use crate::launch::submit::StoredPlan;
+use crate::queue::runner::{trial_files, Launch, Outcome};
+use crate::queue::{apply, launch_of, Stop};
+use crate::warp::phase::{self, phase_file, Phase, PhaseRecord};
+use crate::warp::plan::sync_label;
+use crate::warp::verdict::{judge, PhaseData};
+use crate::Engine;
+use judge::ExperimentStatus;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use store::trials::Trial;
+
+pub async fn run_phase(engine: &Engine, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) {
+    let l = launch_of(engine);
+    let cancelled = Arc::new(AtomicBool::new(false));
+    engine.queue.track(trial, Stop::Phase(cancelled.clone(), Arc::new(std::sync::atomic::AtomicU32::new(0))));
+    let (log, _) = crate::queue::runner::trial_files(&engine.data_dir, trial);
+    let run_tag = crate::queue::runner::run_tag(trial);
+    let _ = engine.store.set_trial_job(trial.id, &run_tag, "", &engine.queue.worker, &log.to_string_lossy()).await;
+    let (pid_tx, pid_rx) = tokio::sync::oneshot::channel::<u32>();
+    let record = async {
+        if let Ok(pid) = pid_rx.await {
+            engine.queue.set_phase_pid(trial, pid);
+            if let Err(e) =
+                engine.store.set_trial_job(trial.id, &run_tag, &pid.to_string(), &engine.queue.worker, &log.to_string_lossy()).await
+            {
+                tracing::warn!(error = %e, "cannot record the phase's server");
+            }
+        }
+    };
+    let (outcome, ()) = tokio::join!(
+        run_one_phase(&l, trial, plan, arm, &cancelled, move |pid| {
+            let _ = pid_tx.send(pid);
+        }),
+        record
+    );
+    engine.queue.untrack(trial);
+    apply(engine, trial, outcome).await;
+}
+
+/// Runs the phase; `on_server` gets the server's pid (the trial's job id) once it started.
+async fn run_one_phase(
+    l: &Launch<'_>,
+    trial: &Trial,
+    plan: &StoredPlan,
+    arm: &PlannedArm,
+    cancelled: &AtomicBool,
+    on_server: impl FnOnce(u32),
+) -> Outcome {
+    let Some(spec) = plan.suite.warp.as_ref() else { return Outcome::launcher_error("the suite has no [warp] table".into()) };
+    let Some((drive_sync, leg)) = trial.cell.as_deref().and_then(crate::warp::plan::parse_cell) else {
+        return Outcome::launcher_error(format!("trial cell {:?} is not a warp phase", trial.cell));
+    };
+    let (log_path, _) = trial_files(l.data_dir, trial);
+    if let Some(dir) = log_path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let log = match std::fs::File::create(&log_path) {
+        Ok(f) => f,
+        Err(e) => return Outcome::launcher_error(format!("cannot write the phase log: {e}")),
+    };
+    let mut p = Phase { l, trial, spec, log, cancelled };
+    p.say(&format!("phase {leg} of arm {} at {} with drive sync {}", arm.name, arm.sha, sync_label(drive_sync)));
+    let mut record = PhaseRecord {
+        arm: arm.name.clone(),
+        sha: arm.sha.clone(),
+        leg: leg.to_string(),
+        drive_sync,
+        endpoint: String::new(),
+        binary: None,
+        binary_source: None,
+        tool: format!("{:?}", spec.tool).to_lowercase(),
+    };
+    let outcome = if spec.external() {
+        crate::warp::external::external(&mut p, plan, arm, drive_sync, &mut record).await
+    } else {
+        crate::warp::local::local(&mut p, plan, arm, drive_sync, &mut record, on_server).await
+    };
+    let _ = std::fs::write(phase_file(l.data_dir, trial, "phase.json"), serde_json::to_vec_pretty(&record).unwrap_or_default());
+    p.say(&format!("phase ended: {} {}", outcome.state.as_str(), outcome.detail));
+    outcome
+}
+
+/// Judges an ended warp experiment and stores the verdict, the gate report and gate.md.
+pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let store = &engine.store;
+    let Some(spec) = plan.suite.warp.as_ref() else { return };
+    let Ok(arm_rows) = store.arms(experiment_id).await else { return };
+    let arm_name = |id: i64| arm_rows.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
+    let latest = store::trials::latest(trials);
+    let mut phases = Vec::new();
+    for t in latest.values() {
+        let Some((drive_sync, leg)) = t.cell.as_deref().and_then(crate::warp::plan::parse_cell) else { continue };
+        let record: Option<PhaseRecord> =
+            std::fs::read(phase::phase_file(&engine.data_dir, t, "phase.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        phases.push(PhaseData {
+            seq: t.seq,
+            arm: arm_name(t.arm_id),
+            leg: leg.to_string(),
+            drive_sync,
+            state: t.state,
+            detail: t.detail.clone().unwrap_or_default(),
+            rounds: store.warp_rounds(t.id).await.unwrap_or_default(),
+            record,
+        });
+    }
+    let arms: Vec<(String, String)> = plan.launch.arms.iter().map(|a| (a.name.clone(), a.sha.clone())).collect();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let v = judge(spec, &arms, &phases, plan.launch.exemption.as_deref(), judge::units::utc_rfc3339(now));
+    let dir = crate::experiment_dir(&engine.data_dir, experiment_id).join("reports");
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("gate.md"), &v.gate_md)) {
+        tracing::warn!(error = %e, experiment_id, "cannot write gate.md");
+    }
+    let report = serde_json::json!({"gate": v.report, "provenance": v.provenance, "gate_md": v.gate_md});
+    match store.record_verdict(experiment_id, v.verdict, &v.reasons, &report, None).await {
+        Ok(_) => tracing::info!(experiment_id, verdict = v.verdict.as_str(), "warp experiment judged"),
+        Err(e) => {
+            tracing::error!(error = %e, experiment_id, "cannot record the verdict");
+            let _ = store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
+        }
+    }
+}

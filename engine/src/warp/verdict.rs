@@ -1,0 +1,186 @@
+//! A warp experiment's verdict from its stored phases: per treatment, workload and drive-sync value a
+//! matrix cell (the rounds of each baseline and candidate phase, in run order; the last attempt of each
+//! round counts) → the matrix judge → the gate report and gate.md with its Provenance. Phases that failed
+//! leave MISSING evidence, which fails; phases lost to infrastructure make the result INCONCLUSIVE unless
+//! something measured failed.
+//! The trial queue gathers the phases and writes the result.
+
+use crate::warp::phase::PhaseRecord;
+use crate::warp::plan::sync_label;
+use judge::warp::gate::{GateConfig, GateReport, RowVerdict};
+use judge::warp::gate_md::Provenance;
+use judge::warp::matrix::{judge_matrix, Cell};
+use judge::warp::rounds::Round;
+use judge::{TrialState, Verdict};
+use std::collections::BTreeMap;
+use store::observations::WarpRound;
+use suite::warp::WarpSpec;
+
+/// One phase as the trial queue found it (the last attempt of its planned position).
+#[derive(Debug, Clone)]
+pub struct PhaseData {
+    pub seq: i64,
+    pub arm: String,
+    pub leg: String,
+    pub drive_sync: bool,
+    pub state: TrialState,
+    pub detail: String,
+    pub rounds: Vec<WarpRound>,
+    pub record: Option<PhaseRecord>,
+}
+
+pub struct WarpVerdict {
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    pub report: GateReport,
+    pub provenance: Provenance,
+    pub gate_md: String,
+}
+
+/// The rounds of one workload in one phase, the last attempt of each round.
+fn rounds_of(phase: &PhaseData, workload: &str) -> Vec<Round> {
+    let mut by_round: BTreeMap<i64, &WarpRound> = BTreeMap::new();
+    for r in phase.rounds.iter().filter(|r| r.workload == workload) {
+        if by_round.get(&r.round).is_none_or(|prev| prev.attempt < r.attempt) {
+            by_round.insert(r.round, r);
+        }
+    }
+    by_round
+        .values()
+        .map(|r| Round {
+            ok: r.ok,
+            reqps: r.reqps,
+            throughput_bps: r.throughput_bps,
+            latency_ms: r.latency_avg_ms,
+            p90_ms: r.latency_p90_ms,
+            p99_ms: r.latency_p99_ms,
+        })
+        .collect()
+}
+
+fn measured(p: &PhaseData) -> bool {
+    matches!(p.state, TrialState::Succeeded | TrialState::Failed)
+}
+
+/// The matrix cells: per treatment arm (labelled by arm when there is more than one), workload and
+/// drive-sync value.
+pub fn cells(spec: &WarpSpec, arms: &[String], phases: &[PhaseData]) -> Vec<Cell> {
+    let mut out = Vec::new();
+    let Some((control, treatments)) = arms.split_first() else { return out };
+    let mut ordered: Vec<&PhaseData> = phases.iter().filter(|p| measured(p)).collect();
+    ordered.sort_by_key(|p| p.seq);
+    for t in treatments {
+        for sync in spec.sync_values() {
+            for w in &spec.workloads {
+                let of = |arm: &str| -> Vec<Vec<Round>> {
+                    ordered.iter().filter(|p| p.arm == arm && p.drive_sync == sync).map(|p| rounds_of(p, w)).collect()
+                };
+                let label = match treatments.len() {
+                    1 => format!("{w}/{}", sync_label(sync)),
+                    _ => format!("{t}:{w}/{}", sync_label(sync)),
+                };
+                out.push(Cell {
+                    label,
+                    size: w.split_once('-').map_or(w.as_str(), |(_, s)| s).to_string(),
+                    concurrency: spec.concurrency,
+                    baseline: of(control),
+                    candidate: of(t),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn commit_line(sha: &str, records: &[&PhaseRecord]) -> String {
+    let sources: Vec<String> = records.iter().filter_map(|r| r.binary_source.map(|s| s.describe().to_string())).collect();
+    match sources.first() {
+        Some(first) if sources.iter().all(|s| s == first) => format!("{sha} - {first}"),
+        Some(_) => format!("{sha} - {}", sources.join(", ")),
+        None => format!("{sha} - external endpoint (deployed by the hook)"),
+    }
+}
+
+pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], exemption: Option<&str>, generated: String) -> WarpVerdict {
+    let names: Vec<String> = arms.iter().map(|a| a.0.clone()).collect();
+    let config = GateConfig {
+        fail_pct: spec.fail_pct,
+        warn_pct: spec.warn_pct,
+        allow_regression: exemption.is_some(),
+        exemption_reason: exemption.unwrap_or(judge::warp::gate::DEFAULT_EXEMPTION_REASON).to_string(),
+        tail_fail_pct: spec.tail_fail_pct,
+        tail_warn_pct: spec.tail_warn_pct,
+        ..GateConfig::default()
+    };
+    let report = judge_matrix(&cells(spec, &names, phases), &config);
+    let mut verdict = report.verdict;
+    let mut reasons = report.reasons();
+    for p in phases.iter().filter(|p| p.state == TrialState::Failed) {
+        reasons.push(format!("phase {} ({}, {}) failed: {}", p.leg, p.arm, sync_label(p.drive_sync), p.detail));
+    }
+    let lost: Vec<&PhaseData> = phases.iter().filter(|p| !measured(p)).collect();
+    for p in &lost {
+        reasons.push(format!("phase {} ({}, {}) was lost: {} ({})", p.leg, p.arm, sync_label(p.drive_sync), p.state.as_str(), p.detail));
+    }
+    // Lost phases leave MISSING cells that say nothing about the code: the result is INCONCLUSIVE unless
+    // something measured failed (a FAIL row, or a phase whose server failed).
+    if !lost.is_empty() {
+        let measured_fail =
+            report.rows.iter().any(|r| r.verdict == RowVerdict::Fail) || phases.iter().any(|p| p.state == TrialState::Failed);
+        verdict = if measured_fail { Verdict::WarpFail } else { Verdict::WarpInconclusive };
+    }
+    if reasons.is_empty() {
+        reasons.push(format!("every cell within the {} % warn budget", spec.warn_pct));
+    }
+    let records_of =
+        |arm: &str| -> Vec<&PhaseRecord> { phases.iter().filter(|p| p.arm == arm).filter_map(|p| p.record.as_ref()).collect() };
+    let binary_of = |arm: &str| records_of(arm).iter().find_map(|r| r.binary.clone());
+    let (control, candidate) = (&arms[0], arms.last().unwrap_or(&arms[0]));
+    let provenance = Provenance {
+        generated: Some(generated),
+        runner: Some(crate::warp::verdict::runner()),
+        load_tool: Some(match spec.tool {
+            suite::warp::LoadTool::Builtin => format!("arbiter-load {} (built-in driver)", env!("CARGO_PKG_VERSION")),
+            suite::warp::LoadTool::Warp => format!("warp ({})", spec.warp_program().unwrap_or_else(|| "not found".into())),
+        }),
+        matrix: Some(
+            format!(
+                "duration={} rounds={} cooldown={} disks={} concurrency={} order={:?} drive_sync={}",
+                spec.duration,
+                spec.rounds,
+                spec.cooldown,
+                spec.disks,
+                spec.concurrency,
+                spec.order,
+                spec.drive_sync.values.join("+")
+            )
+            .to_lowercase(),
+        ),
+        baseline_binary: binary_of(&control.0),
+        candidate_binary: binary_of(&candidate.0),
+        baseline_commit: Some(commit_line(&control.1, &records_of(&control.0))),
+        candidate_commit: Some(if candidate.1 == control.1 && arms.len() > 1 {
+            format!("{} - same commit as baseline", candidate.1)
+        } else {
+            commit_line(&candidate.1, &records_of(&candidate.0))
+        }),
+        notes: match (spec.tail_fail_pct, spec.tail_warn_pct) {
+            (None, None) => Vec::new(),
+            (f, w) => vec![format!(
+                "p90/p99 latency budget: regression > {}% fails, > {}% warns",
+                f.unwrap_or(spec.fail_pct),
+                w.unwrap_or(spec.warn_pct)
+            )],
+        },
+    };
+    let mut report = report;
+    report.verdict = verdict;
+    let gate_md = judge::warp::gate_md::render(&report, Some(&provenance));
+    WarpVerdict { verdict, reasons, report, provenance, gate_md }
+}
+
+/// The machine a gate ran on, as gate.md names it: kernel, release, architecture.
+pub fn runner() -> String {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    format!("{} {} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease"), std::env::consts::ARCH).trim().to_string()
+}

@@ -1,0 +1,308 @@
+//! The sequential design: look after every pair (or ABBA block) and stop as soon as the verdict is
+//! settled, with error rates that hold however often it looks.
+//!
+//! **The test** of each metric is a mixture confidence sequence ([`sequence`]): exact however often
+//! it looks.
+//!
+//! **The decisions**, read from two confidence sequences per metric, as the fixed design reads its two
+//! intervals ([`super::family::decide`]):
+//!
+//! * *different*: the sequence at the metric's share of the family's error rate (Bonferroni: α_CPU / m over
+//!   the m CPU tests, α_elapsed / m′ over elapsed) excludes 0 — higher or lower; *negligible* when it also
+//!   lies inside ±margin.
+//! * *equivalent*: not different, and the sequence at [`ALPHA_EQUIVALENCE`] lies inside ±margin (flat).
+//! * *continue*: neither.
+//!
+//! A metric is decided once: its first decision is kept (the test of that metric has stopped), so a later
+//! look can neither take a claim back nor add one. Each claim's error is bounded by its own sequence.
+//!
+//! **Stopping.** CPU is the primary outcome and decides when to stop; elapsed is reported as it stands.
+//! The experiment stops when (a) a regression is decided — a guardrail (a failure, memory), a CPU change
+//! detected higher and not negligible, or elapsed detected higher at an equivalent CPU — because no later
+//! pair can make the verdict better than the fixed design would call it; or (b) every CPU metric is
+//! decided (or below the floor, or decided by a guardrail). Otherwise it continues, up to the budget.
+//!
+//! **Why this and not a group-sequential design.** Alpha spending needs a maximum number of looks fixed in
+//! advance and boundaries computed by recursive integration, and with an unknown spread its t-boundaries
+//! are approximate. The mixture needs neither: it is exact for any number of looks, any budget (even
+//! none), and a noise profile's degrees of freedom go straight into ν. What it pays is a boundary a little
+//! wider than Wald's SPRT, which is optimal only for the one alternative it is tuned to; `arbiter simulate
+//! --design sequential` measures the price.
+
+mod sequence;
+
+pub use sequence::{bayes_factor, decide, interval, more_pairs, radius_t, rejects, test, Decision, MIN_PAIRS, MIXTURE};
+
+use super::aggregate::TrialSpec;
+use super::decide::{quadrants, Pending, Prepared};
+use super::family::MetricTest;
+use super::report::MetricOutcome;
+use super::rows::StageRow;
+use super::{fold_arm, ArmSpec, JudgeError, MethodConfig, PipelineConfig, PipelineReport, Summed};
+use crate::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// What the design judges in: pairs (C T), or ABBA blocks (C T T C, judged as one unit each: the two
+/// controls' rows summed against the two treatments', which cancels a linear drift within the block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    #[default]
+    Pair,
+    AbbaBlock,
+}
+
+impl Unit {
+    pub fn word(self) -> &'static str {
+        match self {
+            Unit::Pair => "pair",
+            Unit::AbbaBlock => "ABBA block",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SequentialConfig {
+    pub unit: Unit,
+    /// The budget: stop after this many units even if undecided (`None`: every unit given).
+    pub max_pairs: Option<usize>,
+}
+
+/// One metric's course in a sequential judgement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequentialMetric {
+    pub arm: String,
+    pub stage: String,
+    /// "cpu" or "elapsed".
+    pub metric: String,
+    pub decision: Decision,
+    pub outcome: MetricOutcome,
+    /// The unit (1-based) after which it was decided; absent while it continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_after: Option<usize>,
+}
+
+/// One look: after how many units, and how many metrics were still undecided.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LookRecord {
+    pub pairs: usize,
+    pub undecided_cpu: usize,
+    pub undecided_elapsed: usize,
+    pub stop: bool,
+}
+
+/// How the sequential design reached its verdict (the report's `sequential`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequentialRecord {
+    pub unit: Unit,
+    pub min_pairs: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pairs: Option<usize>,
+    /// Units given, and used: the look it stopped at (the report is that look's).
+    pub pairs_given: usize,
+    pub pairs_used: usize,
+    /// The stopping rule ended it (false: it ran out of units or budget with CPU undecided).
+    pub stopped: bool,
+    pub stop_reason: String,
+    /// The mixture's scales and weights.
+    pub mixture: Vec<[f64; 2]>,
+    pub metrics: Vec<SequentialMetric>,
+    pub looks: Vec<LookRecord>,
+}
+
+/// Merges consecutive pairs into ABBA blocks: control trials 2b and 2b + 1 (their execution ids summed)
+/// against the same of each arm; a trailing half block is left out.
+pub fn abba_blocks(control: &[TrialSpec], treatments: &[ArmSpec]) -> (Vec<TrialSpec>, Vec<ArmSpec>) {
+    let merge = |trials: &[TrialSpec]| -> Vec<TrialSpec> {
+        trials
+            .chunks_exact(2)
+            .enumerate()
+            .map(|(b, two)| TrialSpec {
+                execution_ids: two.iter().flat_map(|t| t.execution_ids.iter().cloned()).collect(),
+                pair: Some(b as u32),
+            })
+            .collect()
+    };
+    (merge(control), treatments.iter().map(|a| ArmSpec { name: a.name.clone(), trials: merge(&a.trials) }).collect())
+}
+
+/// A decided metric: kept as the look that decided it saw it.
+struct Frozen {
+    decision: Decision,
+    outcome: MetricOutcome,
+    test: MetricTest,
+    after: usize,
+}
+
+type Key = (usize, String, &'static str);
+
+/// Judges a sequence of pairs as the sequential design would have seen them: a look after each unit (the
+/// i-th control with the i-th trial of every arm; trials without a pair key get their position), and the
+/// report of the look it stopped at, with its course in `sequential`.
+pub fn judge_sequential(
+    rows: &[StageRow],
+    control: &[TrialSpec],
+    treatments: &[ArmSpec],
+    config: &PipelineConfig,
+    seq: &SequentialConfig,
+) -> Result<PipelineReport, JudgeError> {
+    let keyed = |trials: &[TrialSpec]| -> Vec<TrialSpec> {
+        trials.iter().enumerate().map(|(i, t)| TrialSpec { pair: t.pair.or(Some(i as u32)), ..t.clone() }).collect()
+    };
+    let control = keyed(control);
+    let treatments: Vec<ArmSpec> = treatments.iter().map(|a| ArmSpec { name: a.name.clone(), trials: keyed(&a.trials) }).collect();
+    let summed = Summed::new(rows, &control, &treatments)?;
+    let config = PipelineConfig { method: MethodConfig { paired: true, ..config.method }, ..config.clone() };
+    let m = config.method;
+    let mut keys: Vec<u32> = control.iter().chain(treatments.iter().flat_map(|a| &a.trials)).filter_map(|t| t.pair).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let last = keys.len().min(seq.max_pairs.unwrap_or(usize::MAX)).max(1);
+    let mut frozen: HashMap<Key, Frozen> = HashMap::new();
+    let mut looks = Vec::new();
+    for j in 1..=last {
+        let key = keys[j - 1];
+        let prepared = summed.prepare(&config, |t| t.pair.is_some_and(|p| p <= key));
+        let count = |f: fn(&Prepared) -> bool| prepared.iter().flat_map(|a| &a.stages).filter(|s| f(s)).count().max(1);
+        let alpha_cpu = m.alpha_cpu() / count(|s| matches!(s, Prepared::Measured { cpu: Some(_), .. })) as f64;
+        let alpha_el = m.alpha_elapsed() / count(|s| matches!(s, Prepared::Measured { elapsed: Some(_), .. })) as f64;
+        let has_control = summed.controls.iter().any(|t| t.pair.is_some_and(|p| p <= key));
+        // This look's decisions.
+        let (mut regression, mut undecided_cpu, mut undecided_el) = (None::<String>, 0, 0);
+        for (a, arm) in prepared.iter().enumerate() {
+            for s in &arm.stages {
+                match s {
+                    Prepared::Decided(r) => {
+                        if r.verdict == Verdict::Regression && regression.is_none() {
+                            regression = r.reasons.first().cloned();
+                        }
+                    }
+                    Prepared::Measured { report, cpu, elapsed, .. } => {
+                        for (metric, pending, alpha) in [("cpu", cpu, alpha_cpu), ("elapsed", elapsed, alpha_el)] {
+                            let Some(p) = pending else { continue };
+                            let k: Key = (a, report.stage.clone(), metric);
+                            if !frozen.contains_key(&k) && j >= MIN_PAIRS {
+                                let (decision, outcome) = decide(&p.estimate, alpha, p.margin_pct);
+                                if decision != Decision::Continue {
+                                    let test = test(&p.estimate, alpha, p.margin_pct);
+                                    frozen.insert(k.clone(), Frozen { decision, outcome, test, after: j });
+                                }
+                            }
+                            match frozen.get(&k) {
+                                None if metric == "cpu" => undecided_cpu += 1,
+                                None => undecided_el += 1,
+                                Some(_) => {}
+                            }
+                        }
+                        let state = |metric: &'static str| frozen.get(&(a, report.stage.clone(), metric)).map(|f| (f.decision, f.outcome));
+                        let higher = Some((Decision::Different, MetricOutcome::Higher));
+                        let cpu_flat = cpu.is_none() || matches!(state("cpu"), Some((Decision::Equivalent, _)));
+                        if regression.is_none() && (state("cpu") == higher || (cpu_flat && state("elapsed") == higher)) {
+                            let what = if state("cpu") == higher { "CPU higher" } else { "slower at equal cost" };
+                            regression = Some(format!("{}: {what}", report.stage));
+                        }
+                    }
+                }
+            }
+        }
+        let stop_reason = if let Some(r) = &regression {
+            Some(format!("a regression is decided after {} {}: {r}", j, seq.unit.word()))
+        } else if undecided_cpu == 0 && has_control {
+            Some(format!("every CPU metric is decided after {} {}", j, plural(seq.unit, j)))
+        } else {
+            None
+        };
+        looks.push(LookRecord { pairs: j, undecided_cpu, undecided_elapsed: undecided_el, stop: stop_reason.is_some() });
+        if stop_reason.is_none() && j < last {
+            continue;
+        }
+        // The report of this look: every metric as it was decided, the undecided as they stand now.
+        let stopped = stop_reason.is_some();
+        let stop_reason = stop_reason.unwrap_or_else(|| {
+            let budget = if j < keys.len() { "the budget" } else { "every unit given" };
+            format!("{budget} ({j} {}) is spent with {undecided_cpu} CPU metric(s) undecided", plural(seq.unit, j))
+        });
+        let mut metrics = Vec::new();
+        let mut arms_out = Vec::new();
+        for (a, arm) in prepared.into_iter().enumerate() {
+            let mut settle = |stage: &str, metric: &'static str, pending: Option<Pending>, alpha: f64, record: bool| match pending {
+                None => (MetricOutcome::Flat, None),
+                Some(p) => {
+                    let k: Key = (a, stage.to_string(), metric);
+                    let (decision, outcome, t, after) = match frozen.get(&k) {
+                        Some(f) => (f.decision, f.outcome, f.test.clone(), Some(f.after)),
+                        None => (Decision::Continue, MetricOutcome::Unclear, test(&p.estimate, alpha, p.margin_pct), None),
+                    };
+                    if record {
+                        metrics.push(SequentialMetric {
+                            arm: arm.name.clone(),
+                            stage: stage.to_string(),
+                            metric: metric.into(),
+                            decision,
+                            outcome,
+                            decided_after: after,
+                        });
+                    }
+                    (outcome, Some(t))
+                }
+            };
+            let mut stages = Vec::new();
+            for s in arm.stages {
+                stages.push(match s {
+                    Prepared::Decided(r) => r.rounded(),
+                    Prepared::Measured { report, cpu, elapsed, elapsed_untested } => {
+                        let name = report.stage.clone();
+                        let c = settle(&name, "cpu", cpu, alpha_cpu, true);
+                        let e = if elapsed_untested {
+                            (MetricOutcome::Unclear, None)
+                        } else {
+                            settle(&name, "elapsed", elapsed, alpha_el, true)
+                        };
+                        quadrants(report, c, e, elapsed_untested).rounded()
+                    }
+                });
+            }
+            // The pipeline total: context, outside the family, at each metric's whole share.
+            let total = match arm.total {
+                Prepared::Decided(r) => r.rounded(),
+                Prepared::Measured { report, cpu, elapsed, elapsed_untested } => {
+                    let c = settle("pipeline total", "cpu", cpu, m.alpha_cpu(), false);
+                    let e = if elapsed_untested {
+                        (MetricOutcome::Unclear, None)
+                    } else {
+                        settle("pipeline total", "elapsed", elapsed, m.alpha_elapsed(), false)
+                    };
+                    quadrants(report, c, e, elapsed_untested).rounded()
+                }
+            };
+            arms_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [arm.controls, arm.trials]));
+        }
+        let family = |f: &dyn Fn(&SequentialMetric) -> bool| metrics.iter().filter(|x| f(x)).count();
+        let record = m.record(family(&|x| x.metric == "cpu"), family(&|x| x.metric == "elapsed"));
+        let mut report = summed.report(&config, arms_out, record, Some(key));
+        report.sequential = Some(SequentialRecord {
+            unit: seq.unit,
+            min_pairs: MIN_PAIRS,
+            max_pairs: seq.max_pairs,
+            pairs_given: keys.len(),
+            pairs_used: j,
+            stopped,
+            stop_reason,
+            mixture: MIXTURE.iter().map(|&(g, w)| [g, w]).collect(),
+            metrics,
+            looks,
+        });
+        return Ok(report);
+    }
+    unreachable!("the last look returns")
+}
+
+fn plural(unit: Unit, n: usize) -> String {
+    let w = unit.word();
+    if n == 1 {
+        w.to_string()
+    } else {
+        format!("{w}s")
+    }
+}

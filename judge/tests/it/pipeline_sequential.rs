@@ -1,0 +1,132 @@
+//! The sequential design on rows: when it stops, what it says it decided after which pair, and that its
+//! report is the look it stopped at.
+
+use judge::pipeline::aggregate::TrialSpec;
+use judge::pipeline::report::MetricOutcome;
+use judge::pipeline::rows::StageRow;
+use judge::pipeline::sequential::{abba_blocks, Decision, Unit};
+use judge::pipeline::{calibrate, judge_sequential, ArmSpec, PipelineConfig, PipelineReport, SequentialConfig};
+use judge::Verdict;
+
+fn id(tag: u32) -> String {
+    format!("20261201-0000{:02}-{:08x}", tag % 100, 0xcd000000u32 + tag)
+}
+
+/// A deterministic wobble in [−1, 1] (no generator: the figures are the test's).
+fn wobble(i: u32, stage: usize) -> f64 {
+    (((i as f64 + 1.0) * 12.9898 + stage as f64 * 78.233).sin() * 43758.5453).fract() * 2.0 - 1.0
+}
+
+/// `pairs` pairs of a three-stage pipeline whose CPU wobbles by ±`noise_pct`; the treatment's stage 0
+/// costs `effect_pct` more. Control trial i is tag i, treatment trial i tag 1000 + i.
+fn pipeline(pairs: u32, noise_pct: f64, effect_pct: f64) -> (Vec<StageRow>, Vec<TrialSpec>, Vec<TrialSpec>) {
+    let stages = ["map", "shuffle", "reduce"];
+    let base = [20.0, 8.0, 12.0];
+    let mut rows = Vec::new();
+    let (mut c, mut t) = (Vec::new(), Vec::new());
+    for i in 0..pairs {
+        for (arm, tag) in [(0, i), (1, 1000 + i)] {
+            for (s, name) in stages.iter().enumerate() {
+                let effect = if arm == 1 && s == 0 { 1.0 + effect_pct / 100.0 } else { 1.0 };
+                let cpu = base[s] * effect * (1.0 + noise_pct / 100.0 * wobble(tag, s));
+                let elapsed = cpu * 2.0 * (1.0 + 0.05 * wobble(tag + 7, s));
+                rows.push(StageRow::new(&id(tag), name, "END", cpu, elapsed, 1e5, 1e7, 1e8));
+            }
+            let spec = TrialSpec { execution_ids: vec![id(tag)], pair: Some(i) };
+            if arm == 0 {
+                c.push(spec);
+            } else {
+                t.push(spec);
+            }
+        }
+    }
+    (rows, c, t)
+}
+
+fn sequential(rows: &[StageRow], c: &[TrialSpec], t: &[TrialSpec], config: &PipelineConfig, seq: SequentialConfig) -> PipelineReport {
+    judge_sequential(rows, c, &[ArmSpec { name: "treatment".into(), trials: t.to_vec() }], config, &seq).unwrap()
+}
+
+#[test]
+fn an_obvious_regression_stops_at_the_minimum_with_a_profile() {
+    let (rows, c, t) = pipeline(10, 1.0, 20.0);
+    // A profile from 10 same-code trials of the same pipeline.
+    let (prows, pc, _) = pipeline(10, 1.0, 0.0);
+    let profile = calibrate(&prows, &pc, None).unwrap();
+    let config = PipelineConfig { noise: Some(profile), ..PipelineConfig::default() };
+    let r = sequential(&rows, &c, &t, &config, SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
+    assert_eq!((q.pairs_used, q.pairs_given, q.stopped), (2, 10, true), "{q:?}");
+    assert!(q.stop_reason.contains("a regression is decided after 2 pair"), "{}", q.stop_reason);
+    let map = q.metrics.iter().find(|m| m.stage == "map" && m.metric == "cpu").unwrap();
+    assert_eq!((map.decision, map.outcome, map.decided_after), (Decision::Different, MetricOutcome::Higher, Some(2)));
+    // The report is the look it stopped at: two pairs, tested by the sequential design.
+    assert_eq!(r.stages[0].trials, [2, 2]);
+    let test = r.stages.iter().find(|s| s.stage == "map").unwrap().cpu_test.as_ref().unwrap();
+    assert!(test.analysis.starts_with("sequential"), "{test:?}");
+    assert!(test.interval_pct[0] > 0.0, "{test:?}");
+    let line = judge::pipeline::render::method_line(&r);
+    assert!(line.contains("sequential") && line.contains("Stopped: 2 of 10 pairs used"), "{line}");
+}
+
+#[test]
+fn without_a_profile_an_obvious_regression_needs_a_few_more_pairs() {
+    let (rows, c, t) = pipeline(12, 1.0, 20.0);
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!(r.verdict, Verdict::Regression);
+    assert!(q.stopped && q.pairs_used > 2 && q.pairs_used < 12, "{q:?}");
+}
+
+#[test]
+fn same_code_is_decided_equivalent_on_cpu_and_elapsed_may_stay_open() {
+    let (rows, c, t) = pipeline(40, 1.0, 0.0);
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    assert!(q.stopped && q.pairs_used < 40, "{q:?}");
+    assert!(q.stop_reason.starts_with("every CPU metric is decided"), "{}", q.stop_reason);
+    for m in q.metrics.iter().filter(|m| m.metric == "cpu") {
+        assert_eq!(m.decision, Decision::Equivalent, "{m:?}");
+        assert!(m.decided_after.is_some_and(|k| k <= q.pairs_used));
+    }
+    // Nothing is claimed, and the looks are recorded one a pair.
+    assert!(r.stages.iter().all(|s| !matches!(s.cpu_outcome, MetricOutcome::Higher | MetricOutcome::Lower)));
+    assert_eq!(q.looks.len(), q.pairs_used);
+    assert!(q.looks.last().unwrap().stop && q.looks.iter().rev().skip(1).all(|l| !l.stop));
+}
+
+#[test]
+fn a_budget_ends_it_undecided_and_says_so() {
+    let (rows, c, t) = pipeline(40, 1.0, 0.0);
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig { unit: Unit::Pair, max_pairs: Some(3) });
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!((q.pairs_used, q.stopped), (3, false));
+    assert!(q.stop_reason.starts_with("the budget (3 pairs) is spent with 3 CPU metric(s) undecided"), "{}", q.stop_reason);
+    assert_eq!(r.verdict, Verdict::Inconclusive);
+    // An undecided metric says about how many more pairs would decide it.
+    assert!(r.stages.iter().all(|s| s.cpu_test.as_ref().is_some_and(|t| t.more_pairs.is_some())));
+}
+
+#[test]
+fn a_failure_stops_it_at_once() {
+    let (mut rows, c, t) = pipeline(10, 1.0, 0.0);
+    let first_treatment = id(1000);
+    for r in rows.iter_mut().filter(|r| r.execution_id == first_treatment && r.stage_name == "reduce") {
+        r.status = "FAILED".into();
+    }
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!((r.verdict, q.pairs_used), (Verdict::Regression, 1), "{q:?}");
+    assert!(q.stop_reason.contains("reduce: new failure"), "{}", q.stop_reason);
+}
+
+#[test]
+fn abba_blocks_sum_two_pairs_each() {
+    let (_, c, t) = pipeline(5, 1.0, 0.0);
+    let (bc, arms) = abba_blocks(&c, &[ArmSpec { name: "treatment".into(), trials: t }]);
+    assert_eq!(bc.len(), 2, "a trailing half block is left out");
+    assert_eq!(bc[1].execution_ids, vec![id(2), id(3)]);
+    assert_eq!((arms[0].trials[0].execution_ids.clone(), arms[0].trials[0].pair), (vec![id(1000), id(1001)], Some(0)));
+}

@@ -1,0 +1,381 @@
+//! The CLI client of the API, `arbiter launch`: launches an experiment on a running Arbiter through `/api/v1` (the CI entry point),
+//! optionally waits for it with a line per change, prints the verdict and the page's URL, and exits per
+//! the shared exit codes (`judge::vocab`: 0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 anything else).
+
+use judge::{ExperimentStatus, TrialState};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use wire::experiment::JsonExperiment;
+use wire::launch::{JsonExemption, JsonExtraArm, JsonLaunch, LatestWord, ReuseBaseline};
+
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    /// The Arbiter server, e.g. https://arbiter.example.com.
+    #[arg(long, env = "ARBITER_SERVER")]
+    pub server: String,
+    /// An API token of a launcher (or ARBITER_TOKEN).
+    #[arg(long, env = "ARBITER_TOKEN", hide_env_values = true)]
+    pub token: String,
+    #[arg(long)]
+    pub suite: String,
+    /// The control; default: the merge-base of the suite's base branch and the treatment.
+    #[arg(long)]
+    pub control_ref: Option<String>,
+    /// The treatment ref; repeat as NAME=REF for extra arms.
+    #[arg(long, required = true)]
+    pub treatment_ref: Vec<String>,
+    /// Reuse a baseline run as the control instead of running one: `latest` (the newest that matches) or
+    /// its experiment id. Refused, with the field named, unless it is truly comparable.
+    #[arg(long, value_name = "latest|ID", conflicts_with = "control_ref")]
+    pub reuse_baseline: Option<String>,
+    /// Measure the --treatment-ref alone as a baseline run: no control and no verdict; its levels feed
+    /// the suite's trends and later launches may reuse it (--reuse-baseline). With --wait: exit 0 once
+    /// it is measured.
+    #[arg(long, conflicts_with_all = ["control_ref", "reuse_baseline", "allow_regression", "comment_file"])]
+    pub baseline: bool,
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// A fingerprint field, FIELD=VALUE (integers and true/false are typed).
+    #[arg(long = "set")]
+    pub set: Vec<String>,
+    /// Record a deliberate regression as an exempted one (needs --reason).
+    #[arg(long, requires = "reason")]
+    pub allow_regression: bool,
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Print the plan (every argv, the expected time, what the trials can detect) and launch nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How --dry-run prints the plan: readable text, or the API's JSON.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    pub format: PlanFormat,
+    /// Wait for the verdict and exit with its code.
+    #[arg(long)]
+    pub wait: bool,
+    /// Give up waiting after this many seconds (exit 2; the experiment goes on).
+    #[arg(long, default_value_t = 6 * 3600)]
+    pub timeout_secs: u64,
+    /// With --wait: write the pull-request comment (verdict, key table, chart images) here. It makes a
+    /// share link, so reviewers without an account can open the page and see the charts.
+    #[arg(long, value_name = "FILE", requires = "wait")]
+    pub comment_file: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlanFormat {
+    Text,
+    Json,
+}
+
+/// A dry run's plan for a person: title, arms with SHAs, trial count and time, power, every command.
+pub fn plan_text(plan: &Value) -> String {
+    use std::fmt::Write;
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let mut out = format!("plan: {}\n", text(&plan["title"]));
+    for a in plan["arms"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            out,
+            "  {:<12} {} at {} ({})",
+            text(&a["name"]),
+            text(&a["role"]),
+            text(&a["sha"]).chars().take(12).collect::<String>(),
+            text(&a["ref"])
+        );
+    }
+    let trials = plan["trials"].as_array().map_or(0, Vec::len);
+    let time = match (plan["estimated_minutes"].as_f64(), plan["max_minutes"].as_u64()) {
+        (Some(e), Some(m)) => format!("about {e} min ({}), at most {m} min", text(&plan["estimate_basis"])),
+        (None, Some(m)) => format!("at most {m} min (every trial to its timeout; no trials of this suite yet to estimate from)"),
+        _ => "time unknown".into(),
+    };
+    let _ = writeln!(out, "{trials} trials ({} per arm, {} order); {time}", plan["trials_per_arm"], text(&plan["order"]));
+    let d = &plan["detectable"];
+    if let Some(mde) = d["mde_pct"].as_f64() {
+        use judge::pipeline::report::fmt_margin;
+        let target = fmt_margin(d["target_pct"].as_f64().unwrap_or(f64::NAN));
+        let need = match d["trials_for_target"].as_u64() {
+            Some(n) => format!("±{target} needs about {n} trials an arm"),
+            None => format!("±{target} needs more than {} trials an arm", judge::pipeline::power::MAX_PLANNED_TRIALS),
+        };
+        let _ = writeln!(
+            out,
+            "can detect ±{} with {} trials an arm (80 % of the time at a {} error rate; spread {} from {}); {need}",
+            fmt_margin(mde),
+            plan["trials_per_arm"],
+            fmt_margin(100.0 * d["alpha"].as_f64().unwrap_or(f64::NAN)),
+            fmt_margin(d["spread_pct"].as_f64().unwrap_or(f64::NAN)),
+            text(&d["spread_source"])
+        );
+    }
+    for (i, t) in plan["trials"].as_array().into_iter().flatten().enumerate() {
+        let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(|a| text(a)).collect();
+        let _ = writeln!(
+            out,
+            "  {:>3}. {} {} #{}: {}",
+            i + 1,
+            text(&t["run_tag"]),
+            text(&t["arm"]),
+            t["repeat"].as_u64().unwrap_or(0) + 1,
+            argv.join(" ")
+        );
+    }
+    out
+}
+
+/// The launch request the flags describe: the API's own type, the same one the form sends.
+pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
+    if args.baseline && args.treatment_ref.len() > 1 {
+        return Err("--baseline measures one ref: give a single --treatment-ref".into());
+    }
+    let mut refs = args.treatment_ref.iter();
+    let head = refs.next().ok_or("--treatment-ref: give the treatment's ref")?;
+    let head = head.split_once('=').map_or(head.as_str(), |(_, r)| r);
+    let mut arms = Vec::new();
+    for extra in refs {
+        let (name, r) = extra.split_once('=').ok_or_else(|| format!("--treatment-ref {extra:?}: name an extra arm, NAME=REF"))?;
+        arms.push(JsonExtraArm { name: name.to_string(), git_ref: r.to_string(), config: None });
+    }
+    let mut fingerprint = serde_json::Map::new();
+    for s in &args.set {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s:?}: expected FIELD=VALUE"))?;
+        let value = match (v.parse::<i64>(), v) {
+            (Ok(n), _) => json!(n),
+            (_, "true") => json!(true),
+            (_, "false") => json!(false),
+            _ => json!(v),
+        };
+        fingerprint.insert(k.to_string(), value);
+    }
+    let reuse_baseline = match args.reuse_baseline.as_deref().map(|r| (r, r.parse::<i64>())) {
+        None => None,
+        Some(("latest", _)) => Some(ReuseBaseline::Latest(LatestWord::Latest)),
+        Some((_, Ok(id))) if id > 0 => Some(ReuseBaseline::Experiment(id)),
+        Some((other, _)) => return Err(format!("--reuse-baseline {other:?}: give `latest` or a baseline's experiment id")),
+    };
+    Ok(JsonLaunch {
+        suite: args.suite.clone(),
+        head: head.to_string(),
+        base: args.control_ref.clone(),
+        arms,
+        fingerprint,
+        trials: args.trials,
+        baseline: args.baseline,
+        reuse_baseline,
+        exemption: args.allow_regression.then(|| JsonExemption { reason: args.reason.clone().unwrap_or_default() }),
+        dry_run: args.dry_run,
+        ..JsonLaunch::default()
+    })
+}
+
+async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
+    let resp = req.send().await.map_err(|e| format!("{what}: cannot reach the server: {e}"))?;
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    if status.is_success() {
+        return Ok(body);
+    }
+    let message = body["error"].as_str().unwrap_or("(no message)");
+    Err(match status.as_u16() {
+        401 => format!("{what}: the server refused the token (HTTP 401): {message}"),
+        403 => format!("{what}: the token may not do this (HTTP 403): {message}"),
+        code => format!("{what}: HTTP {code}: {message}"),
+    })
+}
+
+async fn launch(args: LaunchArgs) -> Result<i32, String> {
+    let base = args.server.trim_end_matches('/').to_string();
+    let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().map_err(|e| e.to_string())?;
+    let body = request(&args)?;
+    // Registered before anything is launched (tokio's ctrl_c() would only listen from its first poll, and
+    // a Ctrl-C before that would kill the process without asking).
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| format!("cannot listen for Ctrl-C: {e}"))?;
+    let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.token).json(&body), "launch").await?;
+    if args.dry_run {
+        match args.format {
+            PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?),
+            PlanFormat::Text => print!("{}", plan_text(&r["plan"])),
+        }
+        return Ok(0);
+    }
+    let id = r["id"].as_i64().ok_or("launch: the server's answer has no experiment id")?;
+    let url = r["url"].as_str().unwrap_or_default().to_string();
+    println!("launched experiment {id}: {url}");
+    if !args.wait {
+        return Ok(0);
+    }
+    let started = Instant::now();
+    let mut progress = Progress::new();
+    loop {
+        let answer = call(http.get(format!("{base}/api/v1/experiments/{id}")).bearer_auth(&args.token), "status").await?;
+        let e: JsonExperiment =
+            serde_json::from_value(answer).map_err(|e| format!("status: the server's answer is not an experiment: {e}"))?;
+        let ended = e.trials.iter().filter(|t| !matches!(t.state, TrialState::Queued | TrialState::Running)).count();
+        let status = e.summary.status;
+        progress.show(started.elapsed(), status.as_str(), ended, e.trials.len());
+        match status {
+            ExperimentStatus::Judged => {
+                progress.done();
+                let Some(v) = e.summary.verdict else {
+                    // Only a baseline run ends judged without a verdict: it was measured, not compared.
+                    println!("measured: a baseline run has no verdict; its levels are in the suite's trends\n{url}");
+                    return Ok(judge::ExitCode::Ok.code());
+                };
+                println!("verdict: {}", v.as_str());
+                for reason in &e.reasons {
+                    println!("  - {}", reason.lines().next().unwrap_or_default());
+                }
+                println!("{url}");
+                if let Some(path) = &args.comment_file {
+                    let text = comment(&http, &base, &args.token, id, v, &e).await?;
+                    std::fs::write(path, text).map_err(|e| format!("--comment-file {}: {e}", path.display()))?;
+                    println!("comment written to {}", path.display());
+                }
+                return Ok(v.exit_code().code());
+            }
+            ExperimentStatus::Cancelled => {
+                progress.done();
+                println!("cancelled: no verdict\n{url}");
+                return Ok(judge::ExitCode::NoVerdict.code());
+            }
+            ExperimentStatus::Errored => return Err(format!("experiment {id} could not be judged (errored); see {url}")),
+            _ => {}
+        }
+        if started.elapsed() > Duration::from_secs(args.timeout_secs) {
+            return Err(format!("gave up waiting after {} s; experiment {id} goes on: {url}", args.timeout_secs));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+            _ = interrupt.recv() => {
+                progress.done();
+                return interrupted(&http, &base, &args.token, id, &url).await;
+            }
+        }
+    }
+}
+
+/// Ctrl-C while waiting: on a terminal, ask whether to cancel the experiment; otherwise (CI) leave it
+/// running and say so — stopping a colleague's measurement needs a yes.
+async fn interrupted(http: &reqwest::Client, base: &str, token: &str, id: i64, url: &str) -> Result<i32, String> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let ask = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let cancel = ask && {
+        eprint!("\ninterrupted: cancel experiment {id} on the server too? [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        let _ = std::io::stdin().lock().read_line(&mut answer);
+        matches!(answer.trim(), "y" | "Y" | "yes")
+    };
+    if !cancel {
+        return Err(format!("interrupted; experiment {id} goes on: {url}"));
+    }
+    call(http.post(format!("{base}/api/v1/experiments/{id}/cancel")).bearer_auth(token), "cancel").await?;
+    println!("cancelled experiment {id}: {url}");
+    Ok(judge::ExitCode::NoVerdict.code())
+}
+
+/// Progress while waiting: a redrawn bar on a terminal, a plain line per change otherwise (CI logs).
+struct Progress {
+    tty: bool,
+    last: String,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        use std::io::IsTerminal;
+        Progress { tty: std::io::stdout().is_terminal(), last: String::new() }
+    }
+
+    fn show(&mut self, elapsed: Duration, status: &str, ended: usize, total: usize) {
+        use std::io::Write;
+        let line = format!("{status}: {ended}/{total} trials ended");
+        if self.tty {
+            let width = 30;
+            let filled = (ended * width).checked_div(total).unwrap_or(0);
+            print!("\r[{}{}] {line}, {:.0} s   ", "#".repeat(filled), ".".repeat(width - filled), elapsed.as_secs_f64());
+            let _ = std::io::stdout().flush();
+        } else if line != self.last {
+            println!("[{:>5.0} s] {line}", elapsed.as_secs_f64());
+        }
+        self.last = line;
+    }
+
+    fn done(&self) {
+        if self.tty {
+            println!();
+        }
+    }
+}
+
+/// The pull-request comment of a judged experiment, with a new share link in its links.
+async fn comment(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    id: i64,
+    verdict: judge::Verdict,
+    e: &JsonExperiment,
+) -> Result<String, String> {
+    let share = call(http.post(format!("{base}/api/v1/experiments/{id}/shares")).bearer_auth(token), "share link").await?;
+    let (page, secret) = (share["url"].as_str().unwrap_or_default(), share["token"].as_str().unwrap_or_default());
+    let report = app::report::StoredReport::from_json(e.summary.kind, e.report.as_ref().unwrap_or(&Value::Null));
+    let (markdown, charts) = match &report {
+        Some(app::report::StoredReport::Pipeline(r)) => (judge::pipeline::render::markdown(r, &[]), charts::PIPELINE_CHARTS),
+        Some(app::report::StoredReport::Warp { gate, provenance }) => {
+            (judge::warp::gate_md::render(gate, provenance.as_ref()), charts::WARP_CHARTS)
+        }
+        None => (e.reasons.iter().map(|r| format!("- {r}\n")).collect(), &[][..]),
+    };
+    let images: Vec<judge::comment::CommentChart> = charts
+        .iter()
+        .map(|c| judge::comment::CommentChart {
+            caption: c.caption.to_string(),
+            url: format!("{base}/experiments/{id}/charts/{}.svg?share={secret}", c.name),
+        })
+        .collect();
+    Ok(judge::comment::pr_comment(id, &e.summary.title, verdict, page, &markdown, &images))
+}
+
+pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?
+        .block_on(launch(args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        launch: LaunchArgs,
+    }
+
+    fn body(extra: &[&str]) -> Result<Value, String> {
+        let mut argv = vec!["arbiter", "--server", "http://x", "--token", "t", "--suite", "s", "--treatment-ref", "feature"];
+        argv.extend_from_slice(extra);
+        request(&Cli::try_parse_from(argv).map_err(|e| e.to_string())?.launch).map(|r| serde_json::to_value(r).unwrap())
+    }
+
+    #[test]
+    fn reuse_baseline_takes_latest_or_an_id_and_never_a_control_ref() {
+        assert_eq!(body(&["--reuse-baseline", "latest"]).unwrap()["reuse_baseline"], "latest");
+        assert_eq!(body(&["--reuse-baseline", "12"]).unwrap()["reuse_baseline"], 12);
+        assert!(body(&["--reuse-baseline", "newest"]).unwrap_err().contains("give `latest` or a baseline's experiment id"));
+        assert!(body(&["--reuse-baseline", "latest", "--control-ref", "main"]).unwrap_err().contains("cannot be used with"));
+        assert!(body(&[]).unwrap().get("reuse_baseline").is_none());
+    }
+
+    #[test]
+    fn baseline_measures_one_ref_with_no_control() {
+        assert_eq!(body(&["--baseline"]).unwrap()["baseline"], true);
+        assert!(body(&[]).unwrap().get("baseline").is_none());
+        assert!(body(&["--baseline", "--control-ref", "main"]).unwrap_err().contains("cannot be used with"));
+        assert!(body(&["--baseline", "--reuse-baseline", "latest"]).unwrap_err().contains("cannot be used with"));
+        assert!(body(&["--baseline", "--treatment-ref", "extra=topic"]).unwrap_err().contains("give a single --treatment-ref"));
+    }
+}

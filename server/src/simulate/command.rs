@@ -1,0 +1,94 @@
+//! `arbiter simulate`'s arguments: checked, turned into cells, run, printed.
+
+use super::table::markdown;
+use super::{grid, run_cells, Design, Looks};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct SimulateArgs {
+    /// Experiments per power cell (at least 2000 for the README's table).
+    #[arg(long, default_value_t = 2000)]
+    pub replications: u64,
+    /// Experiments per A/A cell: more, so that rates near 1 % read to ±0.2 %.
+    #[arg(long, default_value_t = 10000)]
+    pub aa_replications: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stages per pipeline, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [3, 5, 20, 50])]
+    pub stages: Vec<usize>,
+    /// Trials per arm, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 3, 5, 10, 20, 24, 30])]
+    pub trials: Vec<usize>,
+    /// Same-code trials behind the profile, comma-separated; 0 is no profile.
+    #[arg(long, value_delimiter = ',', default_values_t = [0, 3, 5, 10])]
+    pub profiles: Vec<usize>,
+    /// True CPU changes of one stage in percent, comma-separated; 0 is the A/A cells.
+    #[arg(long, value_delimiter = ',', default_values_t = [0.0, 2.0, 3.0, 5.0, 10.0])]
+    pub effects: Vec<f64>,
+    /// The CPU CV of every stage in the power cells, percent.
+    #[arg(long, default_value_t = 2.0)]
+    pub power_cv: f64,
+    /// The CPU CV of every stage in the A/A cells, percent (default: each stage's drawn from 1–5 %).
+    #[arg(long)]
+    pub aa_cv: Option<f64>,
+    /// Judge with Welch on all trials instead of as interleaved pairs (the fixed design only).
+    #[arg(long)]
+    pub unpaired: bool,
+    /// When the judge looks: once (fixed), after every pair (sequential; --trials is then the budget),
+    /// or after every ABBA block.
+    #[arg(long, value_enum, default_value_t = Looks::Fixed)]
+    pub design: Looks,
+    /// A linear CPU drift per trial in run order, percent (every stage, both arms): what ABBA blocks cancel.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub drift: f64,
+    /// Shrink each profile's stage spreads toward their common one before judging (empirical Bayes): what
+    /// Arbiter does not do, to measure why.
+    #[arg(long)]
+    pub shrink_profiles: bool,
+    /// Print the counts as JSON instead of the Markdown table.
+    #[arg(long)]
+    pub json: bool,
+    /// Worker threads (default: the machine's cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
+    if args.replications == 0 || args.aa_replications == 0 {
+        return Err("--replications and --aa-replications must be at least 1".into());
+    }
+    if args.stages.iter().any(|&s| s == 0 || s > 500) || args.trials.iter().any(|&n| n == 0 || n > 500) {
+        return Err("--stages and --trials take whole numbers from 1 to 500".into());
+    }
+    if args.profiles.iter().any(|&k| k == 1 || k > 500) {
+        return Err("--profiles takes 0 (none) or 2–500 same-code trials".into());
+    }
+    if args.effects.iter().any(|e| !(e.is_finite() && *e >= 0.0 && *e < 1000.0)) || !(args.power_cv > 1.0 && args.power_cv < 50.0) {
+        return Err("--effects take percentages from 0 to 1000; --power-cv a CV above 1 % (the shared shift) and below 50 %".into());
+    }
+    let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if args.aa_cv.is_some_and(|c| !(c > 1.0 && c < 50.0)) {
+        return Err("--aa-cv takes a CV above 1 % (the shared shift) and below 50 %".into());
+    }
+    let cells = grid(&args.stages, &args.trials, &args.profiles, &args.effects, args.power_cv, args.aa_cv);
+    let started = std::time::Instant::now();
+    if args.unpaired && args.design != Looks::Fixed {
+        return Err("--unpaired: the sequential designs judge pairs".into());
+    }
+    if args.design == Looks::Abba && args.trials.iter().any(|n| n % 2 == 1) {
+        return Err("--design abba: --trials takes even numbers (two trials an arm a block)".into());
+    }
+    if !(args.drift.is_finite() && args.drift.abs() < 10.0) {
+        return Err("--drift takes a percentage per trial between −10 and 10".into());
+    }
+    let design = Design { paired: !args.unpaired, shrink_profiles: args.shrink_profiles, looks: args.design, drift_pct: args.drift };
+    let results = run_cells(&cells, args.replications, args.aa_replications, args.seed, design, threads);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", markdown(&results, args.seed, design, args.power_cv));
+        let total: u64 = results.iter().map(|r| r.replications).sum();
+        eprintln!("simulate: {} cells, {total} experiments in {:.0} s on {threads} threads", cells.len(), started.elapsed().as_secs_f64());
+    }
+    Ok(0)
+}

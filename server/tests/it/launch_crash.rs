@@ -1,0 +1,169 @@
+//! Crash safety: kill -9 `arbiter serve` in the middle of an experiment and start it again. A trial
+//! whose process still runs is re-attached and its outcome kept; one whose process died with the server
+//! is marked interrupted and re-queued once; the experiment completes either way.
+
+use crate::common;
+
+use common::git::git;
+
+use common::finelog::{python, FinelogServer};
+use common::RunningServer;
+use serde_json::{json, Value};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const BENCH: &str = include_str!("../data/stage_bench.py");
+
+/// A repository whose benchmark waits `secs` per stage, and a suite running it.
+fn setup(tmp: &Path, secs: f64) -> std::path::PathBuf {
+    let repo = tmp.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("bench.py"), BENCH.replace("SLEEP = 0.0", &format!("SLEEP = {secs}"))).unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "slow benchmark"]);
+    let suites = tmp.join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    let toml = format!(
+        "name = \"crash\"\nkind = \"pipeline\"\nrepository = \"{}\"\ncommand = [\"{}\", \"{{worktree}}/bench.py\", \"--run-tag\", \"{{run_tag}}\", \"--finelog\", \"{{finelog_url}}\"]\ntimeout_minutes = 2\n[resources]\ncpu = 1\nram = \"2GiB\"\n[defaults]\ntrials = 2\n",
+        repo.display(),
+        python().display()
+    );
+    std::fs::write(suites.join("crash.toml"), toml).unwrap();
+    suites
+}
+
+async fn start(data: &Path, suites: &Path, finelog: &str) -> RunningServer {
+    let server = RunningServer::start_with(data, None, &["--suites-dir", suites.to_str().unwrap(), "--finelog-url", finelog]).await;
+    server.sign_in().await;
+    server
+}
+
+/// Waits for a running trial with a supervisor; returns (trial seq, supervisor pid).
+async fn running_trial(server: &RunningServer, id: i64) -> (i64, u32) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        let running = e["trials"].as_array().unwrap().iter().find(|t| t["state"] == "running").map(|t| t["id"].as_i64().unwrap());
+        if let Some(trial) = running {
+            let url = format!("sqlite://{}/arbiter.db", server.data_dir.canonicalize().unwrap().display());
+            let store = store::Store::open(&url).await.unwrap();
+            let run = store.trial_run(trial).await.unwrap();
+            store.close().await;
+            if let Some(pid) = run.job_id.and_then(|j| j.parse().ok()) {
+                let seq = e["trials"].as_array().unwrap().iter().find(|t| t["id"] == trial).unwrap()["seq"].as_i64().unwrap();
+                return (seq, pid);
+            }
+        }
+        assert!(Instant::now() < deadline, "no trial started: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_judged(server: &RunningServer, id: i64) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if e["status"] != "queued" && e["status"] != "running" {
+            return e;
+        }
+        assert!(Instant::now() < deadline, "experiment {id} did not end: {e}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_trial_that_outlives_the_server_is_reattached() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 2.0);
+    let finelog = FinelogServer::start(None);
+    let data = tmp.path().join("data");
+    let server = start(&data, &suites, &finelog.url).await;
+    let (status, body) = server.post_json("/api/v1/experiments", &json!({"suite": "crash", "head": "main", "base": "main"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    let (seq, pid) = running_trial(&server, id).await;
+    server.crash();
+    assert!(engine::queue::supervise::is_alive(pid), "the trial's supervisor survives the server");
+
+    let server = start(&data, &suites, &finelog.url).await;
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let trials = e["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 4, "nothing re-queued: the running trial was re-attached: {e}");
+    assert!(trials.iter().all(|t| t["state"] == "succeeded"), "{e}");
+    assert!(trials.iter().any(|t| t["seq"] == seq && t["attempt"] == 1 && t["state"] == "succeeded"));
+    assert!(server.log_text().contains("re-attached"), "{}", server.log_text());
+}
+
+#[tokio::test]
+async fn a_trial_that_died_with_the_server_is_requeued_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 2.0);
+    let finelog = FinelogServer::start(None);
+    let data = tmp.path().join("data");
+    let server = start(&data, &suites, &finelog.url).await;
+    let (_, body) = server.post_json("/api/v1/experiments", &json!({"suite": "crash", "head": "main", "base": "main"})).await;
+    let id = body["id"].as_i64().unwrap();
+    let (seq, pid) = running_trial(&server, id).await;
+    server.crash();
+    // The whole machine's view of the trial dies too: its supervisor and its command.
+    engine::queue::supervise::signal_group(pid, libc::SIGKILL);
+
+    let server = start(&data, &suites, &finelog.url).await;
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let trials = e["trials"].as_array().unwrap();
+    let lost = trials.iter().find(|t| t["seq"] == seq && t["attempt"] == 1).unwrap();
+    assert_eq!((lost["state"].as_str(), lost["infra_reason"].as_str()), (Some("infra_failed"), Some("interrupted")), "{e}");
+    let again = trials.iter().find(|t| t["seq"] == seq && t["attempt"] == 2).expect("re-queued once");
+    assert_eq!(again["state"], "succeeded");
+    assert_eq!(trials.len(), 5);
+    assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "an A/A: {e}");
+}
+
+/// The process runs our finelog script (a zombie waiting for a reaper has no command line).
+fn finelog_runs(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains("finelog_serve.py"))
+}
+
+/// The finelog server `arbiter serve` starts itself (no `--finelog-url`) runs detached: a trial that
+/// outlives a crash keeps reporting to it, the next start adopts it (same process and port), and a
+/// clean stop with nothing running stops it.
+#[tokio::test]
+async fn the_finelog_arbiter_starts_outlives_a_crash_and_is_adopted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 2.0);
+    let data = tmp.path().join("data");
+    let py = python();
+    let args = ["--suites-dir", suites.to_str().unwrap(), "--python", py.to_str().unwrap()];
+    let state_file = data.join("finelog/server.json");
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let owned: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    let finelog_pid = owned["pid"].as_u64().unwrap() as u32;
+    let (status, body) = server.post_json("/api/v1/experiments", &json!({"suite": "crash", "head": "main", "base": "main"})).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    running_trial(&server, id).await;
+    server.crash();
+    assert!(finelog_runs(finelog_pid), "the finelog server outlives the crash");
+
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let adopted: Value = serde_json::from_str(&std::fs::read_to_string(&state_file).unwrap()).unwrap();
+    assert_eq!(adopted, owned, "the same server, on the same port");
+    assert!(server.log_text().contains("adopted the finelog server"), "{}", server.log_text());
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "every trial's rows reached it: {e}");
+
+    let log = server.log.clone();
+    assert!(server.stop().success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while finelog_runs(finelog_pid) {
+        assert!(Instant::now() < deadline, "a clean stop stops the finelog server: {}", std::fs::read_to_string(&log).unwrap());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!state_file.exists(), "and forgets it");
+}

@@ -1,0 +1,494 @@
+//! Warp experiments end to end, for real: the example repository (`examples/s3-server/make-repo.sh`),
+//! s3s-fs 0.14.1 as the server under test (built into a launcher and cached by SHA), Arbiter's own load
+//! driver, the matrix judge. Measured experiments run one at a time (they share 2 cores).
+
+use crate::common;
+
+use common::test_app::TestApp;
+use common::warp::{example_repo, fast, gate_rows, s3s_fs, suite_text, KillOnDrop, SMALL};
+use serde_json::{json, Value};
+use std::time::Instant;
+use store::people::Role;
+
+async fn app_with(suites: &[String]) -> TestApp {
+    let app = TestApp::builder().scheduler(None).start().await;
+    let dir = app.dir.path().join("suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, text) in suites.iter().enumerate() {
+        std::fs::write(dir.join(format!("s{i}.toml")), text).unwrap();
+    }
+    engine::sync_suites(&app.store, &suite::load_dir(&dir).unwrap()).await.unwrap();
+    app
+}
+
+fn trial_of<'a>(e: &'a Value, arm: &str) -> &'a Value {
+    let id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap()["id"];
+    e["trials"].as_array().unwrap().iter().find(|t| &t["arm_id"] == id).unwrap_or_else(|| panic!("no trial of {arm}: {e}"))
+}
+
+fn rows_of<'a>(rows: &'a [Value], prefix: &str) -> Vec<&'a Value> {
+    rows.iter().filter(|r| r["workload"].as_str().unwrap().starts_with(prefix)).collect()
+}
+
+#[tokio::test]
+async fn an_a_a_passes_and_a_cpu_starved_server_fails() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let app = app_with(&[suite_text("s3s", &repo, SMALL, "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+
+    // The dry run: every phase, its server argv (keys redacted) and load runs, and the expected time.
+    let r = launcher
+        .post_json(
+            "/api/v1/experiments",
+            json!({"suite": "s3s", "head": "main", "base": "main", "dry_run": true,
+               "arms": [{"name": "starved", "ref": "cpu-starved"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let plan = &r.json()["plan"];
+    let trials = plan["trials"].as_array().unwrap();
+    assert_eq!(trials.iter().map(|t| t["phase"]["leg"].as_str().unwrap()).collect::<Vec<_>>(), ["A1", "B1", "C1"]);
+    let argv = trials[0]["argv"].as_array().unwrap();
+    assert!(argv[0].as_str().unwrap().contains("cache/binaries/s3s/"), "the binary's cache path: {argv:?}");
+    assert!(argv.iter().any(|a| a == "<redacted>") && argv.iter().any(|a| a == "<port>"), "{argv:?}");
+    let loads = trials[0]["phase"]["loads"].as_array().unwrap();
+    assert_eq!(loads.len(), 3, "3 rounds of put-4MiB");
+    assert!(loads[0].as_array().unwrap().iter().any(|a| a == "put"), "{loads:?}");
+    assert!(plan["estimated_minutes"].as_f64().unwrap() > 0.0);
+
+    let _measuring = common::MEASURING.lock().await;
+    let started = Instant::now();
+    let id =
+        launcher.launch(json!({"suite": "s3s", "head": "main", "base": "main", "arms": [{"name": "starved", "ref": "cpu-starved"}]})).await;
+    let e = launcher.wait_until_ended(id, 300).await;
+    eprintln!("A/A + cpu-starved (3 phases) took {:.1} s", started.elapsed().as_secs_f64());
+    assert_eq!(e["status"], "judged", "{e}");
+    assert_eq!(e["verdict"], "FAIL", "{e}");
+    for arm in ["control", "treatment", "starved"] {
+        assert_eq!(trial_of(&e, arm)["state"], "succeeded", "{e}");
+    }
+    let rows = gate_rows(&e);
+    // The A/A half: the same binary twice passes, or warns within noise.
+    let same = rows_of(&rows, "treatment:");
+    assert!(!same.is_empty(), "{e}");
+    for row in &same {
+        assert!(["PASS", "WARN"].contains(&row["verdict"].as_str().unwrap()), "A/A row {row}\n{e}");
+    }
+    // The starved server: obj/s falls by more than the 20 % budget.
+    let reqps = rows_of(&rows, "starved:put-4MiB/sync-on").into_iter().find(|r| r["metric"] == "reqps").unwrap();
+    assert_eq!(reqps["verdict"], "FAIL", "{reqps}");
+    assert!(reqps["regress"].as_f64().unwrap() > 20.0, "{reqps}");
+    // Rounds are stored per phase, measured by the built-in driver.
+    let rounds = app.store.warp_rounds(trial_of(&e, "control")["id"].as_i64().unwrap()).await.unwrap();
+    assert_eq!(rounds.iter().filter(|r| r.ok).count(), 3, "{rounds:?}");
+    assert!(rounds.iter().all(|r| r.operation == "PUT" && r.object_size == 4 << 20 && r.drive_sync && r.reqps.unwrap() > 10.0));
+    // main was built once and then taken from the cache; gate.md records it.
+    let gate = launcher.get(&format!("/experiments/{id}/files/reports/gate.md")).await;
+    assert_eq!(gate.status, 200, "{}", gate.text);
+    assert!(gate.text.starts_with("### Hotpath warp A/B gate — ❌ FAIL"), "{}", gate.text);
+    assert!(gate.text.contains("## Provenance") && gate.text.contains("source build (now cached)"), "{}", gate.text);
+    let log_b = launcher.get(&format!("/experiments/{id}/files/logs/trial-1-1.log")).await.text;
+    assert!(log_b.contains("binary cache hit"), "{log_b}");
+    // The keys never reach the saved environment or the logs.
+    let env = launcher.get(&format!("/experiments/{id}/files/logs/trial-0-1.server.env")).await.text;
+    assert!(env.contains("RUSTFS_DRIVE_SYNC_ENABLE=true") && env.contains("<redacted>"), "{env}");
+    let secret = env.lines().find(|l| l.starts_with("# argv")).unwrap().to_string();
+    assert!(!secret.contains("--secret-key arb") && secret.contains("--secret-key <redacted>"), "{secret}");
+}
+
+#[tokio::test]
+async fn servers_that_exit_or_never_become_healthy_fail_their_phase_with_logs() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let fast = fast();
+    let app = app_with(&[suite_text("s3s-fast", &repo, &fast, "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = common::MEASURING.lock().await;
+    let id = launcher
+        .launch(json!({"suite": "s3s-fast", "head": "exits-at-start", "base": "main",
+               "arms": [{"name": "hangs", "ref": "never-healthy"}]}))
+        .await;
+    let e = launcher.wait_until_ended(id, 180).await;
+    assert_eq!(e["verdict"], "FAIL", "{e}");
+    let exits = trial_of(&e, "treatment");
+    assert_eq!(exits["state"], "failed", "{e}");
+    let detail = exits["detail"].as_str().unwrap();
+    assert!(detail.contains("exited") && detail.contains("refusing to start"), "fails fast with the log tail: {detail}");
+    let hangs = trial_of(&e, "hangs");
+    let detail = hangs["detail"].as_str().unwrap();
+    assert!(detail.contains("health timeout") && detail.contains("within 3 s") && detail.contains("never forms"), "{detail}");
+    // Fail fast: the exiting server's phase took well under the health timeout.
+    let took = exits["finished_at"].as_i64().unwrap() - exits["started_at"].as_i64().unwrap();
+    assert!(took < 2500, "took {took} ms");
+    // Their cells are MISSING evidence (which fails), never PASS.
+    let rows = gate_rows(&e);
+    for arm in ["treatment:", "hangs:"] {
+        let cells = rows_of(&rows, arm);
+        assert!(!cells.is_empty() && cells.iter().all(|r| r["verdict"] == "MISSING"), "{arm} {cells:?}");
+    }
+    let reasons = e["reasons"].to_string();
+    assert!(reasons.contains("refusing to start") && reasons.contains("health timeout"), "{reasons}");
+    let server_log = launcher.get(&format!("/experiments/{id}/files/logs/trial-1-1.server.log")).await;
+    assert!(server_log.text.contains("refusing to start"), "{}", server_log.text);
+}
+
+#[tokio::test]
+async fn wrong_credentials_leave_missing_evidence_not_a_pass() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    // The server is started with keys of its own; the driver signs with the experiment's keys.
+    let fixed = r#"["{binary}", "--host", "127.0.0.1", "--port", "{port}", "--access-key", "someoneelse", "--secret-key", "notthesecret", "{data_dirs}"]"#;
+    let fast = [SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\""), ("server", fixed)]].concat();
+    let app = app_with(&[suite_text("s3s-keys", &repo, &fast, "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = common::MEASURING.lock().await;
+    let id = launcher.launch(json!({"suite": "s3s-keys", "head": "main", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 180).await;
+    assert_eq!(e["verdict"], "FAIL", "{e}");
+    let detail = trial_of(&e, "control")["detail"].as_str().unwrap().to_string();
+    assert!(detail.contains("every round failed") && (detail.contains("403") || detail.contains("Signature")), "{detail}");
+    let rows = gate_rows(&e);
+    for metric in ["reqps", "throughput", "latency", "p99-latency"] {
+        let row = rows.iter().find(|r| r["metric"] == metric).unwrap();
+        assert_eq!(row["verdict"], "MISSING", "{row}");
+    }
+    assert!(rows.iter().all(|r| r["verdict"] != "PASS" || r["metric"] == "error-rate"), "{rows:?}");
+    let rounds = app.store.warp_rounds(trial_of(&e, "control")["id"].as_i64().unwrap()).await.unwrap();
+    assert_eq!(rounds.len(), 3, "3 attempts of the one round: {rounds:?}");
+    // The driver reports the server's refusal (here already at creating its bucket).
+    assert!(rounds.iter().all(|r| !r.ok && r.error_text.as_deref().is_some_and(|t| t.contains("403"))), "{rounds:?}");
+}
+
+#[tokio::test]
+async fn external_mode_runs_the_deploy_hook_before_each_phase() {
+    let s3s = s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    // The "cluster": an s3s-fs the test started, with keys Arbiter reads from a 0600 file.
+    let port = common::free_port();
+    std::fs::create_dir_all(tmp.path().join("data")).unwrap();
+    let _cluster = KillOnDrop(
+        std::process::Command::new(&s3s)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--access-key", "clusterkey", "--secret-key", "clustersecret"])
+            .arg(tmp.path().join("data"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let creds = tmp.path().join("creds");
+    std::fs::write(&creds, "access_key=clusterkey\nsecret_key=clustersecret\n").unwrap();
+    // The deploy hook records what it was told.
+    let hook = tmp.path().join("hook.sh");
+    let calls = tmp.path().join("calls.txt");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\necho \"$HOTPATH_AB_PHASE $HOTPATH_AB_DRIVE_SYNC binary=$HOTPATH_AB_BINARY\" >> {}\n", calls.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let extra = format!(
+        "endpoint = \"http://127.0.0.1:{port}\"\ndeploy_hook = [{:?}]\ncredentials_file = {:?}\nbuild = []\n",
+        hook.display().to_string(),
+        creds.display().to_string()
+    );
+    let text = suite_text("s3s-ext", &repo, &[SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\"")]].concat(), &extra)
+        .lines()
+        .filter(|l| !l.starts_with("server =") && !l.starts_with("build = [\"sh\"") && !l.starts_with("binary ="))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let app = app_with(&[text]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = common::MEASURING.lock().await;
+    let id = launcher.launch(json!({"suite": "s3s-ext", "head": "main", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 180).await;
+    // One 1-second round per phase is too short to judge an A/A against 10 % budgets; this test is about
+    // the hook and the endpoint: both phases measured, in order, after their deploy.
+    assert_eq!(e["status"], "judged", "{e}");
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "baseline true binary=\ncandidate true binary=\n");
+    for arm in ["control", "treatment"] {
+        let rounds = app.store.warp_rounds(trial_of(&e, arm)["id"].as_i64().unwrap()).await.unwrap();
+        assert!(rounds.len() == 1 && rounds[0].ok && rounds[0].reqps.unwrap() > 1.0, "{arm}: {rounds:?}");
+    }
+    assert!(gate_rows(&e).iter().all(|r| r["verdict"] != "MISSING"), "{e}");
+    let gate = launcher.get(&format!("/experiments/{id}/files/reports/gate.md")).await.text;
+    assert!(gate.contains("external endpoint"), "{gate}");
+}
+
+#[tokio::test]
+async fn cancelling_a_warp_experiment_stops_its_server() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let long = [SMALL, &[("rounds", "5"), ("duration", "\"5s\"")]].concat();
+    let app = app_with(&[suite_text("s3s-long", &repo, &long, "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = common::MEASURING.lock().await;
+    let id = launcher.launch(json!({"suite": "s3s-long", "head": "main", "base": "main"})).await;
+    // Wait until the first phase's server runs (its pid is the trial's job id).
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    let pid = loop {
+        let e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
+        let job = trial_of(&e, "control")["job_id"].as_str().unwrap_or("").to_string();
+        if let Ok(pid) = job.parse::<i32>() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no server started: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0;
+    assert!(alive(pid));
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let r = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let mut e = launcher.wait_until_ended(id, 60).await;
+    assert_eq!(e["status"], "cancelled", "{e}");
+    // The running phase ends at its next check (between load runs, or when its server is gone).
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    while trial_of(&e, "control")["state"] == "running" {
+        assert!(Instant::now() < deadline, "the phase did not stop: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
+    }
+    assert!(e["verdict"].is_null(), "{e}");
+    assert_eq!(trial_of(&e, "control")["state"], "cancelled", "{e}");
+    assert_eq!(trial_of(&e, "treatment")["state"], "cancelled", "the queued phase never ran: {e}");
+    let deadline = Instant::now() + std::time::Duration::from_secs(15);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "the phase's server {pid} still runs");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn arbiter_load_measures_a_real_s3_server() {
+    let _measuring = common::MEASURING.lock().await;
+    let s3s = s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let port = common::free_port();
+    let _server = KillOnDrop(
+        std::process::Command::new(&s3s)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "--access-key", "loadkey", "--secret-key", "loadsecret"])
+            .arg(tmp.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let load = |workload: &str, size: &str, keys: (&str, &str)| {
+        std::process::Command::new(common::BIN)
+            .args(["load", "--endpoint", &endpoint, "--workload", workload, "--size", size, "--concurrency", "4"])
+            .args(["--duration", "1s", "--warmup", "0.2s", "--bucket", "loadtest", "--json"])
+            .env("ARBITER_S3_ACCESS_KEY", keys.0)
+            .env("ARBITER_S3_SECRET_KEY", keys.1)
+            .output()
+            .unwrap()
+    };
+    for (workload, ops) in [("put", vec!["PUT"]), ("get", vec!["GET"]), ("mixed", vec!["PUT", "GET", "STAT", "DELETE", "TOTAL"])] {
+        let out = load(workload, "64KiB", ("loadkey", "loadsecret"));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = report["ops"].as_array().unwrap().iter().map(|o| o["op"].as_str().unwrap()).collect();
+        assert_eq!(names, ops, "{report}");
+        for op in report["ops"].as_array().unwrap() {
+            assert_eq!(op["errors"], 0, "{op}");
+            assert!(op["requests"].as_u64().unwrap() > 0 && op["reqps"].as_f64().unwrap() > 0.0, "{op}");
+            assert!(op["latency_p50_ms"].as_f64().unwrap() <= op["latency_p99_ms"].as_f64().unwrap(), "{op}");
+        }
+        let first = &report["ops"][0];
+        if workload != "mixed" {
+            let mib = first["throughput_bps"].as_f64().unwrap() / first["reqps"].as_f64().unwrap();
+            assert!((mib - 65536.0).abs() < 1.0, "bytes/s = obj/s × 64 KiB: {first}");
+        }
+        assert!(report["driver_cpu_us_per_request"].as_f64().unwrap() > 0.0, "{report}");
+    }
+    // Every object the runs made was deleted: no file is left in the bucket's folder (s3s-fs keeps the
+    // empty folders of key prefixes, and side-car files outside it).
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            if e.path().is_dir() {
+                files(&e.path(), out);
+            } else {
+                out.push(e.path());
+            }
+        }
+    }
+    let mut left = Vec::new();
+    files(&tmp.path().join("loadtest"), &mut left);
+    assert!(left.is_empty(), "objects left: {left:?}");
+    // Wrong keys: the server refuses, and the driver says so (exit 2, the S3 error code named).
+    let out = load("put", "4KiB", ("loadkey", "wrong"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("403") && err.contains("SignatureDoesNotMatch"), "{err}");
+    // No keys at all: named.
+    let out = std::process::Command::new(common::BIN)
+        .args(["load", "--endpoint", &endpoint, "--workload", "put", "--size", "4KiB"])
+        .env_remove("ARBITER_S3_ACCESS_KEY")
+        .env_remove("ARBITER_S3_SECRET_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ARBITER_S3_ACCESS_KEY"));
+}
+
+#[tokio::test]
+async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let suites = tmp.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    let fast = [SMALL, &[("rounds", "2"), ("duration", "\"2s\""), ("warmup", "\"0s\"")]].concat();
+    std::fs::write(suites.join("s3s.toml"), suite_text("s3s-crash", &repo, &fast, "")).unwrap();
+    let data = tmp.path().join("data");
+    let args = ["--suites-dir", suites.to_str().unwrap(), "--finelog-url", "http://127.0.0.1:9"];
+    let _measuring = common::MEASURING.lock().await;
+    let server = common::RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let (status, r) = server.post_json("/api/v1/experiments", &json!({"suite": "s3s-crash", "head": "main", "base": "main"})).await;
+    assert_eq!(status, 201, "{r}");
+    let id = r["id"].as_i64().unwrap();
+    // Wait for the first phase's server (the trial's job id), then kill -9 Arbiter.
+    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+    let pid = loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if let Some(pid) = e["trials"][0]["job_id"].as_str().and_then(|j| j.parse::<i32>().ok()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no phase server: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    server.crash();
+    let alive = |pid: i32| unsafe { libc::kill(pid, 0) } == 0 && !std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default().contains(") Z");
+    assert!(alive(pid), "the phase's server outlives a crash of Arbiter (its own process group)");
+    // The restarted Arbiter stops it, marks the phase interrupted, re-runs it and judges the experiment.
+    let server = common::RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let deadline = Instant::now() + std::time::Duration::from_secs(120);
+    let e = loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        if e["status"] == "judged" || e["status"] == "errored" {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "experiment {id} did not end: {e}");
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert!(!alive(pid), "the left-over server {pid} was stopped");
+    assert_eq!(e["status"], "judged", "{e}");
+    let trials = e["trials"].as_array().unwrap();
+    let first: Vec<&Value> = trials.iter().filter(|t| t["seq"] == 0).collect();
+    assert_eq!(first.len(), 2, "the interrupted phase ran again: {e}");
+    assert!(first.iter().any(|t| t["state"] == "infra_failed" && t["infra_reason"] == "interrupted"), "{e}");
+    assert!(first.iter().any(|t| t["state"] == "succeeded"), "{e}");
+    assert!(gate_rows(&e).iter().all(|r| r["verdict"] != "MISSING"), "{e}");
+    server.stop();
+}
+
+#[tokio::test]
+async fn a_suite_can_measure_with_warp_instead() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    // warp cannot be installed here: a stand-in with warp's command line and text report drives the real
+    // load through `arbiter load` (server/tests/data/warp_shim.py).
+    let shim = tmp.path().join("warp");
+    std::fs::write(&shim, include_str!("../data/warp_shim.py").replace("@ARBITER@", common::BIN)).unwrap();
+    std::fs::set_permissions(&shim, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings = [SMALL, &[("workloads", "[\"put-4MiB\", \"mixed-256KiB\"]"), ("rounds", "1"), ("duration", "\"1s\"")]].concat();
+    let with_warp = format!("tool = \"warp\"\nwarp_bin = {:?}\n", shim.display().to_string());
+    let missing = "tool = \"warp\"\nwarp_bin = \"/nonexistent/warp\"\n";
+    let app = app_with(&[suite_text("s3s-warp", &repo, &settings, &with_warp), suite_text("s3s-nowarp", &repo, &settings, missing)]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _measuring = common::MEASURING.lock().await;
+    let plan = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "s3s-warp", "head": "main", "base": "main", "dry_run": true}))
+        .await
+        .json();
+    let load = plan["plan"]["trials"][0]["phase"]["loads"][0].as_array().unwrap().clone();
+    assert_eq!(load[0], shim.display().to_string(), "{load:?}");
+    assert!(load.iter().any(|a| a == "--obj.size") && load.iter().any(|a| a == "--concurrent"), "{load:?}");
+
+    let id = launcher.launch(json!({"suite": "s3s-warp", "head": "main", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 180).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let rounds = app.store.warp_rounds(trial_of(&e, "control")["id"].as_i64().unwrap()).await.unwrap();
+    let mixed = rounds.iter().find(|r| r.workload == "mixed-256KiB").unwrap();
+    assert!(mixed.ok && mixed.operation == "TOTAL" && mixed.reqps.unwrap() > 1.0 && mixed.latency_p99_ms.is_some(), "{mixed:?}");
+    assert!(rounds.iter().all(|r| r.ok), "{rounds:?}");
+    let gate = launcher.get(&format!("/experiments/{id}/files/reports/gate.md")).await.text;
+    assert!(gate.contains(&format!("warp: warp ({})", shim.display())), "{gate}");
+
+    // Selecting warp without a warp to run is refused per phase (never measured with another tool).
+    let id = launcher.launch(json!({"suite": "s3s-nowarp", "head": "main", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 120).await;
+    assert_eq!(e["verdict"], "INCONCLUSIVE", "{e}");
+    assert!(e["reasons"].to_string().contains("there is no /nonexistent/warp"), "{e}");
+}
+
+#[tokio::test]
+async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let fast = fast();
+    let app = app_with(&[suite_text("s3s-cli", &repo, &fast, "")]).await;
+    let (client, _) = app.with_token(Role::Launcher).await;
+    let token = client.bearer.clone().unwrap();
+    let cli = |suite: &str, extra: &[&str]| {
+        let mut cmd = tokio::process::Command::new(common::BIN);
+        cmd.args(["launch", "--server", &app.base, "--suite", suite]).args(extra).env_remove("ARBITER_TOKEN");
+        cmd
+    };
+    let _measuring = common::MEASURING.lock().await;
+    // A bad token: exit 2, said plainly.
+    let out = cli("s3s-cli", &["--token", "not-a-token", "--treatment-ref", "main"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused the token") && err.contains("401"), "{err}");
+    // A dry run prints the plan and launches nothing.
+    let dry = ["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--dry-run"];
+    let out = cli("s3s-cli", &dry).arg("--format").arg("json").output().await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["trials"].as_array().unwrap().len(), 2, "{plan}");
+    // Without --format json: readable lines, not JSON.
+    let out = cli("s3s-cli", &dry).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("plan: ") && text.contains("2 trials (") && !text.trim_start().starts_with('{'), "{text}");
+    // Launch and wait: a server that exits at start is a FAIL → exit 1, with the page's URL (experiment 1:
+    // the dry run stored nothing).
+    let comment = tmp.path().join("comment.md");
+    let out =
+        cli("s3s-cli", &["--token", &token, "--treatment-ref", "exits-at-start", "--control-ref", "main", "--wait", "--comment-file"])
+            .arg(&comment)
+            .output()
+            .await
+            .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("verdict: FAIL") && stdout.contains("/experiments/1") && stdout.contains("trials ended"), "{stdout}");
+    // The PR comment: the verdict, the gate table, and chart images a reviewer without an account can load.
+    let text = std::fs::read_to_string(&comment).unwrap();
+    assert!(text.starts_with("### ❌ Arbiter: FAIL — ["), "{text}");
+    assert!(text.contains("| Workload | Metric | Δ vs baseline | Verdict |"), "the gate table: {text}");
+    let image =
+        text.split("](").find(|s| s.contains("/charts/obj-per-s.svg?share=")).and_then(|s| s.split(')').next()).unwrap().to_string();
+    let path = image.strip_prefix(&app.base).unwrap().to_string();
+    let r = app.anonymous().get(&path).await;
+    assert_eq!(r.status, 200, "the chart opens with the comment's share token alone");
+    assert!(r.text.starts_with("<svg"));
+    // A suite selecting a warp that is not there: phases lost → INCONCLUSIVE → exit 3 (no measuring needed).
+    let missing = app.dir.path().join("suites").join("s1.toml");
+    std::fs::write(&missing, suite_text("s3s-nowarp", &repo, &fast, "tool = \"warp\"\nwarp_bin = \"/nonexistent/warp\"\n")).unwrap();
+    engine::sync_suites(&app.store, &suite::load_dir(&app.dir.path().join("suites")).unwrap()).await.unwrap();
+    let out = cli("s3s-nowarp", &["--token", &token, "--treatment-ref", "main", "--control-ref", "main", "--wait"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stdout));
+}

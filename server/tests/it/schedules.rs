@@ -1,0 +1,183 @@
+//! Scheduled baselines and their reuse, for real: a suite with a nightly schedule on a git repository,
+//! the ticker driven by a fast clock (each pass is given its `now`), the scheduler running the baseline
+//! trials against a real finelog server, then launches that reuse the baseline as their control — or
+//! are refused with the field that makes it not comparable. And two replicas on one PostgreSQL: each
+//! tick launches once.
+
+use crate::common;
+
+use common::bench::{repository, suite_toml};
+use common::finelog::{python, FinelogServer};
+use common::git::git;
+use common::test_app::TestApp;
+use serde_json::{json, Value};
+use std::path::Path;
+use store::people::Role;
+
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 24 * HOUR;
+
+/// 03:00 UTC on 2026-11-20 (the nightly tick), plus `ms`.
+fn nightly(ms: i64) -> i64 {
+    judge::units::parse_date("2026-11-20").unwrap() * DAY + 3 * HOUR + ms
+}
+
+/// The bench suite with a `size` fingerprint field and a nightly baseline of main.
+fn scheduled_suite(repo: &Path, mode: &str) -> String {
+    format!(
+        "{}\n[fingerprint.size]\ntype = \"string\"\nallowed = [\"small\", \"large\"]\ndefault = \"small\"\n\n\
+         [[schedules]]\nname = \"nightly\"\ncron = \"0 3 * * *\"\nref = \"main\"\nmode = \"{mode}\"\ntrials = 2\n",
+        suite_toml(repo, &python())
+    )
+}
+
+async fn install(app: &TestApp, toml: &str) {
+    let suites = app.dir.path().join("suites");
+    std::fs::create_dir_all(&suites).unwrap();
+    std::fs::write(suites.join("bench.toml"), toml).unwrap();
+    engine::sync_suites(&app.store, &suite::load_dir(&suites).unwrap()).await.unwrap();
+}
+
+async fn sql(app: &TestApp, query: &str) {
+    store::on_pool!(&app.store, pool => sqlx::query(query).execute(pool).await.map(|_| ())).unwrap();
+}
+
+#[tokio::test]
+async fn a_schedule_fires_skips_an_unchanged_sha_catches_up_once_and_its_baseline_is_reused_only_when_comparable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    repository(&repo);
+    let finelog = FinelogServer::start(None);
+    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    install(&app, &scheduled_suite(&repo, "baseline")).await;
+    let state = &app.state.engine;
+
+    // Before the first tick of the day nothing is due for it; at 03:00:30 the tick fires.
+    let first = engine::schedules::tick(state, nightly(30_000)).await;
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!((first[0].outcome, first[0].tick_at), ("launched", nightly(0)), "{first:?}");
+    let main_sha = git(&repo, &["rev-parse", "main"]);
+    assert_eq!(first[0].sha.as_deref(), Some(main_sha.trim()));
+    let e1 = first[0].experiment_id.unwrap();
+    // The same tick again (another pass a few seconds later): already claimed, nothing happens.
+    assert!(engine::schedules::tick(state, nightly(50_000)).await.is_empty());
+    // The next night, main has not moved: skipped.
+    let second = engine::schedules::tick(state, nightly(DAY + 60_000)).await;
+    assert_eq!((second.len(), second[0].outcome), (1, "skipped"), "{second:?}");
+
+    // main moves; the server is then down for three nights: at start-up the latest tick runs, once.
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "a later commit"]);
+    let moved = git(&repo, &["rev-parse", "main"]).trim().to_string();
+    let caught_up = engine::schedules::tick(state, nightly(5 * DAY + 2 * HOUR)).await;
+    assert_eq!(caught_up.len(), 1, "one run for the missed nights: {caught_up:?}");
+    assert_eq!((caught_up[0].outcome, caught_up[0].tick_at), ("launched", nightly(5 * DAY)));
+    assert_eq!(caught_up[0].sha.as_deref(), Some(moved.as_str()));
+    let e2 = caught_up[0].experiment_id.unwrap();
+    let suite_id = app.store.suite_by_name("stage-bench").await.unwrap().id;
+    let runs = app.store.schedule_runs(suite_id, 10).await.unwrap();
+    assert_eq!(runs.iter().map(|r| r.outcome.as_str()).collect::<Vec<_>>(), ["launched", "skipped", "launched"]);
+
+    // The baselines run (one arm, two trials), are measured and have no verdict.
+    let launcher = app.signed_in(Role::Launcher).await;
+    let page = launcher.get("/suites/stage-bench").await.text;
+    assert!(
+        page.contains("<code>0 3 * * *</code>") && page.contains("class=\"tick-skipped\""),
+        "the suite page lists the schedule and its ticks"
+    );
+    assert!(page.contains(&format!("href=\"/experiments/{e2}\"")), "…with the experiments they launched");
+    for id in [e1, e2] {
+        let e = launcher.wait_until_ended(id, 240).await;
+        assert_eq!((e["status"].as_str(), &e["verdict"]), (Some("judged"), &Value::Null), "{e}");
+        assert_eq!(e["arms"].as_array().unwrap().len(), 1, "{e}");
+        assert_eq!(e["arms"][0]["name"], "baseline");
+    }
+    // …and feed the trend charts.
+    let q = store::trends::TrendQuery {
+        suite_id,
+        metric: "cpu-s".into(),
+        items: vec![judge::trend::ALL_STAGES.into()],
+        since: None,
+        until: None,
+        limit: 100,
+    };
+    let points = app.store.trend(&q).await.unwrap();
+    assert_eq!(points.iter().map(|p| p.experiment_id).collect::<Vec<_>>(), [e1, e2], "{points:?}");
+
+    // Reuse: the latest matching baseline is the control; only the treatment runs.
+    let launch = |body: Value| {
+        let launcher = &launcher;
+        async move { launcher.post_json("/api/v1/experiments", body).await }
+    };
+    let r = launch(json!({"suite": "stage-bench", "head": "heavier", "reuse_baseline": "latest", "trials": 2})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let reused = r.json()["id"].as_i64().unwrap();
+    assert_eq!(r.json()["trials"], 2, "the control is not run again");
+    let e = launcher.wait_until_ended(reused, 240).await;
+    assert_eq!(e["verdict"], "regression", "three times the CPU against the reused baseline: {e}");
+    assert!(e["reasons"].to_string().contains(&format!("control: baseline #{e2} (main at {}", &moved[..10])), "{e}");
+    let plan = app.store.experiment_plan(reused).await.unwrap().0;
+    assert_eq!(plan["launch"]["reused_baseline"]["experiment_id"], e2, "the experiment records the baseline it reused");
+    let page = launcher.get(&format!("/experiments/{reused}")).await.text;
+    assert!(page.contains(&format!("href=\"/experiments/{e2}\"")), "the page links the reused baseline");
+
+    // Refusals, each naming its field, each offering a matching control.
+    let refused = |r: common::test_app::Reply, field: &str| {
+        assert_eq!(r.status, 400, "{}", r.text);
+        let error = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(error.starts_with(field), "{field}: {error}");
+        assert!(error.contains("run a matching control"), "{error}");
+    };
+    let body = |fingerprint: Value, reuse: Value| json!({"suite": "stage-bench", "head": "lighter", "reuse_baseline": reuse, "fingerprint": fingerprint, "dry_run": true});
+    refused(launch(body(json!({"size": "large"}), json!("latest"))).await, "fingerprint.size: baseline #");
+    refused(launch(body(json!({}), json!(reused))).await, "reuse_baseline: experiment");
+    // Older than the suite's maximum age (168 h by default).
+    sql(&app, &format!("UPDATE experiments SET finished_at = finished_at - {} WHERE id = {e1}", 200 * HOUR)).await;
+    refused(launch(body(json!({}), json!(e1))).await, "age: baseline #");
+    // Rows gone from the store but still in finelog: restored, and the reuse is allowed.
+    let trial = app.store.trials(e2).await.unwrap()[0].id;
+    sql(&app, &format!("DELETE FROM stage_rows WHERE trial_id = {trial}")).await;
+    assert_eq!(launch(body(json!({}), json!(e2))).await.status, 200);
+    assert!(!app.store.stage_rows(trial).await.unwrap().is_empty(), "the rows came back from finelog");
+    // Executions neither in the store nor in finelog: refused.
+    sql(&app, &format!("DELETE FROM stage_rows WHERE trial_id = {trial}")).await;
+    sql(&app, &format!("UPDATE trials SET execution_ids = '[\"20261120-030000-00000000\"]' WHERE id = {trial}")).await;
+    refused(launch(body(json!({}), json!(e2))).await, "measurements: baseline #");
+}
+
+#[tokio::test]
+async fn two_replicas_on_one_postgres_launch_each_tick_once_and_ab_schedules_compare_with_the_last_good_sha() {
+    let db = store::testing::TestDb::postgres().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    repository(&repo);
+    let a = TestApp::builder().database_url(&db.url).start().await;
+    let b = TestApp::builder().database_url(&db.url).start().await;
+    install(&a, &scheduled_suite(&repo, "ab")).await;
+
+    for (night, expect_base) in [(0, "self"), (DAY, "first")] {
+        if night > 0 {
+            git(&repo, &["commit", "-q", "--allow-empty", "-m", "next"]);
+        }
+        let (ra, rb) = tokio::join!(
+            engine::schedules::tick(&a.state.engine, nightly(night + 1000)),
+            engine::schedules::tick(&b.state.engine, nightly(night + 1000))
+        );
+        let all: Vec<_> = ra.into_iter().chain(rb).collect();
+        assert_eq!(all.len(), 1, "exactly one replica claims the tick: {all:?}");
+        assert_eq!(all[0].outcome, "launched", "{all:?}");
+        let id = all[0].experiment_id.unwrap();
+        let arms = a.store.arms(id).await.unwrap();
+        let sha_of = |name: &str| arms.iter().find(|r| r.1 == name).and_then(|r| r.3.clone()).unwrap();
+        let head = git(&repo, &["rev-parse", "main"]).trim().to_string();
+        assert_eq!(sha_of("treatment"), head);
+        let base = if expect_base == "self" { head.clone() } else { git(&repo, &["rev-parse", "main~1"]).trim().to_string() };
+        assert_eq!(sha_of("control"), base, "night {night}: {expect_base}");
+        // The first night's A/B ends well, so the next night compares against its SHA.
+        a.store.record_verdict(id, judge::Verdict::Pass, &[], &json!({}), None).await.unwrap();
+    }
+    let experiments: i64 =
+        store::on_pool!(&a.store, pool => sqlx::query_scalar("SELECT count(*) FROM experiments").fetch_one(pool).await).unwrap();
+    assert_eq!(experiments, 2);
+    drop((a, b));
+    db.cleanup().await;
+}

@@ -1,0 +1,315 @@
+//! The protections around the routes: cross-site request forgery, session fixation and expiry,
+//! sign-in throttling, share-link revocation, path traversal, oversize bodies, headers, audit.
+
+use crate::common;
+
+use common::test_app::{Body, TestApp, PASSWORD};
+use reqwest::Method;
+use serde_json::json;
+use server::auth::throttle::Limits;
+use std::time::Duration;
+use store::people::Role;
+
+#[tokio::test]
+async fn cross_site_posts_are_refused() {
+    let app = TestApp::builder().start().await;
+    let mut viewer = app.signed_in(Role::Viewer).await;
+    let history = || Some(Body::Json(json!({"filter": {}})));
+    assert_eq!(viewer.send(Method::POST, "/fn/history", history()).await.status, 200, "same origin works");
+
+    viewer.origin = Some("http://evil.example".into());
+    let r = viewer.send(Method::POST, "/fn/history", history()).await;
+    assert_eq!(r.status, 403, "{}", r.text);
+    assert!(r.text.contains("cross-site request refused"), "{}", r.text);
+
+    viewer.origin = None;
+    let r = viewer.send(Method::POST, "/fn/history", history()).await;
+    assert_eq!(r.status, 403, "no Origin and no Referer is refused: {}", r.text);
+
+    // The sign-in form itself (login CSRF) and sign-out are covered too.
+    let mut stranger = app.anonymous();
+    stranger.origin = Some("http://evil.example".into());
+    let r = stranger.post_form("/login", &[("username", "x"), ("password", "y")]).await;
+    assert_eq!(r.status, 403);
+    viewer.origin = Some("http://evil.example".into());
+    assert_eq!(viewer.post_form("/logout", &[]).await.status, 403);
+    viewer.origin = Some(app.base.clone());
+    assert_eq!(viewer.get("/api/v1/experiments").await.status, 200, "the forged sign-out did not end the session");
+}
+
+#[tokio::test]
+async fn the_session_id_changes_at_sign_in_and_dies_at_sign_out() {
+    let app = TestApp::builder().start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let client = app.anonymous();
+    // An anonymous visitor gets a session by opening a share link (the fixation vector).
+    let experiment = app.experiment("x", None).await;
+    let r = client.get(&format!("/share/{}", app.share(experiment).await)).await;
+    assert_eq!(r.status, 303);
+    let before = client.session_cookie().expect("a session before sign-in");
+    let r = client.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let after = client.session_cookie().expect("a session after sign-in");
+    assert_ne!(before, after, "the session id must change at sign-in");
+
+    // The old id is worth nothing.
+    let stale = app.anonymous();
+    stale.jar.add_cookie_str(&format!("arbiter_session={before}"), &app.base.parse().unwrap());
+    assert_eq!(stale.get("/api/v1/experiments").await.status, 401);
+    assert_eq!(client.get("/api/v1/experiments").await.status, 200);
+
+    assert_eq!(client.post_form("/logout", &[]).await.status, 303);
+    let replay = app.anonymous();
+    replay.jar.add_cookie_str(&format!("arbiter_session={after}"), &app.base.parse().unwrap());
+    assert_eq!(replay.get("/api/v1/experiments").await.status, 401, "signed out means the id is dead");
+}
+
+#[tokio::test]
+async fn session_cookie_flags_and_absolute_expiry() {
+    let app = TestApp::builder().public_url("https://arbiter.example.com").start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let mut client = app.anonymous();
+    client.origin = Some("https://arbiter.example.com".into());
+    let r = client.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let cookie = r.headers.get("set-cookie").unwrap().to_str().unwrap().to_string();
+    for flag in ["HttpOnly", "SameSite=Lax", "Secure", "Max-Age="] {
+        assert!(cookie.contains(flag), "{flag} missing in {cookie}");
+    }
+
+    // Without a public URL, a proxy's `X-Forwarded-Proto: https` makes the cookie Secure too.
+    let app = TestApp::builder().start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let plain = app.anonymous().post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert!(!plain.headers.get("set-cookie").unwrap().to_str().unwrap().contains("Secure"), "plain http: no Secure flag");
+    let client = app.anonymous();
+    let proxied = client
+        .http
+        .post(format!("{}/login", app.base))
+        .header("origin", &app.base)
+        .header("x-forwarded-proto", "https")
+        .form(&[("username", name.as_str()), ("password", PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    assert!(proxied.headers().get("set-cookie").unwrap().to_str().unwrap().contains("; Secure"));
+
+    let app = TestApp::builder().session_max(Duration::from_secs(3)).start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let client = app.sign_in(&name).await;
+    // Activity does not extend the absolute limit.
+    for _ in 0..3 {
+        assert_eq!(client.get("/api/v1/experiments").await.status, 200);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    assert_eq!(client.get("/api/v1/experiments").await.status, 401, "the session outlived its absolute limit");
+}
+
+#[tokio::test]
+async fn disabled_users_and_revoked_tokens_lose_access_at_once() {
+    let app = TestApp::builder().start().await;
+    let (id, name) = app.user(Role::Launcher).await;
+    let browser = app.sign_in(&name).await;
+    let (token_client, token_id) = app.with_token(Role::Launcher).await;
+    assert_eq!(browser.get("/api/v1/tokens").await.status, 200);
+    assert_eq!(token_client.get("/api/v1/tokens").await.status, 200);
+
+    let admin = app.signed_in(Role::Admin).await;
+    let r = admin
+        .send(Method::PATCH, &format!("/api/v1/users/{id}"), Some(Body::Json(json!({"disabled": true, "reason": "left the team"}))))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(browser.get("/api/v1/tokens").await.status, 401);
+
+    let r = admin.send(Method::DELETE, &format!("/api/v1/tokens/{token_id}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let r = token_client.get("/api/v1/tokens").await;
+    assert_eq!(r.status, 401);
+    assert!(r.text.contains("revoked"), "{}", r.text);
+
+    let audit = admin.get("/api/v1/audit").await.json();
+    let actions: Vec<&str> = audit.as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert!(actions.contains(&"user.update") && actions.contains(&"token.revoke") && actions.contains(&"token.create"), "{actions:?}");
+    let update = audit.as_array().unwrap().iter().find(|e| e["action"] == "user.update").unwrap();
+    assert_eq!(update["reason"], "left the team");
+    assert!(update["actor"].as_str().unwrap().starts_with("admin-"), "{update}");
+}
+
+#[tokio::test]
+async fn the_last_admin_stays_an_admin() {
+    let app = TestApp::builder().start().await;
+    let (id, name) = app.user(Role::Admin).await;
+    let admin = app.sign_in(&name).await;
+    let r = admin.send(Method::PATCH, &format!("/api/v1/users/{id}"), Some(Body::Json(json!({"role": "viewer"})))).await;
+    assert_eq!(r.status, 409, "{}", r.text);
+    assert!(r.text.contains("last active admin"), "{}", r.text);
+}
+
+#[tokio::test]
+async fn a_share_link_opens_one_experiment_until_revoked() {
+    let app = TestApp::builder().start().await;
+    let (launcher_id, launcher_name) = app.user(Role::Launcher).await;
+    let launcher = app.sign_in(&launcher_name).await;
+    let mine = app.experiment("mine", Some(launcher_id)).await;
+    let other = app.experiment("other", None).await;
+
+    let r = launcher.send(Method::POST, &format!("/api/v1/experiments/{mine}/shares"), None).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let url = r.json()["url"].as_str().unwrap().to_string();
+    let path = url.strip_prefix(&app.base).expect("the link points at this server").to_string();
+    let r = launcher.send(Method::POST, &format!("/api/v1/experiments/{other}/shares"), None).await;
+    assert_eq!(r.status, 403, "a launcher shares only their own experiments: {}", r.text);
+
+    let reviewer = app.anonymous();
+    let r = reviewer.get(&path).await;
+    assert_eq!((r.status, r.location()), (303, Some(format!("/experiments/{mine}").as_str())));
+    let page = reviewer.get(&format!("/experiments/{mine}")).await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("mine"), "the page shows the experiment");
+    assert_eq!(reviewer.get(&format!("/api/v1/experiments/{mine}")).await.status, 200);
+    assert_eq!(reviewer.get(&format!("/experiments/{other}")).await.status, 303, "another experiment is closed");
+    assert_eq!(reviewer.get("/experiments").await.status, 303, "the history is closed");
+    // Also as a query parameter (chart images and downloads embedded elsewhere).
+    let secret = path.trim_start_matches("/share/");
+    assert_eq!(app.anonymous().get(&format!("/api/v1/experiments/{mine}?share={secret}")).await.status, 200);
+
+    let r = launcher.send(Method::DELETE, &format!("/api/v1/experiments/{mine}/shares"), None).await;
+    assert_eq!((r.status, r.json()["revoked"].as_u64()), (200, Some(1)));
+    assert_eq!(reviewer.get(&format!("/experiments/{mine}")).await.status, 303, "revoked: back to sign-in");
+    assert_eq!(reviewer.get(&path).await.status, 404);
+}
+
+#[tokio::test]
+async fn sign_in_is_throttled_per_account_and_per_address() {
+    let limits = Limits { per_account: 3, per_address: 6, window: Duration::from_secs(600) };
+    let app = TestApp::builder().limits(limits).start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let client = app.anonymous();
+    for _ in 0..3 {
+        let r = client.post_form("/login", &[("username", &name), ("password", "wrong wrong wrong")]).await;
+        assert_eq!(r.status, 303);
+        assert!(r.location().unwrap().contains("error=wrong"), "{:?}", r.location());
+    }
+    let r = client.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 429, "even the right password waits: {}", r.text);
+    let wait: u64 = r.headers.get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
+    assert!((1..=600).contains(&wait), "{wait}");
+    assert!(r.text.contains("too many failed sign-ins"), "{}", r.text);
+    // Per address: other names from the same address run out too.
+    for n in 0..3 {
+        let r = client.post_form("/login", &[("username", &format!("ghost{n}")), ("password", "nope nope nope")]).await;
+        assert_eq!(r.status, 303);
+    }
+    let (_, fresh) = app.user(Role::Viewer).await;
+    let r = client.post_form("/login", &[("username", &fresh), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 429, "the address used up its failures: {}", r.text);
+}
+
+#[tokio::test]
+async fn downloads_stay_inside_the_experiment() {
+    let app = TestApp::builder().start().await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    let id = app.experiment("files", None).await;
+    let dir = engine::experiment_dir(&app.state.data_dir, id);
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
+    std::fs::write(dir.join("logs/trial-1.log"), "stage ok\n").unwrap();
+    std::fs::write(app.state.data_dir.join("secret.txt"), "top secret").unwrap();
+    std::os::unix::fs::symlink(app.state.data_dir.join("secret.txt"), dir.join("escape.txt")).unwrap();
+    std::os::unix::fs::symlink(app.state.data_dir.join("arbiter.db"), dir.join("db.log")).unwrap();
+
+    let ok = viewer.get(&format!("/experiments/{id}/files/logs/trial-1.log")).await;
+    assert_eq!((ok.status, ok.text.as_str()), (200, "stage ok\n"));
+    assert!(ok.headers.get("content-security-policy").unwrap().to_str().unwrap().contains("sandbox"));
+
+    for (path, expected) in [
+        ("logs/../../../secret.txt", [400, 404]),
+        ("..%2F..%2Fsecret.txt", [400, 404]),
+        ("logs/%2e%2e/%2e%2e/%2e%2e/secret.txt", [400, 404]),
+        ("%2Fetc%2Fpasswd", [400, 404]),
+        (".hidden", [400, 400]),
+        ("escape.txt", [404, 404]),
+        ("db.log", [404, 404]),
+        ("logs/missing.log", [404, 404]),
+    ] {
+        let r = viewer.get(&format!("/experiments/{id}/files/{path}")).await;
+        assert!(expected.contains(&r.status), "{path}: got {} {}", r.status, r.text);
+        assert!(!r.text.contains("top secret") && !r.text.contains("SQLite"), "{path} leaked a file");
+    }
+}
+
+#[tokio::test]
+async fn oversize_and_malformed_bodies_get_clear_4xx() {
+    let app = TestApp::builder().start().await;
+    let admin = app.signed_in(Role::Admin).await;
+    let big = vec![b'x'; server::hardening::MAX_BODY_BYTES + 1];
+    let r = admin.send(Method::POST, "/api/v1/users", Some(Body::Raw("application/json", big))).await;
+    assert_eq!(r.status, 413, "{}", r.text);
+
+    let r = admin.send(Method::POST, "/api/v1/users", Some(Body::Raw("application/json", b"{\"name\": ".to_vec()))).await;
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"].as_str().unwrap().to_lowercase().contains("json"), "{}", r.text);
+
+    let r = admin.post_json("/api/v1/users", json!({"name": "x", "role": "emperor", "password": PASSWORD})).await;
+    assert_eq!(r.status, 400);
+    assert!(r.text.contains("emperor"), "the message names the bad value: {}", r.text);
+
+    let r = admin.post_json("/api/v1/users", json!({"name": "bob", "role": "viewer", "password": "short"})).await;
+    assert_eq!(r.status, 400);
+    assert!(r.text.contains("at least 12"), "{}", r.text);
+    assert!(app.store.user_by_name("bob").await.unwrap().is_none(), "nothing half-stored");
+
+    let r = admin.get("/api/v1/experiments?limit=0").await;
+    assert_eq!(r.status, 400);
+    assert!(r.text.contains("limit"), "{}", r.text);
+    let r = admin.get("/api/v1/experiments?colour=red").await;
+    assert_eq!(r.status, 400, "unknown parameters are named, not ignored: {}", r.text);
+    assert!(r.headers.get("x-request-id").is_some());
+}
+
+#[tokio::test]
+async fn tokens_through_the_api_are_shown_once_and_listed_without_secrets() {
+    let app = TestApp::builder().start().await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let r = launcher.post_json("/api/v1/tokens", json!({"name": "ci-nightly", "expires_in_days": 30})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let secret = r.json()["token"].as_str().unwrap().to_string();
+    let r = launcher.post_json("/api/v1/tokens", json!({"name": "too-strong", "role": "admin"})).await;
+    assert_eq!(r.status, 403, "{}", r.text);
+
+    let mut ci = app.anonymous();
+    ci.bearer = Some(secret.clone());
+    assert_eq!(ci.get("/api/v1/experiments").await.status, 200);
+    let listed = launcher.get("/api/v1/tokens").await;
+    assert!(!listed.text.contains(&secret[4..]), "a listing never shows a secret");
+    let tokens = listed.json();
+    assert_eq!(tokens.as_array().unwrap().len(), 1);
+    assert_eq!(tokens[0]["name"], "ci-nightly");
+    assert!(tokens[0]["last_used_at"].as_i64().is_some(), "last use is recorded: {tokens}");
+    assert!(tokens[0]["expires_at"].as_i64().is_some());
+
+    let page = launcher.get("/account").await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("ci-nightly") && !page.text.contains(&secret[4..]), "the account page lists tokens, never secrets");
+    let admin = app.signed_in(Role::Admin).await;
+    let page = admin.get("/admin").await;
+    assert!(page.text.contains("token.create") && page.text.contains("launcher-1"), "admins see the audit log and the users");
+}
+
+#[tokio::test]
+async fn pages_carry_a_nonce_csp_and_api_errors_hide_internals() {
+    let app = TestApp::builder().start().await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    let page = viewer.get("/experiments").await;
+    assert_eq!(page.status, 200);
+    let csp = page.headers.get("content-security-policy").unwrap().to_str().unwrap().to_string();
+    let nonce = csp.split("'nonce-").nth(1).and_then(|s| s.split('\'').next()).expect("a nonce in the CSP").to_string();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'wasm-unsafe-eval'"), "{csp}");
+    assert!(page.text.contains(&format!("nonce=\"{nonce}\"")), "the page's scripts carry the nonce");
+    let again = viewer.get("/experiments").await;
+    assert!(!again.headers.get("content-security-policy").unwrap().to_str().unwrap().contains(&nonce), "a fresh nonce per response");
+    assert_eq!(page.headers.get("x-content-type-options").unwrap(), "nosniff");
+    let api = viewer.get("/api/v1/experiments/424242").await;
+    assert_eq!(api.status, 404);
+    assert_eq!(api.json()["error"], "no experiment 424242");
+}

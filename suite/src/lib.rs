@@ -1,0 +1,136 @@
+//! Suite definitions: a `suites/*.toml` file parsed and checked (its fingerprint fields, `[judge]`,
+//! `[warp]`, `[cluster]`, `[[schedules]]` and `[notify]`). Pure but for reading the folder; the engine
+//! copies them into the store, the server serves them, and the app reads them typed.
+
+pub mod cluster;
+pub mod definition;
+pub mod notify;
+pub mod schedule;
+pub mod warp;
+
+pub use definition::SuiteDefinition;
+
+use std::path::{Path, PathBuf};
+
+/// One suite file, read and checked.
+#[derive(Debug, Clone)]
+pub struct LoadedSuite {
+    pub path: PathBuf,
+    pub definition: SuiteDefinition,
+}
+
+fn is_url(repository: &str) -> bool {
+    repository.contains("://") || repository.starts_with("git@")
+}
+
+/// Reads every `*.toml` in `dir` (none when the folder does not exist). One bad file fails the whole
+/// load with the file and its problem named: a server must not start with half its suites.
+pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read the suites folder {}: {e}", dir.display())),
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    paths.sort();
+    let mut suites: Vec<LoadedSuite> = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut definition = SuiteDefinition::from_toml(&text).map_err(|e| format!("suite file {}: {e}", path.display()))?;
+        if let Some(first) = suites.iter().find(|s| s.definition.name == definition.name) {
+            return Err(format!("suite {:?} is defined twice: {} and {}", definition.name, first.path.display(), path.display()));
+        }
+        // A local repository is relative to the suite file's folder (stored absolute, so that the
+        // suites page shows a definition that means the same wherever it is saved from).
+        let folder = std::path::absolute(path.parent().unwrap_or(Path::new(".")))
+            .unwrap_or_else(|_| path.parent().unwrap_or(Path::new(".")).to_path_buf());
+        if !is_url(&definition.repository) && Path::new(&definition.repository).is_relative() {
+            let base = folder.as_path();
+            definition.repository = base.join(&definition.repository).to_string_lossy().into_owned();
+        }
+        // So are a warp suite's prebuilt binaries and credentials file.
+        if let Some(warp) = definition.warp.as_mut() {
+            let base = folder.as_path();
+            let absolute = |p: &mut String| {
+                if Path::new(p.as_str()).is_relative() {
+                    *p = base.join(p.as_str()).to_string_lossy().into_owned();
+                }
+            };
+            warp.binaries.values_mut().for_each(absolute);
+            warp.credentials_file.iter_mut().for_each(absolute);
+            warp.warp_bin.iter_mut().filter(|p| p.contains('/')).for_each(absolute);
+        }
+        suites.push(LoadedSuite { path, definition });
+    }
+    Ok(suites)
+}
+
+/// A suite written in the UI: checked like a file, but with nothing to be relative to, so its
+/// repository (and a warp suite's binaries) must be absolute paths or clone URLs.
+pub fn parse_for_store(text: &str) -> Result<(String, judge::ExperimentKind, serde_json::Value), String> {
+    let definition = SuiteDefinition::from_toml(text)?;
+    if !is_url(&definition.repository) && Path::new(&definition.repository).is_relative() {
+        return Err(format!("repository {:?}: give an absolute path or a clone URL", definition.repository));
+    }
+    let json = serde_json::to_value(&definition).map_err(|e| e.to_string())?;
+    Ok((definition.name, definition.kind, json))
+}
+
+/// A stored definition as TOML (what the suites page shows and edits).
+pub fn to_toml(definition: &serde_json::Value) -> Result<String, String> {
+    let d: SuiteDefinition = serde_json::from_value(definition.clone()).map_err(|e| format!("the stored suite does not parse: {e}"))?;
+    toml::to_string_pretty(&d).map_err(|e| format!("cannot write the suite as TOML: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_shipped_suites_commented_schedule_is_valid_when_uncommented() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let start = text.find("# [[schedules]]").expect("the example schedule");
+        let uncommented = format!("{}{}", &text[..start], text[start..].replace("# ", ""));
+        let suite = super::SuiteDefinition::from_toml(&uncommented).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((suite.schedules.len(), suite.schedules[0].name.as_str()), (1, "nightly"));
+        let bad = uncommented.replace("cron = \"0 3 * * *\"", "cron = \"0 25 * * *\"");
+        assert!(super::SuiteDefinition::from_toml(&bad).unwrap_err().starts_with("schedule \"nightly\": cron: "));
+        let not_allowed = uncommented.replace("sample = \"local/small\"", "sample = \"s3://elsewhere\"");
+        assert!(super::SuiteDefinition::from_toml(&not_allowed).unwrap_err().contains("schedule \"nightly\""));
+    }
+
+    #[test]
+    fn a_suites_judge_table_sets_its_margins_and_bad_values_are_named() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let suite = super::SuiteDefinition::from_toml(&text).unwrap();
+        let m = suite.judge_method(true);
+        assert_eq!((m.cpu_margin_pct, m.elapsed_margin_pct, m.alpha, m.paired), (2.0, 25.0, 0.01, true));
+        let wider = text.replace("cpu_margin_pct = 2\n", "cpu_margin_pct = 5\n");
+        assert_eq!(super::SuiteDefinition::from_toml(&wider).unwrap().judge_method(false).cpu_margin_pct, 5.0);
+        for (from, to, says) in [
+            ("cpu_margin_pct = 2\n", "cpu_margin_pct = 0\n", "judge.cpu_margin_pct = 0: must be a percentage above 0 and below 100"),
+            ("alpha = 0.01\n", "alpha = 0.5\n", "judge.alpha = 0.5: must be above 0 and below 0.5"),
+            ("alpha = 0.01\n", "alpha = 0.01\nbudget = 3\n", "unknown field `budget`"),
+        ] {
+            let err = super::SuiteDefinition::from_toml(&text.replace(from, to)).unwrap_err();
+            assert!(err.contains(says), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_stored_suite_written_as_toml_reads_back_the_same() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let suites = super::load_dir(&dir).unwrap();
+        assert!(suites.len() >= 2);
+        for s in suites {
+            let json = serde_json::to_value(&s.definition).unwrap();
+            let text = super::to_toml(&json).unwrap();
+            let (name, kind, back) = super::parse_for_store(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            assert_eq!((name.as_str(), kind, &back), (s.definition.name.as_str(), s.definition.kind, &json));
+        }
+        let relative = super::to_toml(&serde_json::to_value(&super::load_dir(&dir).unwrap()[0].definition).unwrap())
+            .unwrap()
+            .replace(&std::fs::canonicalize(&dir).unwrap_or(dir.clone()).to_string_lossy().to_string(), "rel");
+        assert!(super::parse_for_store(&relative.replace("repository = \"/", "repository = \"rel/")).unwrap_err().contains("absolute"));
+    }
+}

@@ -1,0 +1,131 @@
+//! `POST /api/v1/experiments`: the launch request the form, `arbiter launch`, a CI job and the
+//! schedules send. Checked and resolved by the engine (`engine::launch`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TrialOrder {
+    /// C,T,C,T…
+    Interleaved,
+    /// C,T,T,C,C,T…
+    Abba,
+    /// All C, then all T.
+    Blocked,
+}
+
+impl TrialOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialOrder::Interleaved => "interleaved",
+            TrialOrder::Abba => "abba",
+            TrialOrder::Blocked => "blocked",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct JsonLaunch {
+    pub suite: String,
+    /// The treatment: a branch, tag or SHA.
+    pub head: String,
+    /// The control; default: the merge-base of the suite's base branch and `head`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// Extra arms, only those named here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arms: Vec<JsonExtraArm>,
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub fingerprint: serde_json::Map<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trials: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<TrialOrder>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exemption: Option<JsonExemption>,
+    /// Warp suites: this experiment's budgets instead of the suite's (recorded with it and in the audit log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<JsonBudgets>,
+    /// A calibration: `trials` same-code runs of `head` (one arm), whose spread becomes the suite's noise
+    /// profile for this fingerprint.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub calibration: bool,
+    /// A baseline run: `head` alone (one `baseline` arm), measured and not compared; later launches
+    /// with the same fingerprint may reuse it as their control (pipeline suites).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub baseline: bool,
+    /// Reuse a baseline run as the control instead of running one: its experiment id, or `"latest"`
+    /// (the newest one that matches). Refused, with the field named, unless its fingerprint equals this
+    /// launch's, its measurements are still complete, and it is younger than the suite's maximum age.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub reuse_baseline: Option<ReuseBaseline>,
+    /// Pipeline suites: the CPU change (percent) the plan's "how many trials?" is sized for; default the
+    /// suite's CPU margin. Only the preview reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detect_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+}
+
+/// Which baseline run a launch reuses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ReuseBaseline {
+    Experiment(i64),
+    Latest(LatestWord),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatestWord {
+    Latest,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct JsonExtraArm {
+    pub name: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<JsonConfigDiff>,
+}
+
+/// How a configuration-only arm differs from its ref.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum JsonConfigDiff {
+    /// A commit applied to the arm's worktree.
+    Commit(String),
+    /// A patch (unified diff) applied to the arm's worktree.
+    Patch(String),
+    /// Settings outside the fingerprint, passed to the arm's environment.
+    Overrides(BTreeMap<String, String>),
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct JsonBudgets {
+    /// FAIL beyond this relative change, in %.
+    pub fail_pct: f64,
+    /// WARN beyond this relative change, in %.
+    pub warn_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct JsonExemption {
+    pub reason: String,
+}
