@@ -74,6 +74,7 @@ async fn wait_judged(server: &RunningServer, id: i64) -> Value {
 
 #[tokio::test]
 async fn a_trial_that_outlives_the_server_is_reattached() {
+    let _trials = common::running_trials().await;
     let tmp = tempfile::tempdir().unwrap();
     let suites = setup(tmp.path(), 2.0);
     let finelog = FinelogServer::start(None);
@@ -97,7 +98,8 @@ async fn a_trial_that_outlives_the_server_is_reattached() {
 }
 
 #[tokio::test]
-async fn a_trial_that_died_with_the_server_is_requeued_once() {
+async fn measured_a_trial_that_died_with_the_server_is_requeued_once() {
+    let _measuring = common::measuring().await;
     let tmp = tempfile::tempdir().unwrap();
     let suites = setup(tmp.path(), 2.0);
     let finelog = FinelogServer::start(None);
@@ -132,6 +134,7 @@ fn finelog_runs(pid: u32) -> bool {
 /// clean stop with nothing running stops it.
 #[tokio::test]
 async fn the_finelog_arbiter_starts_outlives_a_crash_and_is_adopted() {
+    let _trials = common::running_trials().await;
     let tmp = tempfile::tempdir().unwrap();
     let suites = setup(tmp.path(), 2.0);
     let data = tmp.path().join("data");

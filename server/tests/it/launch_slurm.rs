@@ -31,7 +31,8 @@ fn trials(e: &Value) -> &Vec<Value> {
 }
 
 #[tokio::test]
-async fn the_example_suite_runs_on_a_real_slurm() {
+async fn measured_the_example_suite_runs_on_a_real_slurm() {
+    let _measuring = common::measuring().await;
     let tmp = tempfile::tempdir().unwrap();
     let mut slurm = Slurm::start();
     let app = TestApp::builder().python(python()).scheduler(None).start().await;
@@ -117,6 +118,7 @@ async fn the_example_suite_runs_on_a_real_slurm() {
 /// id (no re-queue) and the experiment completes.
 #[tokio::test]
 async fn a_restarted_server_follows_its_cluster_jobs() {
+    let _trials = common::running_trials().await;
     use common::git::git;
     use common::RunningServer;
     let tmp = tempfile::tempdir().unwrap();

@@ -31,7 +31,7 @@ fn rows_of<'a>(rows: &'a [Value], prefix: &str) -> Vec<&'a Value> {
 }
 
 #[tokio::test]
-async fn an_a_a_passes_and_a_cpu_starved_server_fails() {
+async fn measured_an_a_a_passes_and_a_cpu_starved_server_fails() {
     s3s_fs();
     let tmp = tempfile::tempdir().unwrap();
     let repo = example_repo(tmp.path());
@@ -58,7 +58,7 @@ async fn an_a_a_passes_and_a_cpu_starved_server_fails() {
     assert!(loads[0].as_array().unwrap().iter().any(|a| a == "put"), "{loads:?}");
     assert!(plan["estimated_minutes"].as_f64().unwrap() > 0.0);
 
-    let _measuring = common::MEASURING.lock().await;
+    let _measuring = common::measuring().await;
     let started = Instant::now();
     let id =
         launcher.launch(json!({"suite": "s3s", "head": "main", "base": "main", "arms": [{"name": "starved", "ref": "cpu-starved"}]})).await;
@@ -106,7 +106,7 @@ async fn servers_that_exit_or_never_become_healthy_fail_their_phase_with_logs() 
     let fast = fast();
     let app = app_with(&[suite_text("s3s-fast", &repo, &fast, "")]).await;
     let launcher = app.signed_in(Role::Launcher).await;
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let id = launcher
         .launch(json!({"suite": "s3s-fast", "head": "exits-at-start", "base": "main",
                "arms": [{"name": "hangs", "ref": "never-healthy"}]}))
@@ -145,7 +145,7 @@ async fn wrong_credentials_leave_missing_evidence_not_a_pass() {
     let fast = [SMALL, &[("rounds", "1"), ("duration", "\"1s\""), ("warmup", "\"0s\""), ("server", fixed)]].concat();
     let app = app_with(&[suite_text("s3s-keys", &repo, &fast, "")]).await;
     let launcher = app.signed_in(Role::Launcher).await;
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let id = launcher.launch(json!({"suite": "s3s-keys", "head": "main", "base": "main"})).await;
     let e = launcher.wait_until_ended(id, 180).await;
     assert_eq!(e["verdict"], "FAIL", "{e}");
@@ -203,7 +203,7 @@ async fn external_mode_runs_the_deploy_hook_before_each_phase() {
         .join("\n");
     let app = app_with(&[text]).await;
     let launcher = app.signed_in(Role::Launcher).await;
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let id = launcher.launch(json!({"suite": "s3s-ext", "head": "main", "base": "main"})).await;
     let e = launcher.wait_until_ended(id, 180).await;
     // One 1-second round per phase is too short to judge an A/A against 10 % budgets; this test is about
@@ -227,7 +227,7 @@ async fn cancelling_a_warp_experiment_stops_its_server() {
     let long = [SMALL, &[("rounds", "5"), ("duration", "\"5s\"")]].concat();
     let app = app_with(&[suite_text("s3s-long", &repo, &long, "")]).await;
     let launcher = app.signed_in(Role::Launcher).await;
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let id = launcher.launch(json!({"suite": "s3s-long", "head": "main", "base": "main"})).await;
     // Wait until the first phase's server runs (its pid is the trial's job id).
     let deadline = Instant::now() + std::time::Duration::from_secs(60);
@@ -266,7 +266,7 @@ async fn cancelling_a_warp_experiment_stops_its_server() {
 
 #[tokio::test]
 async fn arbiter_load_measures_a_real_s3_server() {
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let s3s = s3s_fs();
     let tmp = tempfile::tempdir().unwrap();
     let port = common::free_port();
@@ -349,7 +349,7 @@ async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again(
     std::fs::write(suites.join("s3s.toml"), suite_text("s3s-crash", &repo, &fast, "")).unwrap();
     let data = tmp.path().join("data");
     let args = ["--suites-dir", suites.to_str().unwrap(), "--finelog-url", "http://127.0.0.1:9"];
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let server = common::RunningServer::start_with(&data, None, &args).await;
     server.sign_in().await;
     let (status, r) = server.post_json("/api/v1/experiments", &json!({"suite": "s3s-crash", "head": "main", "base": "main"})).await;
@@ -407,7 +407,7 @@ async fn a_suite_can_measure_with_warp_instead() {
     let missing = "tool = \"warp\"\nwarp_bin = \"/nonexistent/warp\"\n";
     let app = app_with(&[suite_text("s3s-warp", &repo, &settings, &with_warp), suite_text("s3s-nowarp", &repo, &settings, missing)]).await;
     let launcher = app.signed_in(Role::Launcher).await;
-    let _measuring = common::MEASURING.lock().await;
+    let _trials = common::running_trials().await;
     let plan = launcher
         .post_json("/api/v1/experiments", json!({"suite": "s3s-warp", "head": "main", "base": "main", "dry_run": true}))
         .await
@@ -434,7 +434,7 @@ async fn a_suite_can_measure_with_warp_instead() {
 }
 
 #[tokio::test]
-async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
+async fn measured_arbiter_launch_waits_and_exits_with_the_verdicts_code() {
     s3s_fs();
     let tmp = tempfile::tempdir().unwrap();
     let repo = example_repo(tmp.path());
@@ -447,7 +447,7 @@ async fn arbiter_launch_waits_and_exits_with_the_verdicts_code() {
         cmd.args(["launch", "--server", &app.base, "--suite", suite]).args(extra).env_remove("ARBITER_TOKEN");
         cmd
     };
-    let _measuring = common::MEASURING.lock().await;
+    let _measuring = common::measuring().await;
     // A bad token: exit 2, said plainly.
     let out = cli("s3s-cli", &["--token", "not-a-token", "--treatment-ref", "main"]).output().await.unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -14,8 +14,8 @@ use std::time::Instant;
 use store::people::Role;
 
 #[tokio::test]
-async fn the_example_suite_judges_real_zephyr_pipelines() {
-    let _measuring = common::MEASURING.lock().await;
+async fn measured_the_example_suite_judges_real_zephyr_pipelines() {
+    let _measuring = common::measuring().await;
     let tmp = tempfile::tempdir().unwrap();
     // No finelog URL: the app starts its own finelog server with the venv's Python.
     let app = TestApp::builder().python(python()).scheduler(None).start().await;

@@ -166,10 +166,32 @@ pub fn serve_expecting_failure(cmd: &mut Command) -> Output {
     }
     child.wait_with_output().unwrap()
 }
-/// Tests whose verdicts rest on measured speed (warp phases, the A/B CPU launches, the example
-/// pipelines) hold this while they measure: they share one binary, and two of them at once on 2 cores
-/// would each measure the other's load.
-pub static MEASURING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+/// Measured speed and the machine's load. A test whose assertion rests on a verdict from measured CPU
+/// or speed is named `measured_…` and holds this exclusively ([`measuring`]); every other test that runs
+/// real trials holds it shared ([`running_trials`]). `scripts/test.sh` runs the `measured_` tests in a
+/// pass of their own, one at a time, after the rest: on 2 vCPUs even a test that runs no trial (a page
+/// benchmark, the compare matrix) inflates the CPU-seconds measured on the other (an A/A once read
+/// +86 % CPU on one stage, detected, beside such a test), and a plain `cargo test` still keeps trials
+/// apart through this lock.
+static MEASURING: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// Held by a test whose verdict rests on measured speed: no other trial runs meanwhile. The test must
+/// be named `measured_…`, so that `scripts/test.sh` runs it alone.
+pub async fn measuring() -> tokio::sync::RwLockWriteGuard<'static, ()> {
+    let thread = std::thread::current();
+    let name = thread.name().unwrap_or_default();
+    assert!(
+        name.rsplit("::").next().is_some_and(|test| test.starts_with("measured_")),
+        "{name}: a test that measures is named measured_… so that scripts/test.sh runs it alone"
+    );
+    MEASURING.write().await
+}
+
+/// Held by a test that runs real trials but asserts nothing measured: such tests may run together,
+/// never beside a measuring one.
+pub async fn running_trials() -> tokio::sync::RwLockReadGuard<'static, ()> {
+    MEASURING.read().await
+}
 
 pub mod bench;
 pub mod example;
