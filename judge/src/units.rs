@@ -129,6 +129,15 @@ pub fn utc_rfc3339(secs: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// "1 trial an arm", "3 trials an arm": the plan's size in the launch preview and `arbiter launch --dry-run`.
+pub fn trials_an_arm(n: u64) -> String {
+    if n == 1 {
+        "1 trial an arm".into()
+    } else {
+        format!("{n} trials an arm")
+    }
+}
+
 /// "10s", "1.5s", "2m", "500ms" or plain seconds.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
@@ -149,7 +158,12 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_date, parse_size, utc_rfc3339};
+    use super::{parse_date, parse_size, trials_an_arm, utc_rfc3339};
+
+    #[test]
+    fn one_trial_is_singular() {
+        assert_eq!((trials_an_arm(1), trials_an_arm(2)), ("1 trial an arm".to_string(), "2 trials an arm".to_string()));
+    }
 
     #[test]
     fn dates() {

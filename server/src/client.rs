@@ -94,14 +94,14 @@ pub fn plan_text(plan: &Value) -> String {
         use judge::pipeline::report::fmt_margin;
         let target = fmt_margin(d["target_pct"].as_f64().unwrap_or(f64::NAN));
         let need = match d["trials_for_target"].as_u64() {
-            Some(n) => format!("±{target} needs about {n} trials an arm"),
+            Some(n) => format!("±{target} needs about {}", judge::units::trials_an_arm(n)),
             None => format!("±{target} needs more than {} trials an arm", judge::pipeline::power::MAX_PLANNED_TRIALS),
         };
         let _ = writeln!(
             out,
-            "can detect ±{} with {} trials an arm (80 % of the time at a {} error rate; spread {} from {}); {need}",
+            "can detect ±{} with {} (80 % of the time at a {} error rate; spread {} from {}); {need}",
             fmt_margin(mde),
-            plan["trials_per_arm"],
+            judge::units::trials_an_arm(plan["trials_per_arm"].as_u64().unwrap_or(0)),
             fmt_margin(100.0 * d["alpha"].as_f64().unwrap_or(f64::NAN)),
             fmt_margin(d["spread_pct"].as_f64().unwrap_or(f64::NAN)),
             text(&d["spread_source"])

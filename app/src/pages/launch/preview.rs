@@ -40,16 +40,16 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
     let need = d["trials_for_target"].as_u64().map(|t| t as u32);
     view! {
         <div class="power" aria-label="What these trials can detect">
-            <p class="detectable"><strong>{format!("Can detect ±{} with {n} trials an arm.", fmt_margin(num("mde_pct")))}</strong> " " {head}</p>
+            <p class="detectable"><strong>{format!("Can detect ±{} with {}.", fmt_margin(num("mde_pct")), judge::units::trials_an_arm(n))}</strong> " " {head}</p>
             {noisiest.map(|(stage, m)| view! { <p class="muted">{format!("The noisiest stage, {stage}, needs ±{} to be detected as often.", fmt_margin(m))}</p> })}
             <p class="needed">
                 {match need {
-                    Some(t) if t as u64 == n => format!("±{target} needs {t} trials an arm: this plan has them."),
-                    Some(t) => format!("±{target} needs about {t} trials an arm."),
+                    Some(t) if t as u64 == n => format!("±{target} needs {}: this plan has them.", judge::units::trials_an_arm(t.into())),
+                    Some(t) => format!("±{target} needs about {}.", judge::units::trials_an_arm(t.into())),
                     None => format!("±{target} needs more than {} trials an arm (the most a launch may ask for): widen the change, or calibrate the suite to measure its spread.", judge::pipeline::power::MAX_PLANNED_TRIALS),
                 }}
                 {need.filter(|t| *t as u64 != n).map(|t| view! {
-                    " " <button type="button" class="use-trials" on:click=move |_| use_trials.run(t)>{format!("Use {t} trials")}</button>
+                    " " <button type="button" class="use-trials" on:click=move |_| use_trials.run(t)>{if t == 1 { "Use 1 trial".to_string() } else { format!("Use {t} trials") }}</button>
                 })}
             </p>
         </div>
