@@ -129,6 +129,8 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
         title: Some(title),
         exemption: None,
         budgets: None,
+        // A schedule runs the suite's full matrix (the nightly).
+        warp: None,
         calibration: false,
         baseline: schedule.mode == ScheduleMode::Baseline,
         reuse_baseline: None,

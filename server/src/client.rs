@@ -6,7 +6,7 @@ use judge::{ExperimentStatus, TrialState};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use wire::experiment::JsonExperiment;
-use wire::launch::{JsonExemption, JsonExtraArm, JsonLaunch, LatestWord, ReuseBaseline};
+use wire::launch::{JsonExemption, JsonExtraArm, JsonLaunch, JsonWarpMatrix, LatestWord, ReuseBaseline, WarpPreset};
 
 #[derive(Debug, clap::Args)]
 pub struct LaunchArgs {
@@ -43,6 +43,30 @@ pub struct LaunchArgs {
     pub allow_regression: bool,
     #[arg(long)]
     pub reason: Option<String>,
+    /// Warp suites: `smoke` runs the suite's quick matrix (a first answer in minutes), `full` its own.
+    #[arg(long, value_enum, value_name = "smoke|full")]
+    pub preset: Option<MatrixPreset>,
+    /// Warp suites: only these of the suite's workloads (comma-separated, e.g. put-4KiB,get-4KiB).
+    #[arg(long, value_delimiter = ',')]
+    pub workloads: Vec<String>,
+    /// Warp suites: only these drive-sync values (on, off; comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub drive_sync: Vec<String>,
+    /// Warp suites: rounds per workload, within the suite's [warp.limits].
+    #[arg(long)]
+    pub rounds: Option<u32>,
+    /// Warp suites: each round's measured window (e.g. 5s), within the suite's [warp.limits].
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Warp suites: the warm-up before each round.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Warp suites: the pause between rounds.
+    #[arg(long)]
+    pub cooldown: Option<String>,
+    /// Warp suites: concurrent requests of the load driver.
+    #[arg(long)]
+    pub concurrency: Option<u32>,
     /// Print the plan (every argv, the expected time, what the trials can detect) and launch nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -59,6 +83,12 @@ pub struct LaunchArgs {
     /// share link, so reviewers without an account can open the page and see the charts.
     #[arg(long, value_name = "FILE", requires = "wait")]
     pub comment_file: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MatrixPreset {
+    Smoke,
+    Full,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -89,6 +119,9 @@ pub fn plan_text(plan: &Value) -> String {
         _ => "time unknown".into(),
     };
     let _ = writeln!(out, "{trials} trials ({} per arm, {} order); {time}", plan["trials_per_arm"], text(&plan["order"]));
+    if let Some(matrix) = plan["warp_matrix"].as_str() {
+        let _ = writeln!(out, "matrix: {matrix}");
+    }
     let d = &plan["detectable"];
     if let Some(mde) = d["mde_pct"].as_f64() {
         use judge::pipeline::report::fmt_margin;
@@ -163,6 +196,20 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
         reuse_baseline,
         exemption: args.allow_regression.then(|| JsonExemption { reason: args.reason.clone().unwrap_or_default() }),
         dry_run: args.dry_run,
+        warp: Some(JsonWarpMatrix {
+            preset: args.preset.map(|p| match p {
+                MatrixPreset::Smoke => WarpPreset::Smoke,
+                MatrixPreset::Full => WarpPreset::Full,
+            }),
+            workloads: Some(args.workloads.clone()).filter(|w| !w.is_empty()),
+            drive_sync: Some(args.drive_sync.clone()).filter(|d| !d.is_empty()),
+            rounds: args.rounds,
+            duration: args.duration.clone(),
+            warmup: args.warmup.clone(),
+            cooldown: args.cooldown.clone(),
+            concurrency: args.concurrency,
+        })
+        .filter(|m| !m.is_empty()),
         ..JsonLaunch::default()
     })
 }

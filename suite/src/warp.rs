@@ -7,6 +7,7 @@ use judge::warp::Workload;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
+use wire::launch::{JsonWarpMatrix, WarpPreset};
 
 /// Placeholders of the server's start argv (besides the fingerprint's fields).
 pub const SERVER_PLACEHOLDERS: &[&str] = &["binary", "port", "data_dirs", "access_key", "secret_key"];
@@ -82,6 +83,59 @@ pub struct WarpSpec {
     /// External mode: a 0600 file with `access_key=…` and `secret_key=…` lines.
     #[serde(default)]
     pub credentials_file: Option<String>,
+    /// What a launch may ask of the matrix (`[warp.limits]`).
+    #[serde(default)]
+    pub limits: WarpLimits,
+    /// The quick preset (`[warp.smoke]`, the shape of a launch's `warp` settings); default: the shortest
+    /// matrix the limits allow (every workload and drive-sync value, the fewest rounds, the shortest
+    /// window and cool-down, the suite's warm-up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smoke: Option<JsonWarpMatrix>,
+}
+
+/// The range of each matrix setting a launch may choose (both ends included). A suite's own values
+/// need not lie inside: the limits bound what a launch asks for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WarpLimits {
+    #[serde(default = "default_rounds_limit")]
+    pub rounds: [u32; 2],
+    #[serde(default = "default_duration_limit")]
+    pub duration: [String; 2],
+    #[serde(default = "default_warmup_limit")]
+    pub warmup: [String; 2],
+    #[serde(default = "default_cooldown_limit")]
+    pub cooldown: [String; 2],
+    #[serde(default = "default_concurrency_limit")]
+    pub concurrency: [u32; 2],
+}
+
+impl Default for WarpLimits {
+    fn default() -> Self {
+        WarpLimits {
+            rounds: default_rounds_limit(),
+            duration: default_duration_limit(),
+            warmup: default_warmup_limit(),
+            cooldown: default_cooldown_limit(),
+            concurrency: default_concurrency_limit(),
+        }
+    }
+}
+
+fn default_rounds_limit() -> [u32; 2] {
+    [1, 10]
+}
+fn default_duration_limit() -> [String; 2] {
+    ["1s".into(), "5m".into()]
+}
+fn default_warmup_limit() -> [String; 2] {
+    ["0s".into(), "1m".into()]
+}
+fn default_cooldown_limit() -> [String; 2] {
+    ["0s".into(), "1m".into()]
+}
+fn default_concurrency_limit() -> [u32; 2] {
+    [1, 64]
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -236,8 +290,127 @@ impl WarpSpec {
         self.drive_sync.values.iter().map(|v| v == "on").collect()
     }
 
+    /// The smoke preset: the suite's `[warp.smoke]`, else the shortest matrix its limits allow.
+    pub fn smoke_matrix(&self) -> JsonWarpMatrix {
+        self.smoke.clone().unwrap_or_else(|| JsonWarpMatrix {
+            rounds: Some(self.limits.rounds[0]),
+            duration: Some(self.limits.duration[0].clone()),
+            cooldown: Some(self.limits.cooldown[0].clone()),
+            ..JsonWarpMatrix::default()
+        })
+    }
+
+    /// This launch's matrix: the preset's values, then each field the launch gives, each checked
+    /// against the suite (workloads and drive-sync values it has) and its `[warp.limits]`. Every error
+    /// names the field and the limit.
+    pub fn with_matrix(&self, asked: &JsonWarpMatrix) -> Result<WarpSpec, String> {
+        let mut out = self.clone();
+        if asked.preset == Some(WarpPreset::Smoke) {
+            out.set_matrix(&self.smoke_matrix(), "warp.smoke")?;
+        }
+        out.set_matrix(asked, "warp")?;
+        Ok(out)
+    }
+
+    fn set_matrix(&mut self, m: &JsonWarpMatrix, prefix: &str) -> Result<(), String> {
+        if prefix != "warp" && m.preset.is_some() {
+            return Err(format!("{prefix}.preset: a preset cannot name another preset"));
+        }
+        let limits = self.limits.clone();
+        let within = |field: &str, v: u32, [lo, hi]: [u32; 2]| {
+            if (lo..=hi).contains(&v) {
+                Ok(v)
+            } else {
+                Err(format!("{prefix}.{field}: {v}: must be between {lo} and {hi} (the suite's [warp.limits])"))
+            }
+        };
+        let within_time = |field: &str, v: &str, [lo, hi]: &[String; 2]| -> Result<String, String> {
+            let d = parse_duration(v).map_err(|e| format!("{prefix}.{field}: {e}"))?;
+            let (l, h) = (parse_duration(lo).unwrap_or_default(), parse_duration(hi).unwrap_or(Duration::MAX));
+            if d < l || d > h {
+                return Err(format!("{prefix}.{field}: {v}: must be between {lo} and {hi} (the suite's [warp.limits])"));
+            }
+            Ok(v.trim().to_string())
+        };
+        if let Some(asked) = &m.workloads {
+            let field = format!("{prefix}.workloads");
+            if asked.is_empty() {
+                return Err(format!("{field}: name at least one of the suite's workloads ({})", self.workloads.join(", ")));
+            }
+            for (i, w) in asked.iter().enumerate() {
+                if !self.workloads.contains(w) {
+                    return Err(format!("{field}: {w:?} is not one of the suite's workloads ({})", self.workloads.join(", ")));
+                }
+                if asked[..i].contains(w) {
+                    return Err(format!("{field}: {w:?} is listed twice"));
+                }
+            }
+            self.workloads.retain(|w| asked.contains(w));
+        }
+        if let Some(asked) = &m.drive_sync {
+            let field = format!("{prefix}.drive_sync");
+            let have = &self.drive_sync.values;
+            if asked.is_empty() || asked.iter().any(|v| !have.contains(v)) || (asked.len() == 2 && asked[0] == asked[1]) {
+                return Err(format!("{field}: give one or both of the suite's drive-sync values ({})", have.join(", ")));
+            }
+            self.drive_sync.values.retain(|v| asked.contains(v));
+        }
+        if let Some(v) = m.rounds {
+            self.rounds = within("rounds", v, limits.rounds)?;
+        }
+        if let Some(v) = m.concurrency {
+            self.concurrency = within("concurrency", v, limits.concurrency)?;
+        }
+        if let Some(v) = &m.duration {
+            self.duration = within_time("duration", v, &limits.duration)?;
+            if parse_duration(v).is_ok_and(|d| d.is_zero()) {
+                return Err(format!("{prefix}.duration: must be above zero"));
+            }
+        }
+        if let Some(v) = &m.warmup {
+            self.warmup = within_time("warmup", v, &limits.warmup)?;
+        }
+        if let Some(v) = &m.cooldown {
+            self.cooldown = within_time("cooldown", v, &limits.cooldown)?;
+        }
+        Ok(())
+    }
+
+    /// The matrix in a line, for the launch preview: "2 workloads (put-4KiB, get-4KiB) × drive sync on;
+    /// 1 round of 1s (warm-up 2s, cool-down 0s), concurrency 8".
+    pub fn describe_matrix(&self) -> String {
+        let rounds = if self.rounds == 1 { "1 round".to_string() } else { format!("{} rounds", self.rounds) };
+        format!(
+            "{} workload{} ({}) × drive sync {}; {rounds} of {} each (warm-up {}, cool-down {}), concurrency {}",
+            self.workloads.len(),
+            if self.workloads.len() == 1 { "" } else { "s" },
+            self.workloads.join(", "),
+            self.drive_sync.values.join("+"),
+            self.duration,
+            self.warmup,
+            self.cooldown,
+            self.concurrency
+        )
+    }
+
     /// Everything that does not depend on the rest of the suite.
     pub fn check(&self) -> Result<(), String> {
+        let l = &self.limits;
+        if l.rounds[0] < 1 || l.rounds[0] > l.rounds[1] || l.concurrency[0] < 1 || l.concurrency[0] > l.concurrency[1] {
+            return Err("warp.limits: give [lowest, highest] with 1 ≤ lowest ≤ highest for rounds and concurrency".into());
+        }
+        for (field, [lo, hi]) in [("duration", &l.duration), ("warmup", &l.warmup), ("cooldown", &l.cooldown)] {
+            let (a, b) = (parse_duration(lo), parse_duration(hi));
+            match (a, b) {
+                (Ok(a), Ok(b)) if a <= b => {}
+                (Err(e), _) | (_, Err(e)) => return Err(format!("warp.limits.{field}: {e}")),
+                _ => return Err(format!("warp.limits.{field}: give [shortest, longest], e.g. [\"1s\", \"5m\"]")),
+            }
+        }
+        if self.smoke.as_ref().is_some_and(|m| m.preset.is_some()) {
+            return Err("warp.smoke.preset: a preset cannot name another preset".into());
+        }
+        self.with_matrix(&JsonWarpMatrix { preset: Some(WarpPreset::Smoke), ..JsonWarpMatrix::default() })?;
         let workloads = self.workload_specs()?;
         if workloads.is_empty() {
             return Err("warp.workloads: name at least one workload, e.g. [\"put-4KiB\"]".into());
@@ -331,5 +504,73 @@ mod tests {
         assert!(parse_workload("list-4KiB").unwrap_err().contains("\"list\""));
         assert!(parse_workload("put").unwrap_err().contains("KIND-SIZE"));
         assert!(parse_workload("get-4XB").is_err());
+    }
+
+    fn spec(extra: &str) -> WarpSpec {
+        let text = format!(
+            "server = [\"{{binary}}\", \"{{port}}\"]\nbinary = \"s3\"\nbuild = [\"make\"]\nduration = \"10s\"\nwarmup = \"2s\"\nrounds = 3\n{extra}"
+        );
+        let spec: WarpSpec = toml::from_str(&text).unwrap();
+        spec.check().unwrap();
+        spec
+    }
+
+    fn ask(json: serde_json::Value) -> JsonWarpMatrix {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn a_launch_shapes_the_matrix_within_the_suites_limits() {
+        let s = spec("[limits]\nrounds = [2, 10]\nduration = [\"1s\", \"5m\"]\n");
+        let m = s
+            .with_matrix(&ask(
+                serde_json::json!({"workloads": ["get-4KiB", "put-4KiB"], "drive_sync": ["off"], "rounds": 2, "duration": "3s"}),
+            ))
+            .unwrap();
+        // The suite's order, not the request's.
+        assert_eq!(m.workloads, ["put-4KiB", "get-4KiB"]);
+        assert_eq!(
+            (m.drive_sync.values.clone(), m.rounds, m.duration.as_str(), m.warmup.as_str()),
+            (vec!["off".to_string()], 2, "3s", "2s")
+        );
+        assert_eq!(
+            m.describe_matrix(),
+            "2 workloads (put-4KiB, get-4KiB) × drive sync off; 2 rounds of 3s each (warm-up 2s, cool-down 2s), concurrency 8"
+        );
+        let refused = |json: serde_json::Value| s.with_matrix(&ask(json)).unwrap_err();
+        assert_eq!(refused(serde_json::json!({"rounds": 1})), "warp.rounds: 1: must be between 2 and 10 (the suite's [warp.limits])");
+        assert_eq!(
+            refused(serde_json::json!({"duration": "10m"})),
+            "warp.duration: 10m: must be between 1s and 5m (the suite's [warp.limits])"
+        );
+        assert!(refused(serde_json::json!({"duration": "soon"})).starts_with("warp.duration: "));
+        assert_eq!(
+            refused(serde_json::json!({"concurrency": 500})),
+            "warp.concurrency: 500: must be between 1 and 64 (the suite's [warp.limits])"
+        );
+        assert!(refused(serde_json::json!({"workloads": ["put-1MiB"]}))
+            .starts_with("warp.workloads: \"put-1MiB\" is not one of the suite's workloads (put-4KiB, put-4MiB"));
+        assert!(refused(serde_json::json!({"workloads": []})).starts_with("warp.workloads: name at least one"));
+        assert!(refused(serde_json::json!({"drive_sync": ["maybe"]})).starts_with("warp.drive_sync: give one or both"));
+        assert!(serde_json::from_value::<JsonWarpMatrix>(serde_json::json!({"round": 2})).is_err(), "unknown fields are refused");
+    }
+
+    #[test]
+    fn the_smoke_preset_is_the_suites_own_or_its_shortest_allowed_matrix() {
+        let s = spec("");
+        let smoke = s.with_matrix(&ask(serde_json::json!({"preset": "smoke"}))).unwrap();
+        assert_eq!((smoke.rounds, smoke.duration.as_str(), smoke.cooldown.as_str(), smoke.workloads.len()), (1, "1s", "0s", 6));
+        // A field given beside the preset wins.
+        assert_eq!(s.with_matrix(&ask(serde_json::json!({"preset": "smoke", "rounds": 2}))).unwrap().rounds, 2);
+        assert_eq!(s.with_matrix(&ask(serde_json::json!({"preset": "full"}))).unwrap(), s);
+        let own = spec("[smoke]\nworkloads = [\"put-4KiB\"]\nduration = \"2s\"\n");
+        let smoke = own.with_matrix(&ask(serde_json::json!({"preset": "smoke"}))).unwrap();
+        assert_eq!((smoke.workloads.clone(), smoke.duration.as_str(), smoke.rounds), (vec!["put-4KiB".to_string()], "2s", 3));
+        // A smoke preset outside the limits is the suite's error, found when it is loaded.
+        let text = "server = [\"{binary}\", \"{port}\"]\nbinary = \"s3\"\nbuild = [\"make\"]\n[smoke]\nrounds = 50\n";
+        let bad: WarpSpec = toml::from_str(text).unwrap();
+        assert_eq!(bad.check().unwrap_err(), "warp.smoke.rounds: 50: must be between 1 and 10 (the suite's [warp.limits])");
+        let text = "server = [\"{binary}\", \"{port}\"]\nbinary = \"s3\"\nbuild = [\"make\"]\n[limits]\nrounds = [5, 2]\n";
+        assert!(toml::from_str::<WarpSpec>(text).unwrap().check().unwrap_err().starts_with("warp.limits:"));
     }
 }

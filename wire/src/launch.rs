@@ -53,6 +53,10 @@ pub struct JsonLaunch {
     /// Warp suites: this experiment's budgets instead of the suite's (recorded with it and in the audit log).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budgets: Option<JsonBudgets>,
+    /// Warp suites: this experiment's matrix instead of the suite's (a preset, then each field given), within
+    /// the suite's `[warp.limits]`; kept with the experiment and in gate.md's Provenance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp: Option<JsonWarpMatrix>,
     /// A calibration: `trials` same-code runs of `head` (one arm), whose spread becomes the suite's noise
     /// profile for this fingerprint.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -128,4 +132,59 @@ pub struct JsonBudgets {
 #[serde(deny_unknown_fields)]
 pub struct JsonExemption {
     pub reason: String,
+}
+
+/// A warp launch's matrix: what to run and for how long. Every field is optional; those left out keep the
+/// preset's value (or the suite's). A suite's `smoke` preset is written in the same shape.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct JsonWarpMatrix {
+    /// `smoke`: the suite's quick preset (its `[warp.smoke]`, else its shortest allowed matrix);
+    /// `full`: the suite's own matrix (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<WarpPreset>,
+    /// A subset of the suite's workloads, e.g. ["put-4KiB", "get-4KiB"].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workloads: Option<Vec<String>>,
+    /// A subset of the suite's drive-sync values: ["on"], ["off"] or both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drive_sync: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// The measured window of each round, e.g. "5s".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooldown: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+}
+
+impl JsonWarpMatrix {
+    /// Nothing asked: the suite's own matrix.
+    pub fn is_empty(&self) -> bool {
+        *self == JsonWarpMatrix::default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WarpPreset {
+    /// The suite's quick matrix: a first answer in minutes.
+    Smoke,
+    /// The suite's own matrix (e.g. for the nightly).
+    Full,
+}
+
+impl WarpPreset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarpPreset::Smoke => "smoke",
+            WarpPreset::Full => "full",
+        }
+    }
 }

@@ -30,6 +30,14 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
     };
     let mut definition: SuiteDefinition =
         serde_json::from_value(suite.definition).map_err(|e| EngineError::Internal(format!("stored suite {:?}: {e}", req.suite)))?;
+    // A warp launch's own matrix: the stored copy of the suite carries it, so the plan, the phases and
+    // the verdict all run the matrix asked for.
+    if let Some(asked) = req.warp.as_ref().filter(|m| !m.is_empty()) {
+        match definition.warp.as_mut().filter(|_| definition.kind == judge::ExperimentKind::Warp) {
+            Some(warp) => *warp = warp.with_matrix(asked).map_err(EngineError::Invalid)?,
+            None => return Err(EngineError::Invalid("warp: only a warp suite takes matrix settings".into())),
+        }
+    }
     let ctx = RunContext {
         data_dir: &engine.data_dir,
         label: "dry".into(),

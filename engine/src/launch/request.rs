@@ -76,6 +76,12 @@ pub struct LaunchPlan {
     /// The baseline run reused as the control (which then has no trials of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused_baseline: Option<ReusedBaseline>,
+    /// A warp experiment's matrix as it will run, in words (the suite's, or this launch's settings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp_matrix: Option<String>,
+    /// The matrix settings this launch asked for (none: the suite's own), kept with the experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp_settings: Option<wire::launch::JsonWarpMatrix>,
     /// A pipeline A/B's power before it runs: the smallest CPU change its trials detect and the trials a
     /// chosen change needs (`judge::pipeline::power`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -228,6 +234,8 @@ pub async fn resolve(
         calibration: req.calibration,
         baseline: req.baseline,
         reused_baseline: reused.cloned(),
+        warp_matrix: suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| w.describe_matrix()),
+        warp_settings: req.warp.clone().filter(|m| !m.is_empty()),
         detectable: None,
     })
 }

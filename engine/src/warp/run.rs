@@ -110,7 +110,8 @@ pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, tria
     }
     let arms: Vec<(String, String)> = plan.launch.arms.iter().map(|a| (a.name.clone(), a.sha.clone())).collect();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    let v = judge(spec, &arms, &phases, plan.launch.exemption.as_deref(), judge::units::utc_rfc3339(now));
+    let v =
+        judge(spec, &arms, &phases, plan.launch.exemption.as_deref(), plan.launch.warp_settings.as_ref(), judge::units::utc_rfc3339(now));
     let dir = crate::experiment_dir(&engine.data_dir, experiment_id).join("reports");
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("gate.md"), &v.gate_md)) {
         tracing::warn!(error = %e, experiment_id, "cannot write gate.md");

@@ -101,7 +101,15 @@ fn commit_line(sha: &str, records: &[&PhaseRecord]) -> String {
     }
 }
 
-pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], exemption: Option<&str>, generated: String) -> WarpVerdict {
+/// `settings`: the matrix settings the launch asked for (a Provenance note says so), none for the suite's own.
+pub fn judge(
+    spec: &WarpSpec,
+    arms: &[(String, String)],
+    phases: &[PhaseData],
+    exemption: Option<&str>,
+    settings: Option<&wire::launch::JsonWarpMatrix>,
+    generated: String,
+) -> WarpVerdict {
     let names: Vec<String> = arms.iter().map(|a| a.0.clone()).collect();
     let config = GateConfig {
         fail_pct: spec.fail_pct,
@@ -145,8 +153,10 @@ pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], e
         }),
         matrix: Some(
             format!(
-                "duration={} rounds={} cooldown={} disks={} concurrency={} order={:?} drive_sync={}",
+                "workloads={} duration={} warmup={} rounds={} cooldown={} disks={} concurrency={} order={:?} drive_sync={}",
+                spec.workloads.join("+"),
                 spec.duration,
+                spec.warmup,
                 spec.rounds,
                 spec.cooldown,
                 spec.disks,
@@ -164,14 +174,20 @@ pub fn judge(spec: &WarpSpec, arms: &[(String, String)], phases: &[PhaseData], e
         } else {
             commit_line(&candidate.1, &records_of(&candidate.0))
         }),
-        notes: match (spec.tail_fail_pct, spec.tail_warn_pct) {
-            (None, None) => Vec::new(),
-            (f, w) => vec![format!(
-                "p90/p99 latency budget: regression > {}% fails, > {}% warns",
-                f.unwrap_or(spec.fail_pct),
-                w.unwrap_or(spec.warn_pct)
-            )],
-        },
+        notes: [
+            match (spec.tail_fail_pct, spec.tail_warn_pct) {
+                (None, None) => None,
+                (f, w) => Some(format!(
+                    "p90/p99 latency budget: regression > {}% fails, > {}% warns",
+                    f.unwrap_or(spec.fail_pct),
+                    w.unwrap_or(spec.warn_pct)
+                )),
+            },
+            settings.map(|m| format!("matrix set at launch: {}", serde_json::to_string(m).unwrap_or_default())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
     };
     let mut report = report;
     report.verdict = verdict;

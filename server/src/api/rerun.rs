@@ -46,6 +46,8 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         exemption: None,
         // The budgets the original was judged with (its own, or the suite's at the time).
         budgets: plan.suite.warp.as_ref().map(|w| JsonBudgets { fail_pct: w.fail_pct, warn_pct: w.warn_pct }),
+        // …and the matrix settings it asked for.
+        warp: launch.warp_settings.clone(),
         calibration: launch.calibration,
         baseline: launch.baseline,
         // A re-run runs its control again (at the SHA the reused baseline measured).

@@ -224,6 +224,7 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
         (json!({"suite": "dedup", "head": "main", "trials": 0}), "trials"),
         (json!({"suite": "dedup", "head": "main", "exemption": {"reason": "  "}}), "exemption.reason"),
         (json!({"suite": "dedup", "head": "main", "colour": "red"}), "colour"),
+        (json!({"suite": "dedup", "head": "main", "warp": {"rounds": 2}}), "warp: only a warp suite takes matrix settings"),
     ];
     for (body, needle) in cases {
         let mut body = body;

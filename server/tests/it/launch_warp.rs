@@ -338,6 +338,86 @@ async fn arbiter_load_measures_a_real_s3_server() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("ARBITER_S3_ACCESS_KEY"));
 }
 
+/// A launch shapes its own matrix within the suite's `[warp.limits]`: the dry run shows the matrix and
+/// its estimate, the smoke preset is minutes where the full matrix is a quarter of an hour, values outside
+/// the limits are refused naming the field and the limit with nothing stored, and the experiment runs, and
+/// gate.md records, the matrix it asked for.
+#[tokio::test]
+async fn a_launch_shapes_its_matrix_within_the_suites_limits() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    // The shipped suite's full matrix: 6 workloads × drive sync on and off, 3 rounds of 10 s.
+    let limits = "limits = { rounds = [1, 5], duration = [\"1s\", \"30s\"] }";
+    let app = app_with(&[suite_text("s3s-shape", &repo, &[], limits)]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let launch = |warp: Value, dry_run: bool| {
+        let launcher = &launcher;
+        async move {
+            launcher
+                .post_json(
+                    "/api/v1/experiments",
+                    json!({"suite": "s3s-shape", "head": "main", "base": "main", "warp": warp, "dry_run": dry_run}),
+                )
+                .await
+        }
+    };
+    let full = launch(json!({}), true).await;
+    assert_eq!(full.status, 200, "{}", full.text);
+    let full = full.json()["plan"].clone();
+    assert_eq!(
+        full["warp_matrix"],
+        "6 workloads (put-4KiB, put-4MiB, get-4KiB, get-4MiB, get-10MiB, mixed-256KiB) × drive sync on+off; 3 rounds of 10s each (warm-up 2s, cool-down 2s), concurrency 8"
+    );
+    let smoke = launch(json!({"preset": "smoke"}), true).await.json()["plan"].clone();
+    assert_eq!(
+        smoke["warp_matrix"],
+        "6 workloads (put-4KiB, put-4MiB, get-4KiB, get-4MiB, get-10MiB, mixed-256KiB) × drive sync on+off; 1 round of 1s each (warm-up 2s, cool-down 0s), concurrency 8"
+    );
+    let (full_min, smoke_min) = (full["estimated_minutes"].as_f64().unwrap(), smoke["estimated_minutes"].as_f64().unwrap());
+    assert!(smoke_min < 3.0 && full_min > 15.0, "smoke {smoke_min} min, full {full_min} min");
+    let argv =
+        smoke["trials"][0]["phase"]["loads"][0].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>().join(" ");
+    assert!(argv.contains("--duration 1s --warmup 2s"), "the load runs take the preset: {argv}");
+
+    // Outside the limits, or not the suite's: refused, naming the field and the limit; nothing stored.
+    for (warp, needle) in [
+        (json!({"rounds": 9}), "warp.rounds: 9: must be between 1 and 5 (the suite's [warp.limits])"),
+        (json!({"duration": "1m"}), "warp.duration: 1m: must be between 1s and 30s (the suite's [warp.limits])"),
+        (json!({"workloads": ["put-1MiB"]}), "warp.workloads: \"put-1MiB\" is not one of the suite's workloads"),
+        (json!({"drive_sync": ["sometimes"]}), "warp.drive_sync: give one or both of the suite's drive-sync values (on, off)"),
+        (json!({"preset": "quick"}), "preset"),
+        (json!({"round": 2}), "round"),
+    ] {
+        let r = launch(warp.clone(), false).await;
+        assert_eq!(r.status, 400, "{warp}: {}", r.text);
+        let message = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(message.contains(needle), "{needle:?} not in {message:?}");
+    }
+    let stored = app.store.list_experiments(&store::experiments::HistoryQuery { limit: 5, ..Default::default() }).await.unwrap();
+    assert!(stored.experiments.is_empty(), "nothing was stored");
+
+    // A shortened matrix for real: two workloads, drive sync on, one 1-second round each.
+    let _trials = common::running_trials().await;
+    let asked = json!({"workloads": ["put-4KiB", "get-4KiB"], "drive_sync": ["on"], "rounds": 1, "duration": "1s", "warmup": "0s"});
+    let r = launch(asked.clone(), false).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    assert_eq!(r.json()["trials"], 2, "one phase an arm: one drive-sync value");
+    let e = launcher.wait_until_ended(id, 300).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let cells: std::collections::BTreeSet<String> = gate_rows(&e).iter().map(|r| r["workload"].as_str().unwrap().to_string()).collect();
+    assert_eq!(cells.into_iter().collect::<Vec<_>>(), ["get-4KiB/sync-on", "put-4KiB/sync-on"], "only the cells asked for: {e}");
+    let plan = app.store.experiment_plan(id).await.unwrap().0;
+    assert_eq!(plan["launch"]["warp_settings"], asked, "the experiment keeps the settings it asked for");
+    let gate = launcher.get(&format!("/experiments/{id}/files/reports/gate.md")).await.text;
+    assert!(
+        gate.contains("- matrix: workloads=put-4kib+get-4kib duration=1s warmup=0s rounds=1")
+            && gate.contains("- note: matrix set at launch: {"),
+        "gate.md's Provenance records the matrix: {gate}"
+    );
+}
+
 #[tokio::test]
 async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again() {
     s3s_fs();
@@ -463,6 +543,15 @@ async fn measured_arbiter_launch_waits_and_exits_with_the_verdicts_code() {
     let out = cli("s3s-cli", &dry).output().await.unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.starts_with("plan: ") && text.contains("2 trials (") && !text.trim_start().starts_with('{'), "{text}");
+    assert!(text.contains("matrix: 1 workload (put-4MiB) × drive sync on; 1 round of 1s each"), "the matrix: {text}");
+    // The matrix flags: a preset, then a field; outside the limits the API's words come back (exit 2).
+    let out = cli("s3s-cli", &dry).args(["--preset", "smoke", "--rounds", "2"]).output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("matrix: 1 workload (put-4MiB) × drive sync on; 2 rounds of 1s each (warm-up 0s, cool-down 0s)"), "{text}");
+    let out = cli("s3s-cli", &dry).args(["--duration", "10m"]).output().await.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("warp.duration: 10m: must be between 1s and 5m (the suite's [warp.limits])"), "{err}");
     // Launch and wait: a server that exits at start is a FAIL → exit 1, with the page's URL (experiment 1:
     // the dry run stored nothing).
     let comment = tmp.path().join("comment.md");
