@@ -31,6 +31,16 @@ pub struct FormValues {
     pub warn_pct: String,
     /// Pipeline suites: the CPU change (%) the preview sizes the trials for; empty: the suite's margin.
     pub detect_pct: String,
+    /// Warp suites: the matrix. `preset` is "full" or "smoke"; the workloads and drive-sync values ticked
+    /// (all of the suite's by default); the settings typed (empty: the preset's or the suite's).
+    pub preset: String,
+    pub workloads: Vec<String>,
+    pub drive_sync: Vec<String>,
+    pub rounds: String,
+    pub duration: String,
+    pub warmup: String,
+    pub cooldown: String,
+    pub concurrency: String,
 }
 
 impl FormValues {
@@ -49,12 +59,21 @@ impl FormValues {
             })
             .collect();
         let (fail, warn) = suite.budgets.map(|(f, w)| (f.to_string(), w.to_string())).unwrap_or_default();
+        let warp = suite.warp.as_ref();
         FormValues {
             trials: suite.trials.to_string(),
-            order: suite.order.clone(),
+            // A warp launch runs its phases AB or ABBA (the suite's order unless ABBA is chosen).
+            order: match warp {
+                Some(w) if w.abba => "abba".into(),
+                Some(_) => "interleaved".into(),
+                None => suite.order.clone(),
+            },
             fingerprint,
             fail_pct: fail,
             warn_pct: warn,
+            preset: "full".into(),
+            workloads: warp.map(|w| w.workloads.clone()).unwrap_or_default(),
+            drive_sync: warp.map(|w| w.drive_sync.clone()).unwrap_or_default(),
             ..Default::default()
         }
     }
@@ -115,6 +134,27 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
     if f.exempt {
         put("reason".into(), rules::check_text("exemption.reason", &f.reason, rules::REASON_MAX));
     }
+    if suite.warp.is_some() {
+        if f.workloads.is_empty() {
+            put("warp.workloads".into(), Err("warp.workloads: tick at least one workload".into()));
+        }
+        if f.drive_sync.is_empty() {
+            put("warp.drive_sync".into(), Err("warp.drive_sync: tick at least one drive-sync value".into()));
+        }
+        for (field, text) in [("rounds", &f.rounds), ("concurrency", &f.concurrency)] {
+            if !text.trim().is_empty() && text.trim().parse::<u32>().is_err() {
+                put(format!("warp.{field}"), Err(format!("warp.{field}: {text:?} is not a whole number")));
+            }
+        }
+        for (field, text) in [("duration", &f.duration), ("warmup", &f.warmup), ("cooldown", &f.cooldown)] {
+            if !text.trim().is_empty() {
+                put(
+                    format!("warp.{field}"),
+                    judge::units::parse_duration(text.trim()).map(|_| ()).map_err(|e| format!("warp.{field}: {e}")),
+                );
+            }
+        }
+    }
     if suite.budgets.is_some() {
         let pct = |s: &str| s.trim().parse::<f64>().map_err(|_| format!("budgets: {s:?} is not a number"));
         put("budgets".into(), pct(&f.fail_pct).and_then(|fail| pct(&f.warn_pct).and_then(|warn| rules::check_budgets(fail, warn))));
@@ -161,6 +201,23 @@ pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibrati
             })
             .collect();
         body.exemption = f.exempt.then(|| JsonExemption { reason: f.reason.trim().to_string() });
+        if let Some(w) = &suite.warp {
+            // Only what differs from the suite: a subset of its workloads or drive-sync values, a preset,
+            // the settings typed. The server checks them against the suite's limits.
+            let matrix = wire::launch::JsonWarpMatrix {
+                preset: (f.preset == "smoke").then_some(wire::launch::WarpPreset::Smoke),
+                workloads: Some(w.workloads.iter().filter(|x| f.workloads.contains(x)).cloned().collect::<Vec<_>>())
+                    .filter(|chosen| chosen.len() != w.workloads.len()),
+                drive_sync: Some(w.drive_sync.iter().filter(|x| f.drive_sync.contains(x)).cloned().collect::<Vec<_>>())
+                    .filter(|chosen| chosen.len() != w.drive_sync.len()),
+                rounds: f.rounds.trim().parse().ok(),
+                duration: given(&f.duration),
+                warmup: given(&f.warmup),
+                cooldown: given(&f.cooldown),
+                concurrency: f.concurrency.trim().parse().ok(),
+            };
+            body.warp = Some(matrix).filter(|m| !m.is_empty());
+        }
         if let (Some((fail, warn)), Ok(fail_pct), Ok(warn_pct)) =
             (suite.budgets, f.fail_pct.trim().parse::<f64>(), f.warn_pct.trim().parse::<f64>())
         {
@@ -187,7 +244,48 @@ mod tests {
             order: "abba".into(),
             fingerprint,
             budgets: None,
+            warp: None,
         }
+    }
+
+    #[test]
+    fn a_warp_form_sends_only_the_matrix_that_differs_from_the_suite() {
+        let w = super::super::WarpChoice {
+            workloads: vec!["put-4KiB".into(), "get-4KiB".into(), "get-4MiB".into()],
+            drive_sync: vec!["on".into(), "off".into()],
+            rounds: 3,
+            duration: "10s".into(),
+            warmup: "2s".into(),
+            cooldown: "2s".into(),
+            concurrency: 8,
+            limits: String::new(),
+            abba: true,
+        };
+        let s = SuiteChoice {
+            kind: judge::ExperimentKind::Warp,
+            fingerprint: BTreeMap::new(),
+            budgets: Some((10.0, 5.0)),
+            warp: Some(w),
+            ..suite()
+        };
+        let mut f = FormValues::for_suite(&s);
+        f.head = "feature".into();
+        assert_eq!((f.order.as_str(), f.workloads.len(), f.preset.as_str()), ("abba", 3, "full"));
+        assert!(launch_body(&s, &f, true, false)["warp"].is_null(), "the suite's own matrix: nothing to send");
+        f.preset = "smoke".into();
+        f.workloads.retain(|w| w != "get-4KiB");
+        f.drive_sync = vec!["on".into()];
+        f.rounds = "1".into();
+        f.duration = "3s".into();
+        assert!(problems(&s, &f).is_empty(), "{:?}", problems(&s, &f));
+        assert_eq!(
+            launch_body(&s, &f, true, false)["warp"],
+            json!({"preset": "smoke", "workloads": ["put-4KiB", "get-4MiB"], "drive_sync": ["on"], "rounds": 1, "duration": "3s"})
+        );
+        f.workloads.clear();
+        f.warmup = "soon".into();
+        let p = problems(&s, &f);
+        assert!(p["warp.workloads"].contains("at least one") && p["warp.warmup"].starts_with("warp.warmup: "), "{p:?}");
     }
 
     #[test]

@@ -115,10 +115,13 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                 </label>
                 <ExtraArms values=values message_of=move |f: String| shown(&f) />
             </fieldset>
-            <fieldset>
-                <legend>"Workload fingerprint (every arm runs the same)"</legend>
-                {move || suite.with(|s| s.fingerprint.iter().map(|(name, spec)| field_input(name.clone(), spec.clone(), values, move |f: String| shown(&f))).collect_view())}
-            </fieldset>
+            <Show when=move || suite.with(|s| !s.fingerprint.is_empty())>
+                <fieldset>
+                    <legend>"Workload fingerprint (every arm runs the same)"</legend>
+                    {move || suite.with(|s| s.fingerprint.iter().map(|(name, spec)| field_input(name.clone(), spec.clone(), values, move |f: String| shown(&f))).collect_view())}
+                </fieldset>
+            </Show>
+            {move || suite.with(|s| s.warp.clone()).map(|w| view! { <WarpMatrix w values message_of=move |f: String| shown(&f) /> })}
             <fieldset>
                 <legend>"Trials"</legend>
                 <label>{move || if is_warp() { "Repeats of the phase order" } else { "Trials per arm" }}
@@ -133,10 +136,20 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                     </label>
                 </Show>
                 <label>"Order"
+                    // A warp launch runs its phases AB or ABBA: it offers only those.
                     <select name="order" prop:value=move || values.with(|v| v.order.clone()) on:change=edit(|v, x| v.order = x)>
-                        <option value="interleaved">"interleaved: C,T,C,T"</option>
-                        <option value="abba">"ABBA: C,T,T,C"</option>
-                        <option value="blocked">"blocked: C,C,T,T"</option>
+                        {move || if is_warp() {
+                            Either::Left(view! {
+                                <option value="interleaved">"AB: baseline, then candidate"</option>
+                                <option value="abba">"ABBA: A1 B1 B2 A2 (shows drift)"</option>
+                            })
+                        } else {
+                            Either::Right(view! {
+                                <option value="interleaved">"interleaved: C,T,C,T"</option>
+                                <option value="abba">"ABBA: C,T,T,C"</option>
+                                <option value="blocked">"blocked: C,C,T,T"</option>
+                            })
+                        }}
                     </select>
                 </label>
                 <Show when=is_warp>
@@ -163,8 +176,11 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
             <div class="buttons">
                 <button type="submit" disabled=move || busy.get()>"Preview"</button>
                 <button type="button" class="primary" disabled=move || busy.get() on:click=move |_| send(Action::Launch)>"Launch"</button>
-                <button type="button" disabled=move || busy.get() on:click=move |_| send(Action::Calibrate)
-                    title="Same-code runs of the treatment ref; their spread becomes this fingerprint's noise profile">"Calibrate"</button>
+                // A warp suite has no noise profile to calibrate (the server refuses it).
+                <Show when=move || !is_warp()>
+                    <button type="button" disabled=move || busy.get() on:click=move |_| send(Action::Calibrate)
+                        title="Same-code runs of the treatment ref; their spread becomes this fingerprint's noise profile">"Calibrate"</button>
+                </Show>
                 {move || busy.get().then(|| view! { <span class="muted">"asking the server…"</span> })}
             </div>
             {move || plan.get().map(|p| view! { <PlanPreview plan=p use_trials=use_trials /> })}
@@ -206,6 +222,81 @@ fn field_input(
         })
     };
     view! { <label>{name}{input}{move || shown(field.clone()).map(|m| view! { <span class="problem" role="alert">{m}</span> })}</label> }
+}
+
+/// A warp suite's matrix: a preset, the workloads and drive-sync values that run (a subset of the
+/// suite's), and the settings a launch may change within the suite's limits (empty: the preset's or the
+/// suite's own, shown as the placeholder).
+#[component]
+fn WarpMatrix(
+    w: super::WarpChoice,
+    values: RwSignal<FormValues>,
+    message_of: impl Fn(String) -> Option<String> + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let problem =
+        move |field: &'static str| move || message_of(field.into()).map(|m| view! { <span class="problem" role="alert">{m}</span> });
+    let ticks = move |name: &'static str, all: Vec<String>, pick: fn(&mut FormValues) -> &mut Vec<String>| {
+        all.clone()
+            .into_iter()
+            .map(|item| {
+                let (shown, key) = (item.clone(), item.clone());
+                let all = all.clone();
+                view! {
+                    <label class="check">
+                        <input name=name type="checkbox" value=item.clone()
+                            prop:checked=move || values.with(|v| { let mut v = v.clone(); pick(&mut v).contains(&key) })
+                            on:change=move |ev| {
+                                let on = event_target_checked(&ev);
+                                values.update(|v| {
+                                    let list = pick(v);
+                                    // The suite's order, whatever order they were ticked in.
+                                    *list = all.iter().filter(|x| if **x == item { on } else { list.contains(x) }).cloned().collect();
+                                });
+                            } />
+                        " " {shown}
+                    </label>
+                }
+            })
+            .collect_view()
+    };
+    let text = move |name: &'static str, label: &'static str, placeholder: String, field: fn(&mut FormValues) -> &mut String| {
+        view! {
+            <label>{label}
+                <input name=format!("warp.{name}") type="text" placeholder=placeholder
+                    prop:value=move || values.with(|v| { let mut v = v.clone(); field(&mut v).clone() })
+                    on:input=move |ev| { let x = event_target_value(&ev); values.update(|v| *field(v) = x) } />
+                {problem(match name { "rounds" => "warp.rounds", "duration" => "warp.duration", "warmup" => "warp.warmup", "cooldown" => "warp.cooldown", _ => "warp.concurrency" })}
+            </label>
+        }
+    };
+    view! {
+        <fieldset class="matrix">
+            <legend>"Matrix (what runs, and for how long)"</legend>
+            <label>"Preset"
+                <select name="warp.preset" prop:value=move || values.with(|v| v.preset.clone()) on:change=move |ev| { let x = event_target_value(&ev); values.update(|v| v.preset = x) }>
+                    <option value="full">"full: the suite's matrix (the nightly)"</option>
+                    <option value="smoke">"smoke: a first answer in minutes"</option>
+                </select>
+                <span class="hint">"The fields below change the preset's values; Preview shows the matrix and its time."</span>
+            </label>
+            <div class="wide ticks" role="group" aria-label="Workloads">
+                <span class="label">"Workloads"</span>
+                {ticks("warp.workloads", w.workloads.clone(), |v| &mut v.workloads)}
+                {problem("warp.workloads")}
+            </div>
+            <div class="wide ticks" role="group" aria-label="Drive sync">
+                <span class="label">"Drive sync"</span>
+                {ticks("warp.drive_sync", w.drive_sync.clone(), |v| &mut v.drive_sync)}
+                {problem("warp.drive_sync")}
+            </div>
+            {text("rounds", "Rounds", w.rounds.to_string(), |v| &mut v.rounds)}
+            {text("duration", "Duration of a round", w.duration.clone(), |v| &mut v.duration)}
+            {text("warmup", "Warm-up", w.warmup.clone(), |v| &mut v.warmup)}
+            {text("cooldown", "Cool-down", w.cooldown.clone(), |v| &mut v.cooldown)}
+            {text("concurrency", "Concurrency", w.concurrency.to_string(), |v| &mut v.concurrency)}
+            <p class="hint wide">{format!("This suite allows {}.", w.limits)}</p>
+        </fieldset>
+    }
 }
 
 /// Extra arms: none unless added on purpose.

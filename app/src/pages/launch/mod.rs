@@ -26,6 +26,26 @@ pub struct SuiteChoice {
     pub fingerprint: BTreeMap<String, FieldSpec>,
     /// Warp suites: the relative budgets (FAIL beyond, WARN beyond), in %.
     pub budgets: Option<(f64, f64)>,
+    /// Warp suites: the matrix a launch may shape.
+    #[serde(default)]
+    pub warp: Option<WarpChoice>,
+}
+
+/// A warp suite's matrix as the form offers it: its workloads and drive-sync values (a launch runs a
+/// subset), its own settings (the fields' placeholders) and the limits a launch must keep within.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarpChoice {
+    pub workloads: Vec<String>,
+    pub drive_sync: Vec<String>,
+    pub rounds: u32,
+    pub duration: String,
+    pub warmup: String,
+    pub cooldown: String,
+    pub concurrency: u32,
+    /// The suite's `[warp.limits]` in words: "rounds 1–10 · duration 1s–5m · …".
+    pub limits: String,
+    /// The suite's phase order is ABBA.
+    pub abba: bool,
 }
 
 impl SuiteChoice {
@@ -41,6 +61,32 @@ impl SuiteChoice {
             order: d.defaults.order.as_str().to_string(),
             fingerprint: d.fingerprint.clone(),
             budgets: d.warp.as_ref().map(|w| (w.fail_pct, w.warn_pct)),
+            warp: d.warp.as_ref().filter(|_| d.kind == judge::ExperimentKind::Warp).map(|w| {
+                let l = &w.limits;
+                WarpChoice {
+                    workloads: w.workloads.clone(),
+                    drive_sync: w.drive_sync.values.clone(),
+                    rounds: w.rounds,
+                    duration: w.duration.clone(),
+                    warmup: w.warmup.clone(),
+                    cooldown: w.cooldown.clone(),
+                    concurrency: w.concurrency,
+                    limits: format!(
+                        "rounds {}–{} · duration {}–{} · warm-up {}–{} · cool-down {}–{} · concurrency {}–{}",
+                        l.rounds[0],
+                        l.rounds[1],
+                        l.duration[0],
+                        l.duration[1],
+                        l.warmup[0],
+                        l.warmup[1],
+                        l.cooldown[0],
+                        l.cooldown[1],
+                        l.concurrency[0],
+                        l.concurrency[1]
+                    ),
+                    abba: w.order == suite::warp::PhaseOrder::Abba,
+                }
+            }),
         }
     }
 }

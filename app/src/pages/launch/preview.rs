@@ -63,8 +63,8 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
     let loads: usize = trials.iter().map(|t| t["phase"]["loads"].as_array().map_or(0, Vec::len)).sum();
     let estimate = match (plan["estimated_minutes"].as_f64(), plan["max_minutes"].as_f64()) {
         (Some(e), Some(max)) => format!(
-            "about {} (from {}), at most {} (every trial to its timeout)",
-            minutes(e),
+            "{} (from {}), at most {} (every trial to its timeout)",
+            if e < 1.0 { minutes(e) } else { format!("about {}", minutes(e)) },
             plan["estimate_basis"].as_str().unwrap_or("earlier runs"),
             minutes(max)
         ),
@@ -74,18 +74,35 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
         _ => "unknown".into(),
     };
     let fingerprint = crate::format::fingerprint_line(&plan["fingerprint"]);
+    // A warp launch runs its phases AB or ABBA, whatever the pipeline words for the order are.
+    // ABBA shows as an arm's two phases back to back (A1 B1 B2 A2); AB never repeats an arm in a row.
+    let abba = trials.windows(2).any(|w| w[0]["arm"] == w[1]["arm"]);
+    let order = match (plan["warp_matrix"].is_string(), abba) {
+        (true, true) => "ABBA phase".to_string(),
+        (true, false) => "AB phase".to_string(),
+        (false, _) => plan["order"].as_str().unwrap_or("").to_string(),
+    };
+    let context = [
+        Some(fingerprint).filter(|f| !f.is_empty()).map(|f| format!("Fingerprint: {f}")),
+        plan["cluster"].as_str().map(|c| format!("runs on {c}")),
+        plan["exemption"].as_str().map(|r| format!("exemption requested: {r}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join("; ");
     view! {
         <section class="plan" aria-label="Plan">
             <h2>"Plan: " {plan["title"].as_str().unwrap_or("").to_string()}</h2>
             <p>
                 <strong class="trial-count">{format!("{} trials", trials.len())}</strong>
-                {format!(" ({} per arm, {} order{}); time: {estimate}.", plan["trials_per_arm"], plan["order"].as_str().unwrap_or(""),
+                {format!(" ({} per arm, {} order{}); time: {estimate}.", plan["trials_per_arm"], order,
                     if loads > 0 { format!(", {loads} load runs") } else { String::new() })}
             </p>
             {(!plan["detectable"].is_null()).then(|| view! { <Power d=plan["detectable"].clone() use_trials /> })}
-            <p class="muted">{format!("Fingerprint: {fingerprint}")}
-                {plan["cluster"].as_str().map(|c| format!("; runs on {c}"))}
-                {plan["exemption"].as_str().map(|r| format!("; exemption requested: {r}"))}</p>
+            {plan["warp_matrix"].as_str().map(|m| view! { <p class="matrix"><strong>"Matrix: "</strong>{m.to_string()}</p> })}
+            // A warp suite often has no fingerprint: then no empty "Fingerprint:" line.
+            {(!context.is_empty()).then(|| view! { <p class="muted">{context}</p> })}
             <table class="arms-plan">
                 <thead><tr><th>"Arm"</th><th>"Role"</th><th>"Ref"</th><th>"SHA"</th><th>"Config"</th></tr></thead>
                 <tbody>
