@@ -200,6 +200,9 @@ test("a warp launch from the form runs a shortened matrix: two workloads, drive 
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
   await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 240_000 });
   await expect(page.locator(".banner-verdict .muted")).toHaveText("judged");
+  await expect(page.locator("dd.matrix")).toHaveText(
+    "2 workloads (put-4KiB, get-4KiB) × drive sync on; 1 round of 1s each (warm-up 0s, cool-down 0s), concurrency 8 (set at launch)",
+  );
   // The gate has the cells asked for, and only those.
   const cells = await page.locator("table.gate tbody tr th").allTextContents();
   expect([...new Set(cells.map((c) => c.trim()))].sort()).toEqual(["get-4KiB/sync-on", "put-4KiB/sync-on"]);

@@ -41,6 +41,9 @@ pub struct ExperimentDetail {
     pub calibration: bool,
     /// The baseline run reused as its control.
     pub reused_baseline: Option<i64>,
+    /// A warp experiment's matrix in words, and whether its launch set it (else the suite's own).
+    #[serde(default)]
+    pub warp_matrix: Option<(String, bool)>,
 }
 
 impl Store {
@@ -75,6 +78,10 @@ impl Store {
             baseline: plan.pointer("/launch/baseline").and_then(serde_json::Value::as_bool) == Some(true),
             calibration: plan.pointer("/launch/calibration").and_then(serde_json::Value::as_bool) == Some(true),
             reused_baseline: plan.pointer("/launch/reused_baseline/experiment_id").and_then(serde_json::Value::as_i64),
+            warp_matrix: plan
+                .pointer("/launch/warp_matrix")
+                .and_then(serde_json::Value::as_str)
+                .map(|m| (m.to_string(), plan.pointer("/launch/warp_settings").is_some_and(|s| !s.is_null()))),
         })
     }
 }

@@ -73,6 +73,8 @@ pub struct ExperimentView {
     pub baseline: bool,
     /// The baseline run reused as the control.
     pub reused_baseline: Option<i64>,
+    /// A warp experiment's matrix in words, and whether its launch set it.
+    pub warp_matrix: Option<(String, bool)>,
     /// Every verdict it has had, newest first (the first is the one shown).
     pub verdicts: Vec<VerdictEntry>,
     /// The version of the judging method that reached the shown verdict, and the current one.
@@ -339,6 +341,7 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         imported: detail.imported,
         baseline: detail.baseline,
         reused_baseline: detail.reused_baseline,
+        warp_matrix: detail.warp_matrix.clone(),
         may_share,
         may_rejudge: may(Act::Rejudge) && method_version.is_some_and(|v| v < current_method),
         calibration,

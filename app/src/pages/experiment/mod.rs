@@ -88,6 +88,9 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <dt>"Kind"</dt><dd>{s.kind.as_str()} {s.suite.clone().map(|x| format!(" · suite {x}"))}</dd>
             <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
+            {view.warp_matrix.clone().map(|(m, asked)| view! {
+                <dt>"Matrix"</dt><dd class="matrix">{m} <span class="muted">{if asked { " (set at launch)" } else { " (the suite's)" }}</span></dd>
+            })}
             {(!view.noise.is_empty()).then(|| view! {
                 <dt>"Judged with"</dt>
                 <dd>
