@@ -98,6 +98,18 @@ test("a warp experiment page shows the gate with FAIL, WARN and MISSING cells, a
   await expect(gate.filter({ hasText: "put-4KiB/sync-off" }).filter({ hasText: "reqps" })).toContainText("FAIL");
   await expect(gate.filter({ hasText: "get-4MiB/sync-on" }).filter({ hasText: "reqps" })).toContainText("WARN");
   await expect(gate.filter({ hasText: "mixed-256KiB/sync-on" }).first()).toContainText("MISSING");
+  // What failed leads: the first table holds only FAIL and MISSING rows, then WARN; the passing rows
+  // wait per cell in collapsed details.
+  const flagged = await page.getByRole("table", { name: "Rows that failed, are missing or warned" }).locator("td.verdict-cell").allTextContents();
+  const words = flagged.map((v) => v.match(/FAIL|MISSING|WARN|PASS/)?.[0] ?? v);
+  expect(words.length).toBeGreaterThan(0);
+  expect(words.every((w) => ["FAIL", "MISSING", "WARN"].includes(w)), words.join(",")).toBe(true);
+  expect(words.indexOf("WARN") === -1 || words.slice(words.indexOf("WARN")).every((w) => w === "WARN"), words.join(",")).toBe(true);
+  await expect(page.locator("details.passing")).not.toHaveAttribute("open");
+  await expect(page.locator("details.passing > summary")).toHaveText(/^Within budget: \d+ cells, \d+ rows$/);
+  // One vocabulary: baseline and candidate, as the gate and the charts say.
+  await expect(page.locator("table.arms tbody")).toContainText("baseline");
+  await expect(page.locator("table.arms tbody")).not.toContainText("control");
   const objs = page.getByRole("img", { name: "Objects per second (higher is better)" });
   await expect(objs).toContainText("✖ FAIL");
   await expect(objs).toContainText("▲ WARN");

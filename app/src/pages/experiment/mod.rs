@@ -86,7 +86,8 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         {running.then(|| view! { <live::LiveProgress id trials=view.trials.clone() /> })}
         <dl class="facts">
             <dt>"Kind"</dt><dd>{s.kind.as_str()} {s.suite.clone().map(|x| format!(" · suite {x}"))}</dd>
-            <dt>"Control → treatment"</dt><dd class="refs">{refs}</dd>
+            // A warp page speaks upstream's words: baseline and candidate (the gate and charts do).
+            <dt>{if s.kind == judge::ExperimentKind::Warp { "Baseline → candidate" } else { "Control → treatment" }}</dt><dd class="refs">{refs}</dd>
             <dt>"Launched"</dt><dd>{utc_minutes(s.created_at)} {s.launched_by.clone().map(|w| format!(" by {w}"))}</dd>
             {view.warp_matrix.clone().map(|(m, asked)| view! {
                 <dt>"Matrix"</dt><dd class="matrix">{m} <span class="muted">{if asked { " (set at launch)" } else { " (the suite's)" }}</span></dd>
@@ -119,7 +120,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                 <dt>"Imported"</dt><dd>"Arbiter did not run this experiment: it judged results measured elsewhere (" <code>"arbiter import"</code> ")."</dd>
             })}
         </dl>
-        <Arms arms=view.arms.clone() fingerprint=view.fingerprint.clone() />
+        <Arms arms=view.arms.clone() fingerprint=view.fingerprint.clone() warp=s.kind == judge::ExperimentKind::Warp />
         // Pipeline: the stage table leads and the charts follow. Warp: the charts summarise the matrix
         // above its long gate table (six rows per cell).
         {match view.report.clone() {
@@ -207,7 +208,13 @@ fn VerdictHistory(verdicts: Vec<VerdictEntry>) -> impl IntoView {
 }
 
 #[component]
-fn Arms(arms: Vec<ArmView>, fingerprint: Vec<(String, String)>) -> impl IntoView {
+fn Arms(arms: Vec<ArmView>, fingerprint: Vec<(String, String)>, warp: bool) -> impl IntoView {
+    // Warp: the control is the baseline and the treatment the candidate (extra arms keep their names).
+    let word = move |w: String| match (warp, w.as_str()) {
+        (true, "control") => "baseline".to_string(),
+        (true, "treatment") => "candidate".to_string(),
+        _ => w,
+    };
     view! {
         <h2>"Arms"</h2>
         <table class="data arms">
@@ -215,8 +222,8 @@ fn Arms(arms: Vec<ArmView>, fingerprint: Vec<(String, String)>) -> impl IntoView
             <tbody>
                 {arms.into_iter().map(|a| view! {
                     <tr>
-                        <td><span class=format!("swatch arm-{}", a.colour) aria-hidden="true"></span> <strong>{a.name}</strong></td>
-                        <td>{a.role}</td>
+                        <td><span class=format!("swatch arm-{}", a.colour) aria-hidden="true"></span> <strong>{word(a.name)}</strong></td>
+                        <td>{word(a.role)}</td>
                         <td><code>{a.git_ref.unwrap_or_default()}</code></td>
                         <td><code>{a.sha.unwrap_or_else(|| "not recorded".into())}</code></td>
                         <td>{a.config_diff.map(|d| view! { <pre class="diff">{d}</pre> })}</td>

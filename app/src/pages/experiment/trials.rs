@@ -49,7 +49,11 @@ pub fn Timeline(trials: Vec<TrialView>, #[prop(default = None)] now: Option<i64>
                             (Some(_), None) => "running".into(),
                             _ => "—".into(),
                         };
-                        let arm = match &t.cell { Some(c) => format!("{} · {c}", t.arm), None => t.arm.clone() };
+                        // A warp phase (it has a cell) names its arm in the gate's words.
+                        let arm = match &t.cell {
+                            Some(c) => format!("{} · {c}", match t.arm.as_str() { "control" => "baseline", "treatment" => "candidate", other => other }),
+                            None => t.arm.clone(),
+                        };
                         let attempt = (t.attempt > 1).then(|| format!(" (attempt {})", t.attempt));
                         view! {
                             <tr class=format!("state-{}", t.state)>

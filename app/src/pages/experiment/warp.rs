@@ -40,6 +40,27 @@ fn GateLine(row: GateRow) -> impl IntoView {
 }
 
 #[component]
+fn GateTable(rows: Vec<GateRow>, label: &'static str) -> impl IntoView {
+    view! {
+        <div class="table-wrap">
+            <table class="data gate" aria-label=label>
+                <thead>
+                    <tr>
+                        <th scope="col">"Cell"</th>
+                        <th scope="col">"Metric"</th>
+                        <th scope="col" class="num">"Baseline"</th>
+                        <th scope="col" class="num">"Candidate"</th>
+                        <th scope="col" class="num">"Δ"</th>
+                        <th scope="col">"Verdict"</th>
+                    </tr>
+                </thead>
+                <tbody>{rows.into_iter().map(|row| view! { <GateLine row /> }).collect_view()}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
 pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoView {
     let provenance: Vec<(&'static str, String)> = provenance
         .map(|p| {
@@ -58,6 +79,24 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
             .collect()
         })
         .unwrap_or_default();
+    // What failed, is missing or warned leads (FAIL and MISSING before WARN, in matrix order within);
+    // the passing rows follow grouped by cell, collapsed: a full matrix is 72 rows.
+    let total = gate.rows.len();
+    let rank = |v: RowVerdict| match v {
+        RowVerdict::Fail | RowVerdict::Missing => 0,
+        RowVerdict::Warn => 1,
+        RowVerdict::Pass => 2,
+    };
+    let (mut flagged, passed): (Vec<GateRow>, Vec<GateRow>) = gate.rows.iter().cloned().partition(|r| r.verdict != RowVerdict::Pass);
+    flagged.sort_by_key(|r| rank(r.verdict));
+    let passing = passed.len();
+    let mut cells: Vec<(String, Vec<GateRow>)> = Vec::new();
+    for row in passed {
+        match cells.iter_mut().find(|(c, _)| *c == row.workload) {
+            Some((_, rows)) => rows.push(row),
+            None => cells.push((row.workload.clone(), vec![row])),
+        }
+    }
     view! {
         <section class="report" aria-label="Gate">
             <h2>"Gate"</h2>
@@ -69,21 +108,21 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
             {(!gate.drifted.is_empty()).then(|| view! {
                 <p class="note">"ABBA drift: the baseline moved between its first and last phase in " {gate.drifted.join(", ")}</p>
             })}
-            <div class="table-wrap">
-                <table class="data gate">
-                    <thead>
-                        <tr>
-                            <th scope="col">"Cell"</th>
-                            <th scope="col">"Metric"</th>
-                            <th scope="col" class="num">"Baseline"</th>
-                            <th scope="col" class="num">"Candidate"</th>
-                            <th scope="col" class="num">"Δ"</th>
-                            <th scope="col">"Verdict"</th>
-                        </tr>
-                    </thead>
-                    <tbody>{gate.rows.into_iter().map(|row| view! { <GateLine row /> }).collect_view()}</tbody>
-                </table>
-            </div>
+            {(!flagged.is_empty()).then(|| view! {
+                <h3>{format!("Failed, missing or warned: {} of {} rows", flagged.len(), total)}</h3>
+                <GateTable rows=flagged label="Rows that failed, are missing or warned" />
+            })}
+            {(!cells.is_empty()).then(|| view! {
+                <details class="passing">
+                    <summary>{format!("Within budget: {} cells, {} rows", cells.len(), passing)}</summary>
+                    {cells.into_iter().map(|(cell, rows)| view! {
+                        <details class="cell">
+                            <summary>{format!("{cell} — {} rows, all PASS", rows.len())}</summary>
+                            <GateTable rows label="Rows within budget" />
+                        </details>
+                    }).collect_view()}
+                </details>
+            })}
             {(!provenance.is_empty()).then(|| view! {
                 <h3>"Provenance"</h3>
                 <dl class="facts">{provenance.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd><code>{v}</code></dd> }).collect_view()}</dl>
