@@ -295,7 +295,7 @@ pub struct PipelineReport {
     /// How a sequential design reached it: the looks, when each metric was decided, why it stopped
     /// (absent for the fixed design).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<super::sequential::SequentialRecord>,
+    pub sequential: Option<super::sequential::record::SequentialRecord>,
 }
 
 /// The level of a test as a percentage with the fewest decimals that keep it below 100: α 0.0016 →

@@ -29,9 +29,11 @@
 //! wider than Wald's SPRT, which is optimal only for the one alternative it is tuned to; `arbiter simulate
 //! --design sequential` measures the price.
 
+pub mod record;
 mod sequence;
 
-pub use sequence::{bayes_factor, decide, interval, more_pairs, radius_t, rejects, test, Decision, MIN_PAIRS, MIXTURE};
+pub use record::{Decision, LookRecord, SequentialMetric, SequentialRecord, Unit};
+pub use sequence::{bayes_factor, decide, interval, more_pairs, radius_t, rejects, test, MIN_PAIRS, MIXTURE};
 
 use super::aggregate::TrialSpec;
 use super::decide::{quadrants, Pending, Prepared};
@@ -40,75 +42,13 @@ use super::report::MetricOutcome;
 use super::rows::StageRow;
 use super::{fold_arm, ArmSpec, JudgeError, MethodConfig, PipelineConfig, PipelineReport, Summed};
 use crate::Verdict;
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-
-/// What the design judges in: pairs (C T), or ABBA blocks (C T T C, judged as one unit each: the two
-/// controls' rows summed against the two treatments', which cancels a linear drift within the block).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    #[default]
-    Pair,
-    AbbaBlock,
-}
-
-impl Unit {
-    pub fn word(self) -> &'static str {
-        match self {
-            Unit::Pair => "pair",
-            Unit::AbbaBlock => "ABBA block",
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SequentialConfig {
     pub unit: Unit,
     /// The budget: stop after this many units even if undecided (`None`: every unit given).
     pub max_pairs: Option<usize>,
-}
-
-/// One metric's course in a sequential judgement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SequentialMetric {
-    pub arm: String,
-    pub stage: String,
-    /// "cpu" or "elapsed".
-    pub metric: String,
-    pub decision: Decision,
-    pub outcome: MetricOutcome,
-    /// The unit (1-based) after which it was decided; absent while it continues.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_after: Option<usize>,
-}
-
-/// One look: after how many units, and how many metrics were still undecided.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LookRecord {
-    pub pairs: usize,
-    pub undecided_cpu: usize,
-    pub undecided_elapsed: usize,
-    pub stop: bool,
-}
-
-/// How the sequential design reached its verdict (the report's `sequential`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SequentialRecord {
-    pub unit: Unit,
-    pub min_pairs: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_pairs: Option<usize>,
-    /// Units given, and used: the look it stopped at (the report is that look's).
-    pub pairs_given: usize,
-    pub pairs_used: usize,
-    /// The stopping rule ended it (false: it ran out of units or budget with CPU undecided).
-    pub stopped: bool,
-    pub stop_reason: String,
-    /// The mixture's scales and weights.
-    pub mixture: Vec<[f64; 2]>,
-    pub metrics: Vec<SequentialMetric>,
-    pub looks: Vec<LookRecord>,
 }
 
 /// Merges consecutive pairs into ABBA blocks: control trials 2b and 2b + 1 (their execution ids summed)

@@ -18,12 +18,12 @@
 //!
 //! The decisions read from it are [`decide`]'s; [`super`] applies them look by look.
 
+use super::record::Decision;
 use crate::pipeline::estimate::Estimate;
 use crate::pipeline::family::{MetricTest, MAX_MORE_PAIRS};
 use crate::pipeline::method::ALPHA_EQUIVALENCE;
 use crate::pipeline::report::MetricOutcome;
 use crate::stats::pct;
-use serde::{Deserialize, Serialize};
 
 /// The mixture over the standardised effect's prior variance g, as (g, weight). A pair's standardised
 /// effect is the change over the spread of a pair's log difference: +3 % at a CV of 2 % is about 1
@@ -101,18 +101,6 @@ pub fn radius_t(n: usize, nu: f64, alpha: f64) -> f64 {
 pub fn interval(e: &Estimate, alpha: f64) -> [f64; 2] {
     let r = radius_t(e.n[0].min(e.n[1]), e.df, alpha) * e.se;
     [e.log_ratio - r, e.log_ratio + r]
-}
-
-/// What a metric is, at a look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    /// The change is detected (and not negligible).
-    Different,
-    /// Inside the margin: flat, or a detected change too small to matter.
-    Equivalent,
-    /// Undecided: the next pair is worth running.
-    Continue,
 }
 
 /// About how many more pairs would decide an undecided metric, if its estimate and spread held: the first
