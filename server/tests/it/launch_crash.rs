@@ -121,7 +121,13 @@ async fn measured_a_trial_that_died_with_the_server_is_requeued_once() {
     let again = trials.iter().find(|t| t["seq"] == seq && t["attempt"] == 2).expect("re-queued once");
     assert_eq!(again["state"], "succeeded");
     assert_eq!(trials.len(), 5);
-    assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "an A/A: {e}");
+    // Judged, with the re-run attempt paired with its repeat. Not an A/A verdict: the re-queued control
+    // runs last, so both pairs ran treatment first, and on this 2-vCPU VM a drift then reads as a change
+    // even with nothing else running (seen: +38 % and +86 % CPU, both on the treatment). The A/A claim is
+    // tested where the order is the design's: launch_run's, the example pipelines' and the warp A/A.
+    assert!(e["verdict"].is_string(), "judged with a verdict: {e}");
+    let analyses: Vec<&Value> = e["report"]["stages"].as_array().unwrap().iter().filter_map(|s| s.get("cpu_test")).collect();
+    assert!(!analyses.is_empty() && analyses.iter().all(|t| t["analysis"] == "paired t on log ratios" && t["n"] == json!([2, 2])), "{e}");
 }
 
 /// The process runs our finelog script (a zombie waiting for a reaper has no command line).
