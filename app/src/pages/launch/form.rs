@@ -274,7 +274,7 @@ fn WarpMatrix(
             <legend>"Matrix (what runs, and for how long)"</legend>
             <label>"Preset"
                 <select name="warp.preset" prop:value=move || values.with(|v| v.preset.clone()) on:change=move |ev| { let x = event_target_value(&ev); values.update(|v| v.preset = x) }>
-                    <option value="full">"full: the suite's matrix (the nightly)"</option>
+                    <option value="full">"full matrix (the nightly)"</option>
                     <option value="smoke">"smoke: a first answer in minutes"</option>
                 </select>
                 <span class="hint">"The fields below change the preset's values; Preview shows the matrix and its time."</span>
