@@ -59,9 +59,10 @@ pub const SMALL: &[(&str, &str)] = &[
     // Budgets for this machine's noise (2 shared cores, the driver and the server on them, short windows):
     // same-code put-4MiB phases differed by up to 12 % in obj/s (scripts/bench-warp.sh, an A/A), and a
     // 3-second window holds about 280 requests, so its p99 is the 3rd-slowest one (up to 22 % apart). The
-    // CPU-starved server is 48–65 % slower, far beyond either budget.
-    ("fail_pct", "20"),
-    ("warn_pct", "10\ntail_fail_pct = 50\ntail_warn_pct = 20"),
+    // CPU-starved server is 48–65 % slower, far beyond either budget. Raised from 20/10 after a same-code
+    // put-4MiB phase read −22.3 % obj/s in the measured pass of a warm .ci/run (the noise #31 is about).
+    ("fail_pct", "30"),
+    ("warn_pct", "15\ntail_fail_pct = 50\ntail_warn_pct = 20"),
 ];
 
 /// The small matrix cut to one 1-second round and a 3-second health timeout: for tests of what goes
