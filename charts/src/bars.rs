@@ -40,6 +40,15 @@ pub struct Bar {
     /// An interval around the value, in the value's unit.
     pub whisker: Option<(f64, f64)>,
     pub tip: String,
+    /// The observations behind the value (a warp cell's rounds), drawn as dots on the bar: filled for
+    /// the arm's first phase, hollow for its second (ABBA).
+    pub dots: Vec<Dot>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dot {
+    pub value: f64,
+    pub hollow: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +120,7 @@ impl BarChart {
         for g in &self.groups {
             for b in &g.bars {
                 values.extend(b.value);
+                values.extend(b.dots.iter().map(|d| d.value));
                 values.extend(b.whisker.iter().flat_map(|(l, h)| [*l, *h]));
             }
             values.extend(g.band.iter().flat_map(|(l, h)| [*l, *h]));
@@ -212,6 +222,11 @@ impl BarChart {
                             ])
                             .map_err(draw_err)?;
                     }
+                    for dot in bar.dots.iter().filter(|d| d.value.is_finite()) {
+                        let at = chart.backend_coord(&(t(dot.value), ym));
+                        let style = if dot.hollow { INK.stroke_width(1) } else { INK.filled() };
+                        root.draw(&Circle::new(at, 3, style)).map_err(draw_err)?;
+                    }
                     let (x0, y0) = chart.backend_coord(&(lo, ya));
                     let (x1, y1) = chart.backend_coord(&(t(v), yb));
                     tips.push(Tip { x0, y0, x1, y1, text: bar.tip.clone(), href: None });
@@ -274,7 +289,7 @@ mod tests {
     }
 
     fn bar(v: Option<f64>, tip: &str) -> Bar {
-        Bar { value: v, whisker: v.map(|v| (v * 0.9, v * 1.1)), tip: tip.into() }
+        Bar { value: v, whisker: v.map(|v| (v * 0.9, v * 1.1)), tip: tip.into(), dots: vec![] }
     }
 
     #[test]

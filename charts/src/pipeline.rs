@@ -41,8 +41,12 @@ pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, Cha
         let arms = stage_of(report, name);
         let Some(first) = arms.iter().flatten().next() else { continue };
         let c = first.cpu_control;
-        let mut bars =
-            vec![Bar { value: Some(c), whisker: None, tip: format!("{name}\ncontrol: {} CPU-s ({} trials)", fmt_num(c), first.trials[0]) }];
+        let mut bars = vec![Bar {
+            value: Some(c),
+            whisker: None,
+            tip: format!("{name}\ncontrol: {} CPU-s ({} trials)", fmt_num(c), first.trials[0]),
+            dots: vec![],
+        }];
         for (arm, s) in report.treatments.iter().zip(&arms) {
             bars.push(match s {
                 Some(s) => Bar {
@@ -56,8 +60,9 @@ pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, Cha
                         interval(s.cpu_interval_pct),
                         s.verdict.as_str()
                     ),
+                    dots: vec![],
                 },
-                None => Bar { value: None, whisker: None, tip: format!("{name}: {} did not run this stage", arm.name) },
+                None => Bar { value: None, whisker: None, tip: format!("{name}: {} did not run this stage", arm.name), dots: vec![] },
             });
         }
         let band = first.thresholds.cpu_pct / 100.0;
@@ -98,7 +103,7 @@ pub fn pipeline_memory(report: &PipelineReport, scale: Scale) -> Result<String, 
         let arms = stage_of(report, &name);
         let Some(first) = arms.iter().flatten().next() else { continue };
         let c = first.mem_peak_control;
-        let mut bars = vec![Bar { value: Some(c), whisker: None, tip: format!("{name}\ncontrol: peak {}", fmt_bytes(c)) }];
+        let mut bars = vec![Bar { value: Some(c), whisker: None, tip: format!("{name}\ncontrol: peak {}", fmt_bytes(c)), dots: vec![] }];
         let mut over = false;
         for (arm, s) in report.treatments.iter().zip(&arms) {
             bars.push(match s {
@@ -108,9 +113,10 @@ pub fn pipeline_memory(report: &PipelineReport, scale: Scale) -> Result<String, 
                         value: Some(s.mem_peak_treatment),
                         whisker: None,
                         tip: format!("{name}\n{}: peak {} ({})", arm.name, fmt_bytes(s.mem_peak_treatment), fmt_pct(s.mem_peak_change_pct)),
+                        dots: vec![],
                     }
                 }
-                None => Bar { value: None, whisker: None, tip: format!("{name}: {} did not run this stage", arm.name) },
+                None => Bar { value: None, whisker: None, tip: format!("{name}: {} did not run this stage", arm.name), dots: vec![] },
             });
         }
         groups.push(Group { label: name, bars, band: None, mark: over.then_some(Mark::OverLimit) });

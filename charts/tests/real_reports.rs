@@ -63,13 +63,51 @@ fn warp_charts_mark_fail_and_warn_cells() {
     let svg = warp_metric(&fail, WarpChart::ObjPerS, Scale::Linear).unwrap();
     keep("obj-per-s.svg", &svg);
     assert!(svg.contains("✖ FAIL"), "{svg}");
-    assert!(svg.contains("candidate: 880 obj/s, Δ -12.00% — ❌ FAIL"));
+    assert!(svg.contains("candidate: 880 obj/s (median), Δ -12.00% — ❌ FAIL"));
+    assert!(!svg.contains("<circle"), "an imported CSV has no rounds to draw");
     let thr = warp_metric(&fail, WarpChart::Throughput, Scale::Linear).unwrap();
     assert!(thr.contains("baseline: 3.91 MiB/s"), "bytes/s shown in MiB/s");
     let warn = warp("compare_warn.csv", include_str!("../../judge/tests/data/warp/compare_warn.csv"));
     assert!(warp_metric(&warn, WarpChart::ObjPerS, Scale::Linear).unwrap().contains("▲ WARN"));
     let legacy = warp("compare_legacy12.csv", include_str!("../../judge/tests/data/warp/compare_legacy12.csv"));
     assert!(warp_metric(&legacy, WarpChart::P99Latency, Scale::Linear).is_err(), "a 12-column file has no p99 to draw");
+}
+
+#[test]
+fn warp_matrix_charts_draw_each_round_as_a_dot_and_say_the_drift() {
+    use judge::warp::matrix::{judge_matrix, Cell};
+    use judge::warp::rounds::Round;
+    let phase = |reqps: &[f64]| -> Vec<Round> {
+        reqps
+            .iter()
+            .map(|&r| Round {
+                ok: true,
+                reqps: Some(r),
+                throughput_bps: Some(r * 4096.0),
+                latency_ms: Some(1.0),
+                p90_ms: Some(2.0),
+                p99_ms: Some(3.0),
+            })
+            .collect()
+    };
+    // ABBA: A1 B1 B2 A2, three rounds each; A2 sits 3 % below A1.
+    let cell = Cell {
+        label: "get-4KiB/sync-on".into(),
+        size: "4KiB".into(),
+        concurrency: 8,
+        baseline: vec![phase(&[1000.0, 1010.0, 990.0]), phase(&[970.0, 980.0, 960.0])],
+        candidate: vec![phase(&[700.0, 710.0, 690.0]), phase(&[705.0, 695.0, 700.0])],
+        legs: ["A1", "A2", "B1", "B2"].map(String::from).to_vec(),
+        note: None,
+    };
+    let report = judge_matrix(&[cell], &GateConfig::default());
+    let svg = warp_metric(&report, WarpChart::ObjPerS, Scale::Linear).unwrap();
+    keep("obj-per-s-rounds.svg", &svg);
+    assert_eq!(svg.matches("<circle").count(), 12, "one dot per round of each of the four phases");
+    assert!(svg.contains("rounds A1: 1000, 1010, 990 · A2: 970, 980, 960"), "{svg}");
+    assert!(svg.contains("baseline drift between its phases: 3.0 %"), "{svg}");
+    assert!(svg.contains("rounds B1: 700, 710, 690 · B2: 705, 695, 700"), "{svg}");
+    assert!(svg.contains("dots: rounds"), "the axis says what a dot is");
 }
 
 /// Every `<text>` of an SVG, as drawn.

@@ -26,6 +26,21 @@ test("an admin edits a suite: a bad value is named with its line, a good one is 
   await expect(page.getByLabel("Trials per arm")).toHaveValue("2");
 });
 
+test("a warp suite's page shows its warp settings and notes, not pipeline fields", async ({ page }) => {
+  await signIn(page, "e2e-admin", "/suites/s3s-fs-warp");
+  await hydrated(page);
+  const settings = page.locator("dl.warp-settings");
+  await expect(settings.locator("dt")).toContainText(["Server", "Health", "Matrix", "Phase order", "Budgets", "Load tool"]);
+  await expect(settings).toContainText("FAIL beyond 10 %, WARN beyond 5 % (relative to the baseline)");
+  await expect(settings).toContainText("rounds 1–10 · duration 1s–5m");
+  await expect(settings).toContainText("get-4KiB: s3s-fs writes a response's head and body separately");
+  await expect(page.getByRole("heading", { name: "Noise profiles" })).toHaveCount(0);
+  const toml = await page.getByLabel("Suite (TOML, the same fields as a suite file)").inputValue();
+  for (const absent of ["command = []", "cpu = 0", 'ram = ""', "[resources]"]) expect(toml).not.toContain(absent);
+  expect(toml).toContain("[warp.notes]");
+  await looksRight(page, "suite-warp");
+});
+
 test("a viewer cannot open the suites", async ({ page, problems }) => {
   await signIn(page, "e2e-viewer", "/experiments");
   const response = await page.goto("/suites");

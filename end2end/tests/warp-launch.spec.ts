@@ -46,5 +46,18 @@ test("a warp launch from the form runs a shortened matrix: two workloads, drive 
   // The gate has the cells asked for, and only those.
   const cells = await page.locator("table.gate tbody tr th").allTextContents();
   expect([...new Set(cells.map((c) => c.trim()))].sort()).toEqual(["get-4KiB/sync-on", "put-4KiB/sync-on"]);
+  // Flagged rows lead; both cells carry the suite's note, shown when the cell is flagged.
+  const flagged = page.getByRole("table", { name: "Rows that failed, are missing or warned" });
+  if ((await flagged.count()) > 0) await expect(page.locator(".cell-notes p.note").first()).toContainText("known behaviour (from the suite)");
+  // The rounds behind each median, per phase (A1 the baseline, B1 the candidate).
+  const rounds = page.getByRole("table", { name: "Rounds per cell" });
+  await page.locator("details.rounds > summary").click();
+  await expect(rounds.locator("tbody tr")).toHaveCount(2);
+  await expect(rounds.locator("tbody tr td").first()).toHaveText(/^A1: \d/);
+  await expect(rounds.locator("tbody tr td").nth(1)).toHaveText(/^B1: \d/);
+  // One provenance line per phase binary: the baseline built, the candidate built (another SHA).
+  const provenance = page.getByRole("region", { name: "Gate" }).locator("dl.facts");
+  await expect(provenance).toContainText("A1 (control, sync-on): ");
+  await expect(provenance).toContainText("B1 (treatment, sync-on): ");
   await looksRight(page, "experiment-warp-launched");
 });

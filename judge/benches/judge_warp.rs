@@ -35,6 +35,8 @@ fn main() {
                 concurrency: 8,
                 baseline: vec![rounds(base, w as u32)],
                 candidate: vec![rounds(base * 0.97, w as u32 + 1)],
+                legs: vec![],
+                note: None,
             });
         }
     }

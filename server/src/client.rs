@@ -118,13 +118,7 @@ pub fn plan_text(plan: &Value) -> String {
         (None, Some(m)) => format!("at most {m} min (every trial to its timeout; no trials of this suite yet to estimate from)"),
         _ => "time unknown".into(),
     };
-    // A warp plan runs phases AB or ABBA (an arm's two phases back to back), not the pipeline orders.
-    let runs = plan["trials"].as_array().cloned().unwrap_or_default();
-    let order = match (plan["warp_matrix"].is_string(), runs.windows(2).any(|w| w[0]["arm"] == w[1]["arm"])) {
-        (true, true) => "ABBA phase".to_string(),
-        (true, false) => "AB phase".to_string(),
-        (false, _) => text(&plan["order"]),
-    };
+    let order = text(&plan["order_words"]);
     let _ = writeln!(out, "{trials} trials ({} per arm, {order} order); {time}", plan["trials_per_arm"]);
     if let Some(matrix) = plan["warp_matrix"].as_str() {
         let _ = writeln!(out, "matrix: {matrix}");

@@ -85,6 +85,7 @@ pub fn gate_args(args: &GateArgs) -> Result<(GateReport, Provenance), String> {
         candidate_binary: args.candidate_binary.clone(),
         baseline_commit: args.baseline_commit.clone(),
         candidate_commit: args.candidate_commit.clone(),
+        phase_binaries: Vec::new(),
         notes: args.notes.clone(),
     };
     Ok((report, provenance))

@@ -79,11 +79,48 @@ pub fn parse_for_store(text: &str) -> Result<(String, judge::ExperimentKind, ser
 /// A stored definition as TOML (what the suites page shows and edits).
 pub fn to_toml(definition: &serde_json::Value) -> Result<String, String> {
     let d: SuiteDefinition = serde_json::from_value(definition.clone()).map_err(|e| format!("the stored suite does not parse: {e}"))?;
-    toml::to_string_pretty(&d).map_err(|e| format!("cannot write the suite as TOML: {e}"))
+    let mut table = toml::Table::try_from(&d).map_err(|e| format!("cannot write the suite as TOML: {e}"))?;
+    // Fields left at nothing are not written: a warp suite shows no `command = []` or `cpu = 0.0`.
+    let unset = |v: &toml::Value| match v {
+        toml::Value::Array(a) => a.is_empty(),
+        toml::Value::Table(t) => t.is_empty(),
+        _ => false,
+    };
+    table.retain(|_, v| !unset(v));
+    if d.resources == definition::Resources::default() {
+        table.remove("resources");
+    }
+    toml::to_string_pretty(&table).map_err(|e| format!("cannot write the suite as TOML: {e}"))
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_warp_suite_is_written_back_without_pipeline_fields_and_reads_the_same() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let text = std::fs::read_to_string(dir.join("s3s-fs-warp.toml")).unwrap();
+        let suite = super::SuiteDefinition::from_toml(&text).unwrap();
+        let written = super::to_toml(&serde_json::to_value(&suite).unwrap()).unwrap();
+        for absent in ["command =", "cpu =", "ram =", "[resources]", "[fingerprint]", "locality"] {
+            assert!(!written.contains(absent), "{absent:?} in\n{written}");
+        }
+        assert!(written.contains("[warp.notes]") && written.contains("delayed ACK"), "{written}");
+        assert_eq!(super::SuiteDefinition::from_toml(&written).unwrap(), suite, "{written}");
+        let facts = suite.warp.as_ref().unwrap().facts();
+        let fact = |k: &str| facts.iter().find(|(w, _)| *w == k).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("{k}: {facts:?}"));
+        assert_eq!(fact("Budgets"), "FAIL beyond 10 %, WARN beyond 5 % (relative to the baseline)");
+        assert!(fact("Server").starts_with(
+            "built per arm's SHA with `sh build.sh` → target/s3-server (cached by SHA); started per phase as `{binary} --host"
+        ));
+        assert!(fact("Smoke preset").contains("1 round of 1s each"), "{facts:?}");
+        assert_eq!(fact("A launch may choose"), "rounds 1–10 · duration 1s–5m · warm-up 0s–1m · cool-down 0s–1m · concurrency 1–64");
+        assert!(fact("Note").starts_with("get-4KiB: s3s-fs writes"), "{facts:?}");
+        // A pipeline suite keeps its command and resources.
+        let text = std::fs::read_to_string(dir.join("zephyr-pipeline.toml")).unwrap();
+        let written = super::to_toml(&serde_json::to_value(super::SuiteDefinition::from_toml(&text).unwrap()).unwrap()).unwrap();
+        assert!(written.contains("command = [") && written.contains("[resources]"), "{written}");
+    }
+
     #[test]
     fn the_shipped_suites_commented_schedule_is_valid_when_uncommented() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");

@@ -91,6 +91,11 @@ pub struct WarpSpec {
     /// window and cool-down, the suite's warm-up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smoke: Option<JsonWarpMatrix>,
+    /// Per cell, what the page says beside it (`[warp.notes]`): a known reason a cell moves, e.g.
+    /// `"get-4KiB" = "bimodal through delayed ACKs"`. The key is a workload (every drive-sync value) or
+    /// `workload/sync-on` / `workload/sync-off`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, String>,
 }
 
 /// The range of each matrix setting a launch may choose (both ends included). A suite's own values
@@ -108,6 +113,25 @@ pub struct WarpLimits {
     pub cooldown: [String; 2],
     #[serde(default = "default_concurrency_limit")]
     pub concurrency: [u32; 2],
+}
+
+impl WarpLimits {
+    /// "rounds 1–10 · duration 1s–5m · warm-up 0s–1m · cool-down 0s–1m · concurrency 1–64".
+    pub fn describe(&self) -> String {
+        format!(
+            "rounds {}–{} · duration {}–{} · warm-up {}–{} · cool-down {}–{} · concurrency {}–{}",
+            self.rounds[0],
+            self.rounds[1],
+            self.duration[0],
+            self.duration[1],
+            self.warmup[0],
+            self.warmup[1],
+            self.cooldown[0],
+            self.cooldown[1],
+            self.concurrency[0],
+            self.concurrency[1]
+        )
+    }
 }
 
 impl Default for WarpLimits {
@@ -290,6 +314,11 @@ impl WarpSpec {
         self.drive_sync.values.iter().map(|v| v == "on").collect()
     }
 
+    /// The suite's note on one cell: `workload/sync-…` first, else the workload's.
+    pub fn note_for(&self, workload: &str, sync_label: &str) -> Option<String> {
+        self.notes.get(&format!("{workload}/{sync_label}")).or_else(|| self.notes.get(workload)).cloned()
+    }
+
     /// The smoke preset: the suite's `[warp.smoke]`, else the shortest matrix its limits allow.
     pub fn smoke_matrix(&self) -> JsonWarpMatrix {
         self.smoke.clone().unwrap_or_else(|| JsonWarpMatrix {
@@ -309,6 +338,8 @@ impl WarpSpec {
             out.set_matrix(&self.smoke_matrix(), "warp.smoke")?;
         }
         out.set_matrix(asked, "warp")?;
+        let kept = out.workloads.clone();
+        out.notes.retain(|key, _| kept.iter().any(|w| key.split('/').next() == Some(w.as_str())));
         Ok(out)
     }
 
@@ -393,6 +424,62 @@ impl WarpSpec {
         )
     }
 
+    /// The suite's warp settings in words, for its page: (what, how), one line each.
+    pub fn facts(&self) -> Vec<(&'static str, String)> {
+        let quoted =
+            |argv: &[String]| argv.iter().map(|a| if a.contains(' ') { format!("{a:?}") } else { a.clone() }).collect::<Vec<_>>().join(" ");
+        let mut out = Vec::new();
+        match &self.endpoint {
+            Some(endpoint) => {
+                out.push(("Server", format!("external endpoint {endpoint}, each arm deployed by `{}`", quoted(&self.deploy_hook))))
+            }
+            None => {
+                let binary = if !self.binaries.is_empty() {
+                    format!("prebuilt binaries per arm ({})", self.binaries.keys().cloned().collect::<Vec<_>>().join(", "))
+                } else {
+                    format!(
+                        "built per arm's SHA with `{}` → {} (cached by SHA)",
+                        quoted(&self.build),
+                        self.binary.as_deref().unwrap_or("?")
+                    )
+                };
+                out.push(("Server", format!("{binary}; started per phase as `{}`", quoted(&self.server))));
+                out.push(("Health", format!("GET {} within {} s", self.health_path, self.health_timeout_secs)));
+            }
+        }
+        out.push(("Matrix", self.describe_matrix()));
+        out.push((
+            "Phase order",
+            match self.order {
+                PhaseOrder::Ab => "AB: the baseline's phases, then the candidate's".to_string(),
+                PhaseOrder::Abba => "ABBA: A1 B1 B2 A2, so a drifting baseline shows".to_string(),
+            },
+        ));
+        let tail = match (self.tail_fail_pct, self.tail_warn_pct) {
+            (None, None) => String::new(),
+            (f, w) => {
+                format!("; p90/p99 latency FAIL beyond {} %, WARN beyond {} %", f.unwrap_or(self.fail_pct), w.unwrap_or(self.warn_pct))
+            }
+        };
+        out.push(("Budgets", format!("FAIL beyond {} %, WARN beyond {} % (relative to the baseline){tail}", self.fail_pct, self.warn_pct)));
+        out.push((
+            "Load tool",
+            match self.tool {
+                LoadTool::Builtin => "Arbiter's built-in driver".to_string(),
+                LoadTool::Warp => format!("warp ({})", self.warp_bin.as_deref().unwrap_or("from PATH")),
+            },
+        ));
+        if let Some(var) = &self.drive_sync.env {
+            out.push(("Drive sync", format!("{var}={} (on) / {} (off)", self.drive_sync.on, self.drive_sync.off)));
+        }
+        out.push(("A launch may choose", self.limits.describe()));
+        if let Ok(smoke) = self.with_matrix(&JsonWarpMatrix { preset: Some(WarpPreset::Smoke), ..JsonWarpMatrix::default() }) {
+            out.push(("Smoke preset", smoke.describe_matrix()));
+        }
+        out.extend(self.notes.iter().map(|(cell, note)| ("Note", format!("{cell}: {note}"))));
+        out
+    }
+
     /// Everything that does not depend on the rest of the suite.
     pub fn check(&self) -> Result<(), String> {
         let l = &self.limits;
@@ -405,6 +492,21 @@ impl WarpSpec {
                 (Ok(a), Ok(b)) if a <= b => {}
                 (Err(e), _) | (_, Err(e)) => return Err(format!("warp.limits.{field}: {e}")),
                 _ => return Err(format!("warp.limits.{field}: give [shortest, longest], e.g. [\"1s\", \"5m\"]")),
+            }
+        }
+        for (key, note) in &self.notes {
+            let (workload, sync) = key.split_once('/').map_or((key.as_str(), None), |(w, s)| (w, Some(s)));
+            if !self.workloads.iter().any(|w| w == workload) {
+                return Err(format!(
+                    "warp.notes.{key:?}: {workload:?} is not one of the suite's workloads ({})",
+                    self.workloads.join(", ")
+                ));
+            }
+            if sync.is_some_and(|s| s != "sync-on" && s != "sync-off") {
+                return Err(format!("warp.notes.{key:?}: after the workload give /sync-on or /sync-off"));
+            }
+            if note.trim().is_empty() || note.chars().count() > 600 {
+                return Err(format!("warp.notes.{key:?}: give the note in 1–600 characters"));
             }
         }
         if self.smoke.as_ref().is_some_and(|m| m.preset.is_some()) {
@@ -572,5 +674,24 @@ mod tests {
         assert_eq!(bad.check().unwrap_err(), "warp.smoke.rounds: 50: must be between 1 and 10 (the suite's [warp.limits])");
         let text = "server = [\"{binary}\", \"{port}\"]\nbinary = \"s3\"\nbuild = [\"make\"]\n[limits]\nrounds = [5, 2]\n";
         assert!(toml::from_str::<WarpSpec>(text).unwrap().check().unwrap_err().starts_with("warp.limits:"));
+    }
+
+    #[test]
+    fn notes_name_a_cell_of_the_suite_and_follow_the_launchs_workloads() {
+        let s = spec("[notes]\n\"get-4KiB\" = \"delayed ACKs\"\n\"put-4KiB/sync-off\" = \"no fsync\"\n");
+        assert_eq!(s.note_for("get-4KiB", "sync-on").as_deref(), Some("delayed ACKs"));
+        assert_eq!(s.note_for("put-4KiB", "sync-off").as_deref(), Some("no fsync"));
+        assert_eq!(s.note_for("put-4KiB", "sync-on"), None);
+        // A launch without get-4KiB keeps only the notes of the cells it runs.
+        let m = s.with_matrix(&ask(serde_json::json!({"workloads": ["put-4KiB"]}))).unwrap();
+        assert_eq!(m.notes.keys().collect::<Vec<_>>(), ["put-4KiB/sync-off"]);
+        m.check().unwrap();
+        let bad = |notes: &str| {
+            let text = format!("server = [\"{{binary}}\", \"{{port}}\"]\nbinary = \"s3\"\nbuild = [\"make\"]\n[notes]\n{notes}\n");
+            toml::from_str::<WarpSpec>(&text).unwrap().check().unwrap_err()
+        };
+        assert!(bad("\"list-4KiB\" = \"x\"").starts_with("warp.notes.\"list-4KiB\": \"list-4KiB\" is not one of the suite's workloads"));
+        assert_eq!(bad("\"get-4KiB/on\" = \"x\""), "warp.notes.\"get-4KiB/on\": after the workload give /sync-on or /sync-off");
+        assert_eq!(bad("\"get-4KiB\" = \" \""), "warp.notes.\"get-4KiB\": give the note in 1–600 characters");
     }
 }

@@ -58,6 +58,10 @@ pub struct LaunchPlan {
     pub cluster: Option<String>,
     pub arms: Vec<PlannedArm>,
     pub order: TrialOrder,
+    /// The order as the plan runs it, in words for the preview and `--dry-run`: the pipeline order
+    /// ("interleaved", "abba", "blocked"), or a warp launch's "AB phase" / "ABBA phase".
+    #[serde(default)]
+    pub order_words: String,
     pub trials_per_arm: u32,
     pub trials: Vec<PlannedRun>,
     /// Upper bound: every trial running to its timeout, one at a time.
@@ -227,6 +231,11 @@ pub async fn resolve(
         estimated_minutes,
         estimate_basis,
         arms,
+        order_words: match suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| w.order) {
+            Some(suite::warp::PhaseOrder::Abba) => "ABBA phase".into(),
+            Some(suite::warp::PhaseOrder::Ab) => "AB phase".into(),
+            None => order.as_str().into(),
+        },
         order,
         trials_per_arm: trials,
         trials: runs,

@@ -72,9 +72,9 @@ pub fn cells(spec: &WarpSpec, arms: &[String], phases: &[PhaseData]) -> Vec<Cell
     for t in treatments {
         for sync in spec.sync_values() {
             for w in &spec.workloads {
-                let of = |arm: &str| -> Vec<Vec<Round>> {
-                    ordered.iter().filter(|p| p.arm == arm && p.drive_sync == sync).map(|p| rounds_of(p, w)).collect()
-                };
+                let phases_of =
+                    |arm: &str| -> Vec<&PhaseData> { ordered.iter().copied().filter(|p| p.arm == arm && p.drive_sync == sync).collect() };
+                let of = |arm: &str| -> Vec<Vec<Round>> { phases_of(arm).into_iter().map(|p| rounds_of(p, w)).collect() };
                 let label = match treatments.len() {
                     1 => format!("{w}/{}", sync_label(sync)),
                     _ => format!("{t}:{w}/{}", sync_label(sync)),
@@ -85,6 +85,8 @@ pub fn cells(spec: &WarpSpec, arms: &[String], phases: &[PhaseData]) -> Vec<Cell
                     concurrency: spec.concurrency,
                     baseline: of(control),
                     candidate: of(t),
+                    legs: phases_of(control).into_iter().chain(phases_of(t)).map(|p| p.leg.clone()).collect(),
+                    note: spec.note_for(w, sync_label(sync)),
                 });
             }
         }
@@ -92,13 +94,28 @@ pub fn cells(spec: &WarpSpec, arms: &[String], phases: &[PhaseData]) -> Vec<Cell
     out
 }
 
+/// "SHA - where its binary came from": one source for every phase of the arm, or, when the phases
+/// differ (the first built it, the others found it cached), "see the phases below".
 fn commit_line(sha: &str, records: &[&PhaseRecord]) -> String {
-    let sources: Vec<String> = records.iter().filter_map(|r| r.binary_source.map(|s| s.describe().to_string())).collect();
+    let sources: Vec<&str> = records.iter().filter_map(|r| r.binary_source.map(|s| s.describe())).collect();
     match sources.first() {
         Some(first) if sources.iter().all(|s| s == first) => format!("{sha} - {first}"),
-        Some(_) => format!("{sha} - {}", sources.join(", ")),
+        Some(_) => format!("{sha} - per phase, see the phase binaries"),
         None => format!("{sha} - external endpoint (deployed by the hook)"),
     }
+}
+
+/// One line per phase that has a binary, in run order: "A1 (control, sync-on): source build (now cached)".
+fn phase_binaries(phases: &[PhaseData]) -> Vec<String> {
+    let mut ordered: Vec<&PhaseData> = phases.iter().collect();
+    ordered.sort_by_key(|p| p.seq);
+    ordered
+        .iter()
+        .filter_map(|p| {
+            let source = p.record.as_ref()?.binary_source?;
+            Some(format!("{} ({}, {}): {}", p.leg, p.arm, sync_label(p.drive_sync), source.describe()))
+        })
+        .collect()
 }
 
 /// `settings`: the matrix settings the launch asked for (a Provenance note says so), none for the suite's own.
@@ -169,6 +186,7 @@ pub fn judge(
         baseline_binary: binary_of(&control.0),
         candidate_binary: binary_of(&candidate.0),
         baseline_commit: Some(commit_line(&control.1, &records_of(&control.0))),
+        phase_binaries: phase_binaries(phases),
         candidate_commit: Some(if candidate.1 == control.1 && arms.len() > 1 {
             format!("{} - same commit as baseline", candidate.1)
         } else {
@@ -187,6 +205,11 @@ pub fn judge(
         ]
         .into_iter()
         .flatten()
+        // The suite's word on a cell that did not pass: a known reason it moves.
+        .chain(report.cells.iter().filter_map(|c| {
+            let flagged = report.rows.iter().any(|r| r.workload == c.label && r.verdict != RowVerdict::Pass);
+            c.note.as_ref().filter(|_| flagged).map(|n| format!("{} (from the suite): {n}", c.label))
+        }))
         .collect(),
     };
     let mut report = report;

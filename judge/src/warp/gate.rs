@@ -102,6 +102,10 @@ pub struct GateReport {
     /// Cells whose baseline drifted between A1 and A2 beyond the warn budget (ABBA order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drifted: Vec<String>,
+    /// Per cell of a matrix run (not of an imported CSV): the rounds behind each phase's median, the
+    /// baseline's ABBA drift and the suite's note on the cell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cells: Vec<super::rounds::CellRounds>,
 }
 
 fn missing(workload: &str, metric: &str, reason: &str) -> GateRow {
@@ -213,6 +217,7 @@ pub fn gate(rows: &[CompareRow], config: &GateConfig) -> GateReport {
         exemption,
         missing_skipped: if config.allow_missing { missing_count } else { 0 },
         drifted: Vec::new(),
+        cells: Vec::new(),
     }
 }
 

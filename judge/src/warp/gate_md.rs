@@ -22,6 +22,10 @@ pub struct Provenance {
     /// "SHA - where the binary came from" (binary cache or source build).
     pub baseline_commit: Option<String>,
     pub candidate_commit: Option<String>,
+    /// Per phase in run order, where its server binary came from: "A1 (main, sync-on): source build
+    /// (now cached)". Arbiter's addition: a cached second phase beside a built first one is no contradiction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phase_binaries: Vec<String>,
     #[serde(default)]
     pub notes: Vec<String>,
 }
@@ -87,6 +91,9 @@ pub fn render(report: &GateReport, provenance: Option<&Provenance>) -> String {
             if let Some(v) = value {
                 let _ = writeln!(out, "- {key}: {v}");
             }
+        }
+        for phase in &p.phase_binaries {
+            let _ = writeln!(out, "- phase binary: {phase}");
         }
         for note in &p.notes {
             let _ = writeln!(out, "- note: {note}");

@@ -281,6 +281,49 @@ pub fn write_compare_csv(baseline: &[PhaseSummary], candidate: &[PhaseSummary]) 
     out
 }
 
+/// One phase of a cell as the page and the charts show it: its name and its rounds in run order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRounds {
+    /// "A", "B" (AB order) or "A1", "B1", "B2", "A2" (ABBA).
+    pub leg: String,
+    pub baseline: bool,
+    pub rounds: Vec<Round>,
+}
+
+/// The evidence behind one cell's medians.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellRounds {
+    pub label: String,
+    /// Baseline phases first, then candidate phases, each in run order.
+    pub phases: Vec<PhaseRounds>,
+    /// How far the baseline moved between its first and last phase (the larger of obj/s and
+    /// throughput), in percent; ABBA only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl CellRounds {
+    /// The rounds of one metric ("reqps", "throughput", "latency", "p90-latency", "p99-latency") of the
+    /// baseline or candidate phases, per phase: (leg, values of the successful rounds).
+    pub fn values(&self, metric: &str, baseline: bool) -> Vec<(String, Vec<f64>)> {
+        let pick = |r: &Round| match metric {
+            "reqps" => r.reqps,
+            "throughput" => r.throughput_bps,
+            "latency" => r.latency_ms,
+            "p90-latency" => r.p90_ms,
+            "p99-latency" => r.p99_ms,
+            _ => None,
+        };
+        self.phases
+            .iter()
+            .filter(|p| p.baseline == baseline)
+            .map(|p| (p.leg.clone(), p.rounds.iter().filter(|r| r.ok).filter_map(pick).filter(|v| v.is_finite()).collect()))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -177,6 +177,7 @@ fn provenance_section_has_upstreams_shape() {
             "0123456789abcdef0123456789abcdef01234567 - actions-cache (rustfs-baseline-0123456789abcdef0123456789abcdef01234567)".into(),
         ),
         candidate_commit: Some("0123456789abcdef0123456789abcdef01234567 - same binary as baseline (same commit)".into()),
+        phase_binaries: vec![],
         notes: vec![],
     };
     let md = render(&report, Some(&p));

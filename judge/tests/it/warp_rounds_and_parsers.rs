@@ -137,7 +137,7 @@ fn rounds(reqps: &[f64]) -> Vec<Round> {
 }
 
 fn cell(label: &str, baseline: Vec<Vec<Round>>, candidate: Vec<Vec<Round>>) -> Cell {
-    Cell { label: label.into(), size: "4KiB".into(), concurrency: 8, baseline, candidate }
+    Cell { label: label.into(), size: "4KiB".into(), concurrency: 8, baseline, candidate, legs: vec![], note: None }
 }
 
 #[test]
@@ -164,6 +164,31 @@ fn matrix_abba_averages_phases_and_flags_drift() {
     assert_eq!(report.verdict, Verdict::WarpInconclusive);
     assert_eq!(report.drifted, ["get-4KiB/sync-off"]);
     assert_eq!(report.verdict.exit_code().code(), 3);
+    // The page's evidence: each phase's rounds under its ABBA name, and the drift in percent.
+    let c = &report.cells[0];
+    let legs: Vec<(&str, bool)> = c.phases.iter().map(|p| (p.leg.as_str(), p.baseline)).collect();
+    assert_eq!(legs, [("A1", true), ("A2", true), ("B1", false), ("B2", false)]);
+    assert_eq!(c.values("reqps", true), [("A1".to_string(), vec![1000.0]), ("A2".to_string(), vec![920.0])]);
+    assert!((c.drift_pct.unwrap() - 8.0).abs() < 1e-9, "{:?}", c.drift_pct);
+}
+
+#[test]
+fn matrix_cells_carry_their_rounds_and_the_suites_note() {
+    let mut failed = rounds(&[900.0, 950.0]);
+    failed[1].ok = false;
+    let mut c = cell("get-4KiB/sync-on", vec![rounds(&[1000.0, 1010.0])], vec![failed]);
+    c.note = Some("delayed ACKs".into());
+    let report = judge_matrix(&[c], &GateConfig::default());
+    let cell = &report.cells[0];
+    assert_eq!((cell.label.as_str(), cell.note.as_deref(), cell.drift_pct), ("get-4KiB/sync-on", Some("delayed ACKs"), None));
+    assert_eq!(cell.values("reqps", false), [("B".to_string(), vec![900.0])], "a failed round is not a dot");
+    assert_eq!(cell.values("p99-latency", true)[0].1.len(), 2);
+    // Stored and read back: an imported CSV's report (no cells) still reads.
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(serde_json::from_value::<judge::warp::gate::GateReport>(json).unwrap(), report);
+    let mut bare = serde_json::to_value(&report).unwrap();
+    bare.as_object_mut().unwrap().remove("cells");
+    assert!(serde_json::from_value::<judge::warp::gate::GateReport>(bare).unwrap().cells.is_empty());
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! The warp gate table: cell, metric, baseline, candidate, Δ and the row's verdict; MISSING rows say why.
+//! What failed leads; the suite's notes explain a flagged cell; the rounds and the ABBA drift behind each
+//! cell's medians follow, collapsed.
 
 use judge::warp::gate::{GateReport, GateRow, RowVerdict};
 use judge::warp::gate_md::Provenance;
+use judge::warp::rounds::CellRounds;
 use leptos::prelude::*;
 
 /// A stored value in its metric's unit: obj/s, MiB/s, ms or %.
@@ -76,6 +79,8 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
             ]
             .into_iter()
             .filter_map(|(k, v)| v.map(|v| (k, v)))
+            .chain(p.phase_binaries.into_iter().map(|b| ("Phase binary", b)))
+            .chain(p.notes.into_iter().map(|n| ("Note", n)))
             .collect()
         })
         .unwrap_or_default();
@@ -90,6 +95,17 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
     let (mut flagged, passed): (Vec<GateRow>, Vec<GateRow>) = gate.rows.iter().cloned().partition(|r| r.verdict != RowVerdict::Pass);
     flagged.sort_by_key(|r| rank(r.verdict));
     let passing = passed.len();
+    // The suite's word on each flagged cell, once per cell.
+    let mut notes: Vec<(String, String)> = Vec::new();
+    for row in &flagged {
+        if let Some(n) = gate.cells.iter().find(|c| c.label == row.workload).and_then(|c| c.note.clone()) {
+            if !notes.iter().any(|(c, _)| *c == row.workload) {
+                notes.push((row.workload.clone(), n));
+            }
+        }
+    }
+    let drifted = !gate.drifted.is_empty();
+    let cell_rounds = gate.cells.clone();
     let mut cells: Vec<(String, Vec<GateRow>)> = Vec::new();
     for row in passed {
         match cells.iter_mut().find(|(c, _)| *c == row.workload) {
@@ -112,6 +128,11 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                 <h3>{format!("Failed, missing or warned: {} of {} rows", flagged.len(), total)}</h3>
                 <GateTable rows=flagged label="Rows that failed, are missing or warned" />
             })}
+            {(!notes.is_empty()).then(|| view! {
+                <div class="cell-notes" aria-label="What the suite says about these cells">
+                    {notes.into_iter().map(|(cell, note)| view! { <p class="note"><strong>{cell}</strong> " — known behaviour (from the suite): " {note}</p> }).collect_view()}
+                </div>
+            })}
             {(!cells.is_empty()).then(|| view! {
                 <details class="passing">
                     <summary>{format!("Within budget: {} cells, {} rows", cells.len(), passing)}</summary>
@@ -123,10 +144,60 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                     }).collect_view()}
                 </details>
             })}
+            {(!cell_rounds.is_empty()).then(|| view! { <RoundsTable cells=cell_rounds open=drifted /> })}
             {(!provenance.is_empty()).then(|| view! {
                 <h3>"Provenance"</h3>
                 <dl class="facts">{provenance.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd><code>{v}</code></dd> }).collect_view()}</dl>
             })}
         </section>
+    }
+}
+
+/// "A1: 410 · 415 · 398": one phase's rounds of obj/s.
+fn phase_words(phases: Vec<(String, Vec<f64>)>) -> String {
+    let words: Vec<String> = phases
+        .into_iter()
+        .map(|(leg, vs)| match vs.is_empty() {
+            true => format!("{leg}: no successful round"),
+            false => format!("{leg}: {}", vs.iter().map(|v| format!("{v:.1}")).collect::<Vec<_>>().join(" · ")),
+        })
+        .collect();
+    words.join("; ")
+}
+
+/// Per cell, the obj/s of every round behind the medians and the baseline's drift between its ABBA
+/// phases; open when a drift made the result inconclusive.
+#[component]
+fn RoundsTable(cells: Vec<CellRounds>, open: bool) -> impl IntoView {
+    let abba = cells.iter().any(|c| c.drift_pct.is_some());
+    view! {
+        <details class="rounds" open=open>
+            <summary>{format!("Rounds behind the medians (obj/s){}", if abba { " and the baseline's drift" } else { "" })}</summary>
+            <div class="table-wrap">
+                <table class="data" aria-label="Rounds per cell">
+                    <thead>
+                        <tr>
+                            <th scope="col">"Cell"</th>
+                            <th scope="col">"Baseline rounds"</th>
+                            <th scope="col">"Candidate rounds"</th>
+                            {abba.then(|| view! { <th scope="col" class="num">"Baseline drift"</th> })}
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {cells.into_iter().map(|c| {
+                            let drift = c.drift_pct.map(|d| format!("{d:.1} %")).unwrap_or_else(|| "—".into());
+                            view! {
+                                <tr>
+                                    <th scope="row">{c.label.clone()}</th>
+                                    <td>{phase_words(c.values("reqps", true))}</td>
+                                    <td>{phase_words(c.values("reqps", false))}</td>
+                                    {abba.then(|| view! { <td class="num">{drift}</td> })}
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        </details>
     }
 }

@@ -61,31 +61,16 @@ impl SuiteChoice {
             order: d.defaults.order.as_str().to_string(),
             fingerprint: d.fingerprint.clone(),
             budgets: d.warp.as_ref().map(|w| (w.fail_pct, w.warn_pct)),
-            warp: d.warp.as_ref().filter(|_| d.kind == judge::ExperimentKind::Warp).map(|w| {
-                let l = &w.limits;
-                WarpChoice {
-                    workloads: w.workloads.clone(),
-                    drive_sync: w.drive_sync.values.clone(),
-                    rounds: w.rounds,
-                    duration: w.duration.clone(),
-                    warmup: w.warmup.clone(),
-                    cooldown: w.cooldown.clone(),
-                    concurrency: w.concurrency,
-                    limits: format!(
-                        "rounds {}–{} · duration {}–{} · warm-up {}–{} · cool-down {}–{} · concurrency {}–{}",
-                        l.rounds[0],
-                        l.rounds[1],
-                        l.duration[0],
-                        l.duration[1],
-                        l.warmup[0],
-                        l.warmup[1],
-                        l.cooldown[0],
-                        l.cooldown[1],
-                        l.concurrency[0],
-                        l.concurrency[1]
-                    ),
-                    abba: w.order == suite::warp::PhaseOrder::Abba,
-                }
+            warp: d.warp.as_ref().filter(|_| d.kind == judge::ExperimentKind::Warp).map(|w| WarpChoice {
+                workloads: w.workloads.clone(),
+                drive_sync: w.drive_sync.values.clone(),
+                rounds: w.rounds,
+                duration: w.duration.clone(),
+                warmup: w.warmup.clone(),
+                cooldown: w.cooldown.clone(),
+                concurrency: w.concurrency,
+                limits: w.limits.describe(),
+                abba: w.order == suite::warp::PhaseOrder::Abba,
             }),
         }
     }

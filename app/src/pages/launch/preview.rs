@@ -74,14 +74,7 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
         _ => "unknown".into(),
     };
     let fingerprint = crate::format::fingerprint_line(&plan["fingerprint"]);
-    // A warp launch runs its phases AB or ABBA, whatever the pipeline words for the order are.
-    // ABBA shows as an arm's two phases back to back (A1 B1 B2 A2); AB never repeats an arm in a row.
-    let abba = trials.windows(2).any(|w| w[0]["arm"] == w[1]["arm"]);
-    let order = match (plan["warp_matrix"].is_string(), abba) {
-        (true, true) => "ABBA phase".to_string(),
-        (true, false) => "AB phase".to_string(),
-        (false, _) => plan["order"].as_str().unwrap_or("").to_string(),
-    };
+    let order = plan["order_words"].as_str().unwrap_or("").to_string();
     let context = [
         Some(fingerprint).filter(|f| !f.is_empty()).map(|f| format!("Fingerprint: {f}")),
         plan["cluster"].as_str().map(|c| format!("runs on {c}")),

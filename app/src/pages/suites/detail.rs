@@ -52,6 +52,9 @@ pub struct SuiteView {
     pub may_edit: bool,
     /// A pipeline suite's judging margins and error rate (its `[judge]`, or the defaults), in words.
     pub margins: Option<String>,
+    /// A warp suite's settings in words (server, matrix, budgets, limits, smoke preset, cell notes).
+    #[serde(default)]
+    pub warp: Vec<(String, String)>,
 }
 
 /// "CPU ±2 %, elapsed ±25 %, family-wise error rate 1 % (the defaults)" from a suite's `[judge]`.
@@ -119,6 +122,11 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
             })
             .collect(),
         margins: (suite.kind == judge::ExperimentKind::Pipeline).then(|| margin_words(&suite.definition)),
+        warp: serde_json::from_value::<suite::SuiteDefinition>(suite.definition.clone())
+            .ok()
+            .and_then(|d| d.warp)
+            .map(|w| w.facts().into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            .unwrap_or_default(),
         recent: recent.experiments,
         notifications: notifications
             .into_iter()
@@ -164,6 +172,11 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
             <dt>"Source"</dt><dd>{super::source_words(&v.source)} ", updated " {utc_minutes(v.updated_at)}</dd>
             {v.margins.clone().map(|m| view! { <dt>"Judged with"</dt><dd class="margins">{m}</dd> })}
         </dl>
+        {(!v.warp.is_empty()).then(|| view! {
+            <h2>"Warp settings"</h2>
+            <p class="muted">"What a launch of this suite runs and how it is judged; a launch may shape the matrix within these limits. Warp experiments are judged against relative budgets, not a noise profile."</p>
+            <dl class="facts warp-settings">{v.warp.clone().into_iter().map(|(k, val)| view! { <dt>{k}</dt><dd>{val}</dd> }).collect_view()}</dl>
+        })}
         <h2>"Definition"</h2>
         {if v.may_edit {
             view! {
@@ -173,29 +186,35 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
         } else {
             view! { <pre class="toml">{v.toml.clone()}</pre> }.into_any()
         }}
-        <h2>"Noise profiles"</h2>
-        {if v.profiles.is_empty() {
-            view! { <p class="muted">"None yet: a calibration (Calibrate on the launch page) measures one per fingerprint. Until then pipeline experiments take the spread from their own trials (and a documented default where they are too few)."</p> }.into_any()
-        } else {
+        {if v.warp.is_empty() {
             view! {
-                <p class="muted">"A calibration of the same fingerprint adds its same-code trials to the profile; from 5 trials a profile is trusted. Resetting one removes it: the next calibration starts afresh."</p>
-                <table class="data profiles">
-                    <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Same-code trials"</th><th scope="col">"CPU spread per stage"</th><th scope="col">"Updated"</th>{v.may_edit.then(|| view! { <th scope="col">"Reset"</th> })}</tr></thead>
-                    <tbody>{v.profiles.into_iter().map(|p| {
-                        let name = v.name.clone();
-                        let standing = match (p.version, p.trusted) {
-                            (1, _) => "stored by method 1: thresholds only — recalibrate to measure spreads".to_string(),
-                            (_, true) => format!("trusted · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
-                            (_, false) => format!("not yet trusted (5 needed) · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
-                        };
-                        view! {
-                        <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td><strong>{p.trials}</strong>" "<span class="muted">{standing}</span></td>
-                            <td>{p.stages.iter().map(|(s, t)| format!("{s} ±{t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
-                            <td>{utc_minutes(p.updated_at)}</td>
-                            {v.may_edit.then(|| view! { <td><ResetProfile suite=name id=p.id /></td> })}</tr>
-                    }}).collect_view()}</tbody>
-                </table>
+            <h2>"Noise profiles"</h2>
+            {if v.profiles.is_empty() {
+                view! { <p class="muted">"None yet: a calibration (Calibrate on the launch page) measures one per fingerprint. Until then pipeline experiments take the spread from their own trials (and a documented default where they are too few)."</p> }.into_any()
+            } else {
+                view! {
+                    <p class="muted">"A calibration of the same fingerprint adds its same-code trials to the profile; from 5 trials a profile is trusted. Resetting one removes it: the next calibration starts afresh."</p>
+                    <table class="data profiles">
+                        <thead><tr><th scope="col">"#"</th><th scope="col">"Fingerprint"</th><th scope="col">"Same-code trials"</th><th scope="col">"CPU spread per stage"</th><th scope="col">"Updated"</th>{v.may_edit.then(|| view! { <th scope="col">"Reset"</th> })}</tr></thead>
+                        <tbody>{v.profiles.into_iter().map(|p| {
+                            let name = v.name.clone();
+                            let standing = match (p.version, p.trusted) {
+                                (1, _) => "stored by method 1: thresholds only — recalibrate to measure spreads".to_string(),
+                                (_, true) => format!("trusted · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
+                                (_, false) => format!("not yet trusted (5 needed) · {} calibration{}", p.calibrations, if p.calibrations == 1 { "" } else { "s" }),
+                            };
+                            view! {
+                            <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td><strong>{p.trials}</strong>" "<span class="muted">{standing}</span></td>
+                                <td>{p.stages.iter().map(|(s, t)| format!("{s} ±{t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
+                                <td>{utc_minutes(p.updated_at)}</td>
+                                {v.may_edit.then(|| view! { <td><ResetProfile suite=name id=p.id /></td> })}</tr>
+                        }}).collect_view()}</tbody>
+                    </table>
+                }.into_any()
+            }}
             }.into_any()
+        } else {
+            ().into_any()
         }}
         <super::schedules::Schedules schedules=v.schedules.clone() runs=v.schedule_runs.clone() />
         <h2>"Notifications"</h2>
