@@ -38,9 +38,11 @@ mod server_side {
             role: Role,
             via: Via,
         },
-        /// Someone holding share links: read access to these experiments and nothing else.
+        /// Someone holding share links: read access to these experiments and nothing else; their logs and
+        /// other files only for those in `files` (links made with that scope).
         Share {
             experiments: Vec<i64>,
+            files: Vec<i64>,
         },
     }
 
@@ -70,8 +72,35 @@ mod server_side {
             match self {
                 Principal::Anonymous => false,
                 Principal::User { .. } => true,
-                Principal::Share { experiments } => experiments.contains(&id),
+                Principal::Share { experiments, .. } => experiments.contains(&id),
             }
+        }
+
+        /// The trial logs and other files of experiment `id` (its reports are part of reading it): any
+        /// signed-in user, or a share link made with the files scope.
+        pub fn can_read_files(&self, id: i64) -> bool {
+            match self {
+                Principal::Anonymous => false,
+                Principal::User { .. } => true,
+                Principal::Share { files, .. } => files.contains(&id),
+            }
+        }
+
+        /// Whether this principal may read file `path` (relative) of experiment `id`, or why not: its
+        /// reports (`reports/…`) go with the page; logs and other files need a signed-in user or a share
+        /// link made with the files scope; a warp phase's saved server environment (`*.server.env`, keys
+        /// redacted) needs a launcher. The download route enforces it; the page lists only what it allows.
+        pub fn may_read_file(&self, id: i64, path: &str) -> Result<(), String> {
+            if !self.can_read_experiment(id) {
+                return Err(format!("experiment {id} is not readable with these credentials"));
+            }
+            if path.ends_with(".server.env") && !self.has(Role::Launcher) {
+                return Err("a phase's server environment is shown to launchers only".into());
+            }
+            if !path.starts_with("reports/") && !self.can_read_files(id) {
+                return Err("this share link opens the page and its reports; logs and other files need a link made with files".into());
+            }
+            Ok(())
         }
     }
 
@@ -172,7 +201,10 @@ mod tests {
             assert_eq!(other.may(act, 9, Some(1)), Ok(2));
         }
         assert!(matches!(viewer.may(ExperimentAct::Rerun, 9, Some(4)), Err(Refused::Forbidden(_))), "a viewer, even its launcher once");
-        assert!(matches!(Principal::Share { experiments: vec![9] }.may(ExperimentAct::Share, 9, None), Err(Refused::Unauthorized(_))));
+        assert!(matches!(
+            Principal::Share { experiments: vec![9], files: vec![] }.may(ExperimentAct::Share, 9, None),
+            Err(Refused::Unauthorized(_))
+        ));
         assert!(matches!(Principal::Anonymous.may(ExperimentAct::Cancel, 9, None), Err(Refused::Unauthorized(_))));
     }
 }

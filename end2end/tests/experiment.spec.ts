@@ -106,7 +106,7 @@ test("a warp experiment page shows the gate with FAIL, WARN and MISSING cells, a
   expect(words.every((w) => ["FAIL", "MISSING", "WARN"].includes(w)), words.join(",")).toBe(true);
   expect(words.indexOf("WARN") === -1 || words.slice(words.indexOf("WARN")).every((w) => w === "WARN"), words.join(",")).toBe(true);
   await expect(page.locator("details.passing")).not.toHaveAttribute("open");
-  await expect(page.locator("details.passing > summary")).toHaveText(/^Within budget: \d+ cells, \d+ rows$/);
+  await expect(page.locator("details.passing > summary")).toHaveText(/^Rows within budget: \d+ of \d+, in \d+ cells?$/);
   // One vocabulary: baseline and candidate, as the gate and the charts say.
   await expect(page.locator("table.arms tbody")).toContainText("baseline");
   await expect(page.locator("table.arms tbody")).not.toContainText("control");
@@ -135,7 +135,14 @@ test("a share link opens the page in a fresh browser, then is refused once revok
   const field = page.getByRole("textbox", { name: "Share link" });
   await expect(field).toHaveValue(/\/share\/arb_[A-Za-z0-9_-]{43}$/);
   const link = await field.inputValue();
-  await expect(page.getByText("Shared: anyone with a link can read this page")).toBeVisible();
+  await expect(page.getByText("Shared: 1 live link — anyone holding one can read this page")).toBeVisible();
+  // The live links: who made each, when it expires (30 days by default), what it opens.
+  await page.locator("details.share-links > summary").click();
+  const links = page.getByRole("table", { name: "Live share links" });
+  await expect(links.locator("tbody tr")).toHaveCount(1);
+  await expect(links.locator("tbody tr td").nth(1)).toHaveText("e2e-admin");
+  await expect(links.locator("tbody tr td").nth(4)).toHaveText("page and reports");
+  await looksRight(page, "share-links");
   const id = page.url().match(/experiments\/(\d+)/)![1];
 
   const stranger = await browser.newContext();
@@ -153,7 +160,7 @@ test("a share link opens the page in a fresh browser, then is refused once revok
   expect(chart.headers()["content-type"]).toContain("image/svg+xml");
   await stranger.close();
 
-  await page.getByRole("button", { name: "Revoke links" }).click();
+  await links.getByRole("button", { name: "Revoke" }).click();
   await expect(page.getByText("Private: signed-in users only")).toBeVisible();
   const later = await browser.newContext();
   const refused = await later.request.get(link, { maxRedirects: 0 });

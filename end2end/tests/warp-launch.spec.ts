@@ -55,9 +55,9 @@ test("a warp launch from the form runs a shortened matrix: two workloads, drive 
   await expect(rounds.locator("tbody tr")).toHaveCount(2);
   await expect(rounds.locator("tbody tr td").first()).toHaveText(/^A1: \d/);
   await expect(rounds.locator("tbody tr td").nth(1)).toHaveText(/^B1: \d/);
-  // One provenance line per phase binary: the baseline built, the candidate built (another SHA).
+  // One provenance line per phase binary, the arms named as the page names them.
   const provenance = page.getByRole("region", { name: "Gate" }).locator("dl.facts");
-  await expect(provenance).toContainText("A1 (control, sync-on): ");
-  await expect(provenance).toContainText("B1 (treatment, sync-on): ");
+  await expect(provenance).toContainText("A1 (baseline, sync-on): ");
+  await expect(provenance).toContainText("B1 (candidate, sync-on): ");
   await looksRight(page, "experiment-warp-launched");
 });

@@ -1,13 +1,16 @@
 //! `GET /experiments/{id}/files/{*path}`: a file of one experiment (logs, reports, charts), served only
 //! from inside `data-dir/experiments/{id}/`. The path is checked twice: as text (no `..`, no absolute
-//! or hidden parts) and after the filesystem resolved it (so a symlink cannot lead outside).
+//! or hidden parts) and after the filesystem resolved it (so a symlink cannot lead outside). Who may
+//! read which file is `Principal::may_read_file`.
 
 use crate::api::error::{ApiError, ApiResult};
+use crate::auth::Principal;
 use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, Request};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use std::path::{Component, PathBuf};
 use tower::ServiceExt;
 use tower_http::services::ServeFile;
@@ -32,9 +35,15 @@ pub fn checked_relative(path: &str) -> Result<PathBuf, String> {
     Ok(out)
 }
 
-pub async fn download(State(state): State<AppState>, Path((id, path)): Path<(i64, String)>, req: Request<Body>) -> ApiResult<Response> {
+pub async fn download(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path((id, path)): Path<(i64, String)>,
+    req: Request<Body>,
+) -> ApiResult<Response> {
     let not_found = || ApiError::NotFound(format!("experiment {id} has no file {path:?}"));
     let relative = checked_relative(&path).map_err(ApiError::BadRequest)?;
+    principal.may_read_file(id, &relative.to_string_lossy()).map_err(ApiError::Forbidden)?;
     let root = experiment_dir(&state.data_dir, id);
     let Ok(root) = tokio::fs::canonicalize(&root).await else { return Err(not_found()) };
     let Ok(file) = tokio::fs::canonicalize(root.join(&relative)).await else { return Err(not_found()) };

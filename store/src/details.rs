@@ -65,7 +65,10 @@ impl Store {
             })?,
         };
         let live_shares: i64 = on_pool!(self, pool => {
-            sqlx::query_scalar("SELECT COUNT(*) FROM share_tokens WHERE experiment_id = $1 AND revoked_at IS NULL").bind(id).fetch_one(pool).await
+            sqlx::query_scalar(
+                "SELECT COUNT(*) FROM share_tokens WHERE experiment_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
+            )
+            .bind(id).bind(crate::now_ms()).fetch_one(pool).await
         })?;
         Ok(ExperimentDetail {
             arms,

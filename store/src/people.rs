@@ -231,21 +231,35 @@ impl Store {
         Ok(())
     }
 
-    pub async fn insert_share_token(&self, experiment_id: i64, token_hash: &str, created_by: Option<i64>) -> Result<i64, StoreError> {
+    /// A share link of an experiment: `files` opens its logs and other files too; `expires_at` (epoch ms)
+    /// ends it, none: until revoked.
+    pub async fn insert_share_token(
+        &self,
+        experiment_id: i64,
+        token_hash: &str,
+        created_by: Option<i64>,
+        files: bool,
+        expires_at: Option<i64>,
+    ) -> Result<i64, StoreError> {
         let now = now_ms();
         Ok(on_pool!(self, pool => {
             sqlx::query_scalar(
-                "INSERT INTO share_tokens (experiment_id, token_hash, created_by, created_at) VALUES ($1, $2, $3, $4) RETURNING id",
+                "INSERT INTO share_tokens (experiment_id, token_hash, created_by, created_at, files, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
-            .bind(experiment_id).bind(token_hash).bind(created_by).bind(now).fetch_one(pool).await
+            .bind(experiment_id).bind(token_hash).bind(created_by).bind(now).bind(files).bind(expires_at).fetch_one(pool).await
         })?)
     }
 
-    /// The experiment a live (not revoked) share token opens.
-    pub async fn share_token_experiment(&self, token_hash: &str) -> Result<Option<i64>, StoreError> {
+    /// The experiment a live share token opens (not revoked, not expired), and whether it opens its files.
+    pub async fn share_token_experiment(&self, token_hash: &str) -> Result<Option<(i64, bool)>, StoreError> {
+        let now = now_ms();
         Ok(on_pool!(self, pool => {
-            sqlx::query_scalar("SELECT experiment_id FROM share_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
-                .bind(token_hash).fetch_optional(pool).await
+            sqlx::query_as(
+                "SELECT experiment_id, files FROM share_tokens \
+                 WHERE token_hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
+            )
+            .bind(token_hash).bind(now).fetch_optional(pool).await
         })?)
     }
 
@@ -257,13 +271,53 @@ impl Store {
         })?)
     }
 
-    /// Revokes every live share token of an experiment; returns how many.
+    /// The live (not revoked, not expired) share links of an experiment, newest first, with who made each.
+    pub async fn share_links(&self, experiment_id: i64) -> Result<Vec<wire::share::JsonShareLink>, StoreError> {
+        let now = now_ms();
+        let rows: Vec<(i64, Option<String>, i64, Option<i64>, bool)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT s.id, u.username, s.created_at, s.expires_at, s.files FROM share_tokens s \
+                 LEFT JOIN users u ON u.id = s.created_by \
+                 WHERE s.experiment_id = $1 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $2) \
+                 ORDER BY s.id DESC",
+            )
+            .bind(experiment_id).bind(now).fetch_all(pool).await
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, created_by, created_at, expires_at, files)| wire::share::JsonShareLink {
+                id,
+                created_by,
+                created_at,
+                expires_at,
+                files,
+            })
+            .collect())
+    }
+
+    /// Revokes every live (not yet expired) share token of an experiment; returns how many.
     pub async fn revoke_share_tokens(&self, experiment_id: i64) -> Result<u64, StoreError> {
         let now = now_ms();
         Ok(on_pool!(self, pool => {
-            sqlx::query("UPDATE share_tokens SET revoked_at = $1 WHERE experiment_id = $2 AND revoked_at IS NULL")
-                .bind(now).bind(experiment_id).execute(pool).await.map(|r| r.rows_affected())
+            sqlx::query(
+                "UPDATE share_tokens SET revoked_at = $1 \
+                 WHERE experiment_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1)",
+            )
+            .bind(now).bind(experiment_id).execute(pool).await.map(|r| r.rows_affected())
         })?)
+    }
+
+    /// Revokes one live share link of an experiment; NotFound when it has no such live link.
+    pub async fn revoke_share_token(&self, experiment_id: i64, id: i64) -> Result<(), StoreError> {
+        let now = now_ms();
+        let n = on_pool!(self, pool => {
+            sqlx::query("UPDATE share_tokens SET revoked_at = $1 WHERE id = $2 AND experiment_id = $3 AND revoked_at IS NULL")
+                .bind(now).bind(id).bind(experiment_id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        if n == 0 {
+            return Err(StoreError::NotFound { what: "live share link", key: format!("{id} of experiment {experiment_id}") });
+        }
+        Ok(())
     }
 
     pub async fn audit(

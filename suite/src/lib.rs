@@ -80,16 +80,29 @@ pub fn parse_for_store(text: &str) -> Result<(String, judge::ExperimentKind, ser
 pub fn to_toml(definition: &serde_json::Value) -> Result<String, String> {
     let d: SuiteDefinition = serde_json::from_value(definition.clone()).map_err(|e| format!("the stored suite does not parse: {e}"))?;
     let mut table = toml::Table::try_from(&d).map_err(|e| format!("cannot write the suite as TOML: {e}"))?;
-    // Fields left at nothing are not written: a warp suite shows no `command = []` or `cpu = 0.0`.
-    let unset = |v: &toml::Value| match v {
-        toml::Value::Array(a) => a.is_empty(),
-        toml::Value::Table(t) => t.is_empty(),
-        _ => false,
-    };
-    table.retain(|_, v| !unset(v));
+    // Fields left at nothing are not written, at any depth: a warp suite shows no `command = []`,
+    // `cpu = 0.0` or `deploy_hook = []`, nor the pipeline trial order its phases do not use.
+    fn prune(table: &mut toml::Table) {
+        for (_, v) in table.iter_mut() {
+            if let toml::Value::Table(t) = v {
+                prune(t);
+            }
+        }
+        table.retain(|_, v| match v {
+            toml::Value::Array(a) => !a.is_empty(),
+            toml::Value::Table(t) => !t.is_empty(),
+            _ => true,
+        });
+    }
     if d.resources == definition::Resources::default() {
         table.remove("resources");
     }
+    if d.kind == judge::ExperimentKind::Warp {
+        if let Some(toml::Value::Table(defaults)) = table.get_mut("defaults") {
+            defaults.remove("order");
+        }
+    }
+    prune(&mut table);
     toml::to_string_pretty(&table).map_err(|e| format!("cannot write the suite as TOML: {e}"))
 }
 
@@ -101,7 +114,8 @@ mod tests {
         let text = std::fs::read_to_string(dir.join("s3s-fs-warp.toml")).unwrap();
         let suite = super::SuiteDefinition::from_toml(&text).unwrap();
         let written = super::to_toml(&serde_json::to_value(&suite).unwrap()).unwrap();
-        for absent in ["command =", "cpu =", "ram =", "[resources]", "[fingerprint]", "locality"] {
+        for absent in ["command =", "cpu =", "ram =", "[resources]", "[fingerprint]", "locality", "deploy_hook", "order = \"interleaved\""]
+        {
             assert!(!written.contains(absent), "{absent:?} in\n{written}");
         }
         assert!(written.contains("[warp.notes]") && written.contains("delayed ACK"), "{written}");
@@ -110,7 +124,7 @@ mod tests {
         let fact = |k: &str| facts.iter().find(|(w, _)| *w == k).map(|(_, v)| v.clone()).unwrap_or_else(|| panic!("{k}: {facts:?}"));
         assert_eq!(fact("Budgets"), "FAIL beyond 10 %, WARN beyond 5 % (relative to the baseline)");
         assert!(fact("Server").starts_with(
-            "built per arm's SHA with `sh build.sh` → target/s3-server (cached by SHA); started per phase as `{binary} --host"
+            "built from each arm's SHA by running: sh build.sh → target/s3-server (cached by SHA); started per phase as: {binary} --host"
         ));
         assert!(fact("Smoke preset").contains("1 round of 1s each"), "{facts:?}");
         assert_eq!(fact("A launch may choose"), "rounds 1–10 · duration 1s–5m · warm-up 0s–1m · cool-down 0s–1m · concurrency 1–64");

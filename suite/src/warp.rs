@@ -438,12 +438,12 @@ impl WarpSpec {
                     format!("prebuilt binaries per arm ({})", self.binaries.keys().cloned().collect::<Vec<_>>().join(", "))
                 } else {
                     format!(
-                        "built per arm's SHA with `{}` → {} (cached by SHA)",
+                        "built from each arm's SHA by running: {} → {} (cached by SHA)",
                         quoted(&self.build),
                         self.binary.as_deref().unwrap_or("?")
                     )
                 };
-                out.push(("Server", format!("{binary}; started per phase as `{}`", quoted(&self.server))));
+                out.push(("Server", format!("{binary}; started per phase as: {}", quoted(&self.server))));
                 out.push(("Health", format!("GET {} within {} s", self.health_path, self.health_timeout_secs)));
             }
         }

@@ -4,3 +4,4 @@
 pub mod experiment;
 pub mod history;
 pub mod launch;
+pub mod share;

@@ -231,7 +231,7 @@ pub async fn resolve(
         estimated_minutes,
         estimate_basis,
         arms,
-        order_words: match suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| w.order) {
+        order_words: match suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| warp_phase_order(w, order)) {
             Some(suite::warp::PhaseOrder::Abba) => "ABBA phase".into(),
             Some(suite::warp::PhaseOrder::Ab) => "AB phase".into(),
             None => order.as_str().into(),
@@ -251,6 +251,15 @@ pub async fn resolve(
 
 /// A warp experiment's phases: the server's start argv (keys and port shown as placeholders) and the
 /// load runs of each, in the order the runner executes them.
+/// A warp launch runs ABBA when it asks for ABBA, else the suite's phase order.
+fn warp_phase_order(warp: &suite::warp::WarpSpec, order: TrialOrder) -> suite::warp::PhaseOrder {
+    if order == TrialOrder::Abba {
+        suite::warp::PhaseOrder::Abba
+    } else {
+        warp.order
+    }
+}
+
 fn warp_runs(
     ctx: &RunContext<'_>,
     suite: &SuiteDefinition,
@@ -261,7 +270,7 @@ fn warp_runs(
     order: TrialOrder,
 ) -> Result<Vec<PlannedRun>, String> {
     use crate::warp::plan::{bucket, driver_argv, phases, PlannedPhase};
-    let phase_order = if order == TrialOrder::Abba { suite::warp::PhaseOrder::Abba } else { warp.order };
+    let phase_order = warp_phase_order(warp, order);
     let workloads = warp.workload_specs()?;
     let exe = std::env::current_exe().map(|p| p.to_string_lossy().into_owned()).unwrap_or_else(|_| "arbiter".into());
     let mut runs = Vec::new();

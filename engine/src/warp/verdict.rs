@@ -105,15 +105,21 @@ fn commit_line(sha: &str, records: &[&PhaseRecord]) -> String {
     }
 }
 
-/// One line per phase that has a binary, in run order: "A1 (control, sync-on): source build (now cached)".
-fn phase_binaries(phases: &[PhaseData]) -> Vec<String> {
+/// One line per phase that has a binary, in run order: "A1 (baseline, sync-on): source build (now cached)".
+/// The arms are named as the page names them: baseline and candidate, an extra arm by its name.
+fn phase_binaries(arms: &[String], phases: &[PhaseData]) -> Vec<String> {
     let mut ordered: Vec<&PhaseData> = phases.iter().collect();
     ordered.sort_by_key(|p| p.seq);
+    let role = |arm: &str| match arms.iter().position(|a| a == arm) {
+        Some(0) => "baseline".to_string(),
+        Some(1) if arms.len() == 2 => "candidate".to_string(),
+        _ => arm.to_string(),
+    };
     ordered
         .iter()
         .filter_map(|p| {
             let source = p.record.as_ref()?.binary_source?;
-            Some(format!("{} ({}, {}): {}", p.leg, p.arm, sync_label(p.drive_sync), source.describe()))
+            Some(format!("{} ({}, {}): {}", p.leg, role(&p.arm), sync_label(p.drive_sync), source.describe()))
         })
         .collect()
 }
@@ -186,7 +192,7 @@ pub fn judge(
         baseline_binary: binary_of(&control.0),
         candidate_binary: binary_of(&candidate.0),
         baseline_commit: Some(commit_line(&control.1, &records_of(&control.0))),
-        phase_binaries: phase_binaries(phases),
+        phase_binaries: phase_binaries(&names, phases),
         candidate_commit: Some(if candidate.1 == control.1 && arms.len() > 1 {
             format!("{} - same commit as baseline", candidate.1)
         } else {

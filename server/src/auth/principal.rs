@@ -89,13 +89,16 @@ async fn session_principal(state: &AppState, session: &Session, query: Option<&s
     if let Some(shared) = query.and_then(share_param) {
         digests.push(token::digest(&shared));
     }
-    let mut experiments = Vec::new();
+    let (mut experiments, mut files) = (Vec::new(), Vec::new());
     for d in digests.iter().take(MAX_SHARES) {
-        if let Some(id) = state.store.share_token_experiment(d).await? {
+        if let Some((id, with_files)) = state.store.share_token_experiment(d).await? {
             experiments.push(id);
+            if with_files {
+                files.push(id);
+            }
         }
     }
-    Ok(if experiments.is_empty() { Principal::Anonymous } else { Principal::Share { experiments } })
+    Ok(if experiments.is_empty() { Principal::Anonymous } else { Principal::Share { experiments, files } })
 }
 
 /// How many share links one browser session remembers.

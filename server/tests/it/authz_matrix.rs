@@ -99,7 +99,8 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/", "/", None, READER_PAGE),
         case(M::GET, "/experiments", "/experiments", None, READER_PAGE),
         case(M::GET, "/experiments/{id}", "/experiments/{A}", None, EXPERIMENT_PAGE),
-        case(M::GET, "/experiments/{id}/files/{*path}", "/experiments/{A}/files/report.txt", None, EXPERIMENT_PAGE),
+        // A report goes with the page; logs need the files scope (security.rs checks those).
+        case(M::GET, "/experiments/{id}/files/{*path}", "/experiments/{A}/files/reports/report.txt", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/charts/{name}", "/experiments/{A}/charts/stage-cpu.svg", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/export/{name}", "/experiments/{A}/export/report.md", None, EXPERIMENT_PAGE),
         case(M::GET, "/experiments/{id}/events", "/experiments/{A}/events", None, EXPERIMENT_PAGE),
@@ -180,6 +181,21 @@ fn cases() -> Vec<Case> {
             [401, 403, 201, 201, 401, 401, 201, 401, 401, 401],
         ),
         case(
+            M::GET,
+            "/api/v1/experiments/{id}/shares",
+            "/api/v1/experiments/{C}/shares",
+            None,
+            [401, 403, 200, 200, 401, 401, 200, 401, 401, 401],
+        ),
+        // Past the gate, a link C does not have is a 404.
+        case(
+            M::DELETE,
+            "/api/v1/experiments/{id}/shares/{share}",
+            "/api/v1/experiments/{C}/shares/999999",
+            None,
+            [401, 403, 404, 404, 401, 401, 404, 401, 401, 401],
+        ),
+        case(
             M::DELETE,
             "/api/v1/experiments/{id}/shares",
             "/api/v1/experiments/{C}/shares",
@@ -238,8 +254,8 @@ async fn the_matrix() {
     let b = app.experiment("another", None).await;
     let c = app.experiment("the launcher's", Some(launcher_id)).await;
     let files = engine::experiment_dir(&app.state.data_dir, a);
-    std::fs::create_dir_all(&files).unwrap();
-    std::fs::write(files.join("report.txt"), "report").unwrap();
+    std::fs::create_dir_all(files.join("reports")).unwrap();
+    std::fs::write(files.join("reports/report.txt"), "report").unwrap();
 
     let mut callers: Vec<Client> = Vec::new();
     callers.push(app.anonymous());

@@ -100,7 +100,7 @@ async fn measured_an_a_a_passes_and_a_cpu_starved_server_fails() {
     assert!(gate.text.contains("## Provenance"), "{}", gate.text);
     // One line per phase binary, in run order, saying where it came from.
     for line in [
-        "- phase binary: A1 (control, sync-on): source build (now cached)",
+        "- phase binary: A1 (baseline, sync-on): source build (now cached)",
         "- phase binary: B1 (treatment, sync-on): binary cache hit (no build)",
         "- phase binary: C1 (starved, sync-on): source build (now cached)",
         "- note: starved:put-4MiB/sync-on (from the suite): bound by the disk here",
@@ -387,6 +387,16 @@ async fn a_launch_shapes_its_matrix_within_the_suites_limits() {
         full["warp_matrix"],
         "6 workloads (put-4KiB, put-4MiB, get-4KiB, get-4MiB, get-10MiB, mixed-256KiB) × drive sync on+off; 3 rounds of 10s each (warm-up 2s, cool-down 2s), concurrency 8"
     );
+    assert_eq!(full["order_words"], "AB phase", "the suite's order");
+    // A launch may ask for ABBA: the plan says so and runs the baseline first and last.
+    let abba = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "s3s-shape", "head": "main", "base": "main", "order": "abba", "dry_run": true}))
+        .await
+        .json()["plan"]
+        .clone();
+    assert_eq!(abba["order_words"], "ABBA phase");
+    let legs: Vec<&str> = abba["trials"].as_array().unwrap().iter().take(4).map(|t| t["phase"]["leg"].as_str().unwrap()).collect();
+    assert_eq!(legs, ["A1", "B1", "B2", "A2"]);
     let smoke = launch(json!({"preset": "smoke"}), true).await.json()["plan"].clone();
     assert_eq!(
         smoke["warp_matrix"],

@@ -181,6 +181,72 @@ async fn a_share_link_opens_one_experiment_until_revoked() {
 }
 
 #[tokio::test]
+async fn a_share_link_gives_the_page_and_its_reports_and_files_only_with_that_scope() {
+    let app = TestApp::builder().start().await;
+    let (launcher_id, launcher_name) = app.user(Role::Launcher).await;
+    let launcher = app.sign_in(&launcher_name).await;
+    let mine = app.experiment("mine", Some(launcher_id)).await;
+    let dir = engine::experiment_dir(&app.state.data_dir, mine);
+    for (file, text) in [("reports/gate.md", "gate"), ("logs/trial-0-1.log", "log"), ("logs/trial-0-1.server.env", "KEY=<redacted>")] {
+        std::fs::create_dir_all(dir.join(file).parent().unwrap()).unwrap();
+        std::fs::write(dir.join(file), text).unwrap();
+    }
+    let (launcher, app) = (&launcher, &app);
+    let open = |body: Option<serde_json::Value>| async move {
+        let r = launcher.send(Method::POST, &format!("/api/v1/experiments/{mine}/shares"), body.map(Body::Json)).await;
+        assert_eq!(r.status, 201, "{}", r.text);
+        let visitor = app.anonymous();
+        let path = r.json()["url"].as_str().unwrap().strip_prefix(&app.base).unwrap().to_string();
+        assert_eq!(visitor.get(&path).await.status, 303);
+        (r.json()["id"].as_i64().unwrap(), visitor)
+    };
+    // A plain link: the page and its reports; no logs, no server environment.
+    let (plain_id, plain) = open(None).await;
+    assert_eq!(plain.get(&format!("/experiments/{mine}/files/reports/gate.md")).await.status, 200);
+    let r = plain.get(&format!("/experiments/{mine}/files/logs/trial-0-1.log")).await;
+    assert_eq!(r.status, 403, "{}", r.text);
+    assert!(r.text.contains("logs and other files need a link made with files"), "{}", r.text);
+    let page = plain.get(&format!("/experiments/{mine}")).await;
+    assert!(page.text.contains("reports/gate.md") && !page.text.contains("trial-0-1.log"), "the page lists only what the link opens");
+    // With the files scope: the logs too, but a phase's server environment stays with launchers.
+    let (_, files) = open(Some(json!({"files": true, "expires_in_days": 7}))).await;
+    assert_eq!(files.get(&format!("/experiments/{mine}/files/logs/trial-0-1.log")).await.status, 200);
+    let r = files.get(&format!("/experiments/{mine}/files/logs/trial-0-1.server.env")).await;
+    assert_eq!(r.status, 403, "{}", r.text);
+    assert_eq!(launcher.get(&format!("/experiments/{mine}/files/logs/trial-0-1.server.env")).await.status, 200);
+    let viewer = app.signed_in(Role::Viewer).await;
+    assert_eq!(viewer.get(&format!("/experiments/{mine}/files/logs/trial-0-1.server.env")).await.status, 403);
+    assert_eq!(viewer.get(&format!("/experiments/{mine}/files/logs/trial-0-1.log")).await.status, 200);
+    // Bad requests are named and store nothing.
+    for (body, needle) in [(json!({"expires_in_days": 0}), "expires_in_days 0: give 1–365 days"), (json!({"file": true}), "unknown field")]
+    {
+        let r = launcher.send(Method::POST, &format!("/api/v1/experiments/{mine}/shares"), Some(Body::Json(body))).await;
+        assert_eq!(r.status, 400, "{}", r.text);
+        assert!(r.text.contains(needle), "{needle:?} in {}", r.text);
+    }
+    // The list says who made each link, its scope and expiry, never the secret.
+    let r = launcher.get(&format!("/api/v1/experiments/{mine}/shares")).await;
+    let links = r.json()["links"].as_array().unwrap().clone();
+    assert_eq!(links.len(), 2, "{}", r.text);
+    assert_eq!((links[0]["files"].as_bool(), links[0]["created_by"].as_str()), (Some(true), Some(launcher_name.as_str())));
+    assert!(links[0]["expires_at"].as_i64().unwrap() > store::now_ms() + 6 * 86_400_000, "{}", r.text);
+    assert!(!r.text.contains("token"), "{}", r.text);
+    // Revoking one closes it and leaves the other open.
+    let r = launcher.send(Method::DELETE, &format!("/api/v1/experiments/{mine}/shares/{plain_id}"), None).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    assert_eq!(plain.get(&format!("/experiments/{mine}")).await.status, 303, "the revoked link is closed");
+    assert_eq!(files.get(&format!("/experiments/{mine}")).await.status, 200, "the other link still opens");
+    assert_eq!(launcher.send(Method::DELETE, &format!("/api/v1/experiments/{mine}/shares/{plain_id}"), None).await.status, 404);
+    // An expired link opens nothing.
+    let secret = server::auth::token::generate();
+    app.store.insert_share_token(mine, &server::auth::token::digest(&secret), None, true, Some(store::now_ms() - 1)).await.unwrap();
+    let late = app.anonymous();
+    let r = late.get(&format!("/share/{secret}")).await;
+    assert_eq!(r.status, 404);
+    assert!(r.text.contains("expired"), "{}", r.text);
+}
+
+#[tokio::test]
 async fn sign_in_is_throttled_per_account_and_per_address() {
     let limits = Limits { per_account: 3, per_address: 6, window: Duration::from_secs(600) };
     let app = TestApp::builder().limits(limits).start().await;

@@ -64,7 +64,7 @@ async fn experiment_detail_has_arms_fingerprint_and_shares(db: &TestDb) {
     assert_eq!((d.launched, d.imported), (false, false), "the sample's plan is neither a launch nor an import");
     db.store.set_experiment_plan(id, &json!({"imported": true})).await.unwrap();
     assert!(db.store.experiment_detail(id).await.unwrap().imported);
-    db.store.insert_share_token(id, "hash-1", None).await.unwrap();
+    db.store.insert_share_token(id, "hash-1", None, false, None).await.unwrap();
     assert_eq!(db.store.experiment_detail(id).await.unwrap().live_shares, 1);
     db.store.revoke_share_tokens(id).await.unwrap();
     assert_eq!(db.store.experiment_detail(id).await.unwrap().live_shares, 0);
@@ -288,8 +288,18 @@ async fn accounts_tokens_and_audit(db: &TestDb) {
     assert_eq!(db.store.touch_api_token("unknown").await.unwrap(), None);
 
     let e = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "shared")).await.unwrap();
-    db.store.insert_share_token(e, "share-1", Some(ada)).await.unwrap();
-    assert_eq!(db.store.share_token_experiment("share-1").await.unwrap(), Some(e));
+    db.store.insert_share_token(e, "share-1", Some(ada), false, None).await.unwrap();
+    assert_eq!(db.store.share_token_experiment("share-1").await.unwrap(), Some((e, false)));
+    // A link with the files scope, one that has expired, and one revoked on its own.
+    let files = db.store.insert_share_token(e, "share-files", Some(ada), true, Some(store::now_ms() + 86_400_000)).await.unwrap();
+    db.store.insert_share_token(e, "share-old", Some(ada), true, Some(store::now_ms() - 1)).await.unwrap();
+    assert_eq!(db.store.share_token_experiment("share-files").await.unwrap(), Some((e, true)));
+    assert_eq!(db.store.share_token_experiment("share-old").await.unwrap(), None, "an expired link opens nothing");
+    let links = db.store.share_links(e).await.unwrap();
+    assert_eq!(links.iter().map(|l| (l.files, l.created_by.as_deref())).collect::<Vec<_>>(), [(true, Some("ada")), (false, Some("ada"))]);
+    db.store.revoke_share_token(e, files).await.unwrap();
+    assert_eq!(db.store.share_token_experiment("share-files").await.unwrap(), None);
+    assert!(matches!(db.store.revoke_share_token(e, files).await, Err(store::StoreError::NotFound { .. })), "revoked twice");
     assert_eq!(db.store.revoke_share_tokens(e).await.unwrap(), 1);
     assert_eq!(db.store.share_token_experiment("share-1").await.unwrap(), None);
 

@@ -63,6 +63,8 @@ pub struct ExperimentView {
     pub shared: bool,
     /// The caller may create and revoke share links (the launcher or an admin).
     pub may_share: bool,
+    /// The live share links, for who may share (empty otherwise).
+    pub share_links: Vec<wire::share::JsonShareLink>,
     /// The experiment still runs and the caller launched it or is an admin.
     pub may_cancel: bool,
     /// The experiment was launched from a suite, has ended, and the caller may launch.
@@ -218,7 +220,7 @@ fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::P
             ]
         }
         Some(StoredReport::Warp { gate, .. }) => {
-            vec![line("budgets", format!("FAIL beyond {} %, WARN beyond {} % (relative to control)", gate.fail_pct, gate.warn_pct))]
+            vec![line("budgets", format!("FAIL beyond {} %, WARN beyond {} % (relative to the baseline)", gate.fail_pct, gate.warn_pct))]
         }
         None => Vec::new(),
     }
@@ -314,12 +316,16 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
     let trials = trial_views(&roles, trials);
     let dir = ctx.data_dir.join("experiments").join(id.to_string());
     // A directory walk: off the async threads.
-    let files = tokio::task::spawn_blocking(move || list_files(&dir)).await.unwrap_or_default();
+    let mut files = tokio::task::spawn_blocking(move || list_files(&dir)).await.unwrap_or_default();
+    // Only what this visitor may open (a share link without the files scope: the reports).
+    files.retain(|f| principal.may_read_file(id, &f.path).is_ok());
     let ended =
         matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
     use crate::auth::ExperimentAct as Act;
     let may = |act| principal.may(act, id, detail.launched_by_id).is_ok();
     let may_share = may(Act::Share);
+    let share_links =
+        if may_share { store.share_links(id).await.map_err(crate::error::read_failed("the share links"))? } else { Vec::new() };
     Ok(ExperimentView {
         noise: if detail.calibration { Vec::new() } else { noise_words(report.as_ref(), detail.noise_profile.as_ref()) },
         tested: match &report {
@@ -343,6 +349,7 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         reused_baseline: detail.reused_baseline,
         warp_matrix: detail.warp_matrix.clone(),
         may_share,
+        share_links,
         may_rejudge: may(Act::Rejudge) && method_version.is_some_and(|v| v < current_method),
         calibration,
         verdicts,

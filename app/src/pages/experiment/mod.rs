@@ -66,7 +66,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <h1>{s.title.clone()} " " <span class="muted">"#" {s.id}</span></h1>
             <div class="head-actions">
                 <actions::Actions id may_cancel=view.may_cancel may_rerun=view.may_rerun />
-                <share::ShareBox id shared=view.shared may_share=view.may_share />
+                <share::ShareBox id shared=view.shared may_share=view.may_share links=view.share_links.clone() />
             </div>
         </div>
         <section class=format!("banner tone-{}", s.verdict.map(|v| format!("{:?}", v.tone()).to_lowercase()).unwrap_or_else(|| "none".into())) aria-label="Verdict">

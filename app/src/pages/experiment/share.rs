@@ -1,24 +1,66 @@
 //! Share links from the page: the experiment's launcher or an admin makes a link (shown once, with a
-//! copy button) or revokes every link, through the REST API (`/api/v1/experiments/{id}/shares`), which
-//! checks who may and writes the audit log.
+//! copy button) — with or without the trial logs and files, lasting 7, 30 or 90 days or until revoked —
+//! sees the live links with who made each, and revokes one or all, through the REST API
+//! (`/api/v1/experiments/{id}/shares`), which checks who may and writes the audit log.
 
 use crate::client::{spawn_call, Method};
+use crate::format::utc_minutes;
 use leptos::prelude::*;
+use wire::share::JsonShareLink;
+
+fn scope_words(files: bool) -> &'static str {
+    if files {
+        "page, reports, logs, files"
+    } else {
+        "page and reports"
+    }
+}
+
+/// "2026-12-02": the day (UTC) of an epoch-ms time.
+fn day(ms: i64) -> String {
+    utc_minutes(ms).chars().take(10).collect()
+}
 
 #[island]
-pub fn ShareBox(id: i64, shared: bool, may_share: bool) -> impl IntoView {
-    let live = RwSignal::new(shared);
+pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink>) -> impl IntoView {
+    let links = RwSignal::new(links);
     let link = RwSignal::new(None::<String>);
     let copied = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
-    let act = move |create: bool| {
+    let files = RwSignal::new(false);
+    let days = RwSignal::new("30".to_string());
+    let create = move |_| {
         error.set(None);
-        let method = if create { Method::Post } else { Method::Delete };
-        spawn_call(method, format!("/api/v1/experiments/{id}/shares"), None, move |result| match result {
-            Ok(body) => {
-                link.set(body["url"].as_str().map(str::to_string));
-                live.set(create);
+        let body = serde_json::json!({
+            "files": files.get_untracked(),
+            "expires_in_days": days.get_untracked().parse::<u32>().ok(),
+        });
+        spawn_call(Method::Post, format!("/api/v1/experiments/{id}/shares"), Some(body), move |result| match result {
+            Ok(b) => {
+                link.set(b["url"].as_str().map(str::to_string));
                 copied.set(false);
+                let made = JsonShareLink {
+                    id: b["id"].as_i64().unwrap_or_default(),
+                    created_by: b["created_by"].as_str().map(str::to_string),
+                    created_at: b["created_at"].as_i64().unwrap_or_default(),
+                    expires_at: b["expires_at"].as_i64(),
+                    files: b["files"].as_bool().unwrap_or(false),
+                };
+                links.update(|l| l.insert(0, made));
+            }
+            Err(e) => error.set(Some(e)),
+        });
+    };
+    let revoke = move |one: Option<i64>| {
+        error.set(None);
+        let url = match one {
+            Some(s) => format!("/api/v1/experiments/{id}/shares/{s}"),
+            None => format!("/api/v1/experiments/{id}/shares"),
+        };
+        spawn_call(Method::Delete, url, None, move |result| match result {
+            Ok(_) => {
+                links.update(|l| l.retain(|x| one.is_some_and(|s| x.id != s)));
+                link.set(None);
             }
             Err(e) => error.set(Some(e)),
         });
@@ -30,14 +72,53 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool) -> impl IntoView {
     };
     view! {
         <div class="share">
-            <p class="share-state">{move || if live.get() { "🔗 Shared: anyone with a link can read this page" } else { "🔒 Private: signed-in users only" }}</p>
+            // Who may share sees the links; anyone else only whether there are any.
+            <p class="share-state">{move || {
+                let n = links.with(Vec::len);
+                if may_share && n > 0 {
+                    format!("🔗 Shared: {n} live link{} — anyone holding one can read this page", if n == 1 { "" } else { "s" })
+                } else if !may_share && shared {
+                    "🔗 Shared: anyone holding a link can read this page".to_string()
+                } else {
+                    "🔒 Private: signed-in users only".to_string()
+                }
+            }}</p>
             {may_share.then(|| view! {
                 <div class="share-actions">
-                    <button type="button" on:click=move |_| act(true)>{move || if live.get() { "New share link" } else { "Share…" }}</button>
-                    <Show when=move || live.get()>
-                        <button type="button" class="danger" on:click=move |_| act(false)>"Revoke links"</button>
+                    <label class="inline"><input type="checkbox" prop:checked=move || files.get() on:change=move |ev| files.set(event_target_checked(&ev)) />" Include logs and files"</label>
+                    <label class="inline">"Expires "
+                        <select aria-label="Expires" on:change=move |ev| days.set(event_target_value(&ev)) prop:value=move || days.get()>
+                            <option value="7">"in 7 days"</option>
+                            <option value="30" selected>"in 30 days"</option>
+                            <option value="90">"in 90 days"</option>
+                            <option value="never">"never (until revoked)"</option>
+                        </select>
+                    </label>
+                    <button type="button" on:click=create>{move || if links.with(|l| l.is_empty()) { "Share…" } else { "New share link" }}</button>
+                    <Show when=move || links.with(|l| l.len() > 1)>
+                        <button type="button" class="danger" on:click=move |_| revoke(None)>"Revoke all links"</button>
                     </Show>
                 </div>
+                <Show when=move || links.with(|l| !l.is_empty())>
+                    <details class="share-links">
+                        <summary>"Live links: who made each, expiry, revoke"</summary>
+                        <table class="data share-links" aria-label="Live share links">
+                            <thead><tr><th scope="col">"Link"</th><th scope="col">"Made by"</th><th scope="col">"Made"</th><th scope="col">"Expires"</th><th scope="col">"Opens"</th><th scope="col"></th></tr></thead>
+                            <tbody>
+                                <For each=move || links.get() key=|l| l.id let:l>
+                                    <tr>
+                                        <td>{format!("#{}", l.id)}</td>
+                                        <td>{l.created_by.clone().unwrap_or_else(|| "a deleted user".into())}</td>
+                                        <td>{day(l.created_at)}</td>
+                                        <td>{l.expires_at.map(day).unwrap_or_else(|| "never".into())}</td>
+                                        <td>{scope_words(l.files)}</td>
+                                        <td><button type="button" class="danger" on:click=move |_| revoke(Some(l.id))>"Revoke"</button></td>
+                                    </tr>
+                                </For>
+                            </tbody>
+                        </table>
+                    </details>
+                </Show>
             })}
             {move || link.get().map(|url| view! {
                 <div class="share-link">

@@ -105,6 +105,7 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
         }
     }
     let drifted = !gate.drifted.is_empty();
+    let flagged_cells: Vec<String> = flagged.iter().map(|r| r.workload.clone()).collect();
     let cell_rounds = gate.cells.clone();
     let mut cells: Vec<(String, Vec<GateRow>)> = Vec::new();
     for row in passed {
@@ -135,13 +136,16 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
             })}
             {(!cells.is_empty()).then(|| view! {
                 <details class="passing">
-                    <summary>{format!("Within budget: {} cells, {} rows", cells.len(), passing)}</summary>
-                    {cells.into_iter().map(|(cell, rows)| view! {
+                    <summary>{format!("Rows within budget: {passing} of {total}, in {} cell{}", cells.len(), plural(cells.len()))}</summary>
+                    {cells.into_iter().map(|(cell, rows)| {
+                        // A cell may have flagged rows too (listed above): say so, so "PASS" is not misread.
+                        let also = if flagged_cells.contains(&cell) { " (its other rows are flagged above)" } else { "" };
+                        view! {
                         <details class="cell">
-                            <summary>{format!("{cell} — {} rows, all PASS", rows.len())}</summary>
+                            <summary>{format!("{cell} — {} row{} PASS{also}", rows.len(), plural(rows.len()))}</summary>
                             <GateTable rows label="Rows within budget" />
                         </details>
-                    }).collect_view()}
+                    }}).collect_view()}
                 </details>
             })}
             {(!cell_rounds.is_empty()).then(|| view! { <RoundsTable cells=cell_rounds open=drifted /> })}
@@ -150,6 +154,14 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                 <dl class="facts">{provenance.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd><code>{v}</code></dd> }).collect_view()}</dl>
             })}
         </section>
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
     }
 }
 

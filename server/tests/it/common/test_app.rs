@@ -203,7 +203,7 @@ impl TestApp {
     /// A share link's secret for an experiment (as `POST …/shares` makes it).
     pub async fn share(&self, experiment_id: i64) -> String {
         let secret = server::auth::token::generate();
-        self.store.insert_share_token(experiment_id, &server::auth::token::digest(&secret), None).await.unwrap();
+        self.store.insert_share_token(experiment_id, &server::auth::token::digest(&secret), None, false, None).await.unwrap();
         secret
     }
 
