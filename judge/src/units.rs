@@ -129,6 +129,33 @@ pub fn utc_rfc3339(secs: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// Milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC): a finelog row's `ts`.
+pub fn utc_rfc3339_ms(ms: i64) -> String {
+    let secs = utc_rfc3339(ms.div_euclid(1000));
+    format!("{}.{:03}Z", secs.trim_end_matches('Z'), ms.rem_euclid(1000))
+}
+
+/// A timestamp as rows carry it — `2026-12-02T15:40:01.123Z`, `2026-12-02 15:40:01` (naive: UTC), with or
+/// without fractions — or an integer of epoch milliseconds, as epoch milliseconds.
+pub fn parse_utc_ms(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if let Ok(ms) = t.parse::<i64>() {
+        return Some(ms);
+    }
+    let t = t.trim_end_matches('Z');
+    let (date, time) = t.split_once(['T', ' '])?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, mo, da) = (d.next()??, d.next()??, d.next()??);
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let mut h = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (hh, mi, ss) = (h.next()??, h.next()??, h.next()??);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&da) || hh > 23 || mi > 59 || ss > 60 || !frac.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let ms: i64 = format!("{frac:0<3}")[..3].parse().ok()?;
+    Some(((days_from_civil(y, mo as u32, da as u32) * 86_400) + hh * 3600 + mi * 60 + ss) * 1000 + ms)
+}
+
 /// "1 trial an arm", "3 trials an arm": the plan's size in the launch preview and `arbiter launch --dry-run`.
 pub fn trials_an_arm(n: u64) -> String {
     if n == 1 {
@@ -158,6 +185,19 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn timestamps_of_rows_round_trip() {
+        let ms = 1_795_000_000_123;
+        assert_eq!(super::parse_utc_ms(&super::utc_rfc3339_ms(ms)), Some(ms));
+        assert_eq!(super::utc_rfc3339_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(super::parse_utc_ms("1970-01-01 00:00:01.5"), Some(1500));
+        assert_eq!(super::parse_utc_ms("1970-01-01T00:01:00"), Some(60_000));
+        assert_eq!(super::parse_utc_ms("42"), Some(42));
+        for bad in ["", "yesterday", "1970-13-01T00:00:00", "1970-01-01T25:00:00", "1970-01-01T00:00:00.x"] {
+            assert_eq!(super::parse_utc_ms(bad), None, "{bad:?}");
+        }
+    }
     use super::{parse_date, parse_size, trials_an_arm, utc_rfc3339};
 
     #[test]

@@ -117,6 +117,9 @@ vocab_enum!(
         EngineUnreachable => "engine_unreachable",
         /// The engine no longer knows the job (e.g. its controller restarted without its state).
         JobLost => "job_lost",
+        /// The rows finelog holds for the trial's execution ids cannot be the trial's own: an id already
+        /// belongs to another trial, or a row was written outside the trial's run.
+        ForeignRows => "foreign_rows",
     }
 );
 

@@ -2,18 +2,30 @@
 //! it runs — trials by state, a progress fraction, elapsed and estimated remaining time, and the log tail
 //! and engine job of each running trial — then one `done` event when it has ended (the page then shows
 //! the stored verdict).
+//!
+//! A stream is long-lived, so it answers for itself: each tick is one store query (`progress_rows`; the
+//! arms are read once), every few seconds it asks again who is listening (a revoked link, a disabled
+//! user, a revoked token or an ended session closes it with a `closed` event), and streams are capped per
+//! principal and in all ([`Streams`]; 429 beyond).
 
-use crate::api::error::ApiResult;
+use crate::api::error::{ApiError, ApiResult};
+use crate::auth::Principal;
 use crate::state::AppState;
 pub use app::pages::experiment::{JsonProgress, JsonRunning};
+use axum::extract::RawQuery;
 use axum::extract::{Path, State};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Extension;
 use futures_util::stream::{self, Stream};
 use judge::TrialState;
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::trials::Trial;
+use tower_sessions::Session;
 
 use store::trials::latest;
 
@@ -83,39 +95,149 @@ pub fn log_tail(path: &std::path::Path) -> String {
     engine::tail(path, 20, 4096)
 }
 
-async fn snapshot(state: &AppState, id: i64) -> ApiResult<JsonProgress> {
-    let summary = state.store.experiment_summary(id).await?;
-    let trials = state.store.trials(id).await?;
-    let arms: Vec<(i64, String, String)> = state.store.arms(id).await?.into_iter().map(|(id, name, role, _)| (id, name, role)).collect();
+/// How many live event streams may be open at once: per principal (a user, a share link's holders, the
+/// anonymous) and in all.
+pub const STREAMS_PER_PRINCIPAL: usize = 8;
+pub const STREAMS_TOTAL: usize = 256;
+/// A stream asks again who is listening every this many ticks (seconds).
+const RECHECK_TICKS: u32 = 5;
+
+/// The open event streams, per principal.
+#[derive(Debug, Default)]
+pub struct Streams {
+    open: Mutex<HashMap<String, usize>>,
+}
+
+/// One open stream's place; given back when the stream ends (however it ends).
+#[derive(Debug)]
+pub struct StreamSlot {
+    streams: Arc<Streams>,
+    who: String,
+}
+
+impl Streams {
+    /// A place for one more stream of `who`, or why not.
+    pub fn open(self: &Arc<Self>, who: String) -> Result<StreamSlot, String> {
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let total: usize = open.values().sum();
+        let mine = open.get(&who).copied().unwrap_or(0);
+        if total >= STREAMS_TOTAL {
+            return Err(format!("{STREAMS_TOTAL} live progress streams are open on this server; try again in a moment"));
+        }
+        if mine >= STREAMS_PER_PRINCIPAL {
+            return Err(format!("you have {STREAMS_PER_PRINCIPAL} live progress streams open; close a page first"));
+        }
+        *open.entry(who.clone()).or_insert(0) += 1;
+        Ok(StreamSlot { streams: self.clone(), who })
+    }
+
+    /// How many streams are open, in all.
+    pub fn total(&self) -> usize {
+        self.open.lock().unwrap_or_else(|e| e.into_inner()).values().sum()
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut open = self.streams.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.who) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.who);
+            }
+        }
+    }
+}
+
+/// Whose streams a principal's count: a user, the holders of the same share links, or the anonymous.
+fn principal_key(p: &Principal) -> String {
+    match p {
+        Principal::User { id, .. } => format!("user:{id}"),
+        Principal::Share { experiments, .. } => format!("share:{experiments:?}"),
+        Principal::Anonymous => "anonymous".into(),
+    }
+}
+
+/// One tick: a single store query (the experiment's status and trials with their log paths), then the
+/// running trials' log tails from their files.
+async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)]) -> ApiResult<JsonProgress> {
+    let (status, rows) = match state.store.progress_rows(id).await? {
+        Some(found) => found,
+        // No trials (an import): the summary says its state.
+        None => (state.store.experiment_summary(id).await?.status, Vec::new()),
+    };
     let mut logs = BTreeMap::new();
-    for t in trials.iter().filter(|t| t.state == TrialState::Running) {
-        if let Some(path) = state.store.trial_run(t.id).await?.log_path {
+    for (t, path) in rows.iter().filter(|(t, _)| t.state == TrialState::Running) {
+        if let Some(path) = path.clone() {
             let tail = tokio::task::spawn_blocking(move || log_tail(std::path::Path::new(&path))).await.unwrap_or_default();
             logs.insert(t.id, tail);
         }
     }
-    Ok(progress(summary.status, &trials, &arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default()))
+    let trials: Vec<Trial> = rows.into_iter().map(|(t, _)| t).collect();
+    Ok(progress(status, &trials, arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default()))
 }
 
-pub async fn events(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let first = snapshot(&state, id).await?; // a 404 for an unknown experiment, before the stream starts
-    let stream = stream::unfold((state, Some(first), false), move |(state, next, finished)| async move {
-        if finished {
+/// Who is listening, asked again: `Err` with the reason once they may no longer read experiment `id`.
+async fn still_allowed(state: &AppState, session: &Session, headers: &HeaderMap, query: Option<&str>, id: i64) -> Result<(), String> {
+    match crate::auth::principal::principal_for(state, session, headers, query).await {
+        Ok((p, _)) if p.can_read_experiment(id) => Ok(()),
+        Ok(_) => Err("access ended (a revoked or expired link, or a session that ended)".into()),
+        Err(e) => Err(format!("access ended: {e}")),
+    }
+}
+
+struct Tick {
+    state: AppState,
+    session: Session,
+    headers: HeaderMap,
+    query: Option<String>,
+    arms: Vec<(i64, String, String)>,
+    next: Option<JsonProgress>,
+    ticks: u32,
+    finished: bool,
+    _slot: StreamSlot,
+}
+
+pub async fn events(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    session: Session,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+    Path(id): Path<i64>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let slot = state.streams.open(principal_key(&principal)).map_err(|message| ApiError::TooMany { message, retry_after_secs: 10 })?;
+    // A 404 for an unknown experiment, before the stream starts.
+    let arms: Vec<(i64, String, String)> = state.store.arms(id).await?.into_iter().map(|(id, name, role, _)| (id, name, role)).collect();
+    let first = snapshot(&state, id, &arms).await?;
+    let tick = Tick { state, session, headers, query, arms, next: Some(first), ticks: 0, finished: false, _slot: slot };
+    let stream = stream::unfold(tick, move |mut t| async move {
+        if t.finished {
             return None;
         }
-        let p = match next {
+        let p = match t.next.take() {
             Some(p) => p,
             None => {
                 tokio::time::sleep(Duration::from_secs(1)).await;
-                match snapshot(&state, id).await {
+                t.ticks += 1;
+                if t.ticks % RECHECK_TICKS == 0 {
+                    if let Err(why) = still_allowed(&t.state, &t.session, &t.headers, t.query.as_deref(), id).await {
+                        t.finished = true;
+                        return Some((Ok(Event::default().event("closed").data(why)), t));
+                    }
+                }
+                match snapshot(&t.state, id, &t.arms).await {
                     Ok(p) => p,
-                    Err(e) => return Some((Ok(Event::default().event("error").data(format!("{e}"))), (state, None, true))),
+                    Err(e) => {
+                        t.finished = true;
+                        return Some((Ok(Event::default().event("error").data(format!("{e}"))), t));
+                    }
                 }
             }
         };
-        let done = p.done;
-        let event = Event::default().event(if done { "done" } else { "progress" }).json_data(&p).unwrap_or_default();
-        Some((Ok(event), (state, None, done)))
+        t.finished = p.done;
+        let event = Event::default().event(if p.done { "done" } else { "progress" }).json_data(&p).unwrap_or_default();
+        Some((Ok(event), t))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }

@@ -139,6 +139,7 @@ pub fn app_state(config: &ServeConfig, store: Store, addr: SocketAddr, queue: Tr
         throttle: Arc::new(throttle::LoginThrottle::new(throttle::Limits::default())),
         setup: Arc::new(setup_link::SetupLink::default()),
         metrics: Arc::new(metrics::Metrics::default()),
+        streams: Arc::default(),
     }
 }
 

@@ -23,6 +23,8 @@ pub struct AppState {
     pub throttle: Arc<LoginThrottle>,
     pub setup: Arc<SetupLink>,
     pub metrics: Arc<Metrics>,
+    /// The open live event streams, capped per principal and in all.
+    pub streams: Arc<crate::progress::Streams>,
 }
 
 /// The access settings of a running server.

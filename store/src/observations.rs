@@ -90,6 +90,21 @@ impl Store {
         })
     }
 
+    /// The first of these execution ids whose rows another trial (not `trial_id`) already holds, and that
+    /// trial: an execution belongs to one trial.
+    pub async fn execution_id_owner(&self, execution_ids: &[String], trial_id: i64) -> Result<Option<(String, i64)>, StoreError> {
+        for id in execution_ids {
+            let other: Option<i64> = on_pool!(self, pool => {
+                sqlx::query_scalar("SELECT trial_id FROM stage_rows WHERE execution_id = $1 AND trial_id <> $2 LIMIT 1")
+                    .bind(id).bind(trial_id).fetch_optional(pool).await
+            })?;
+            if let Some(other) = other {
+                return Ok(Some((id.clone(), other)));
+            }
+        }
+        Ok(None)
+    }
+
     /// A trial's stage rows in the order they were stored.
     pub async fn stage_rows(&self, trial_id: i64) -> Result<Vec<StageRow>, StoreError> {
         let rows: Vec<StoredStageRow> = on_pool!(self, pool => {

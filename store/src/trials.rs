@@ -1,7 +1,7 @@
 //! Trials: planned runs of an arm, their states, and the scheduler's claim.
 
 use crate::{now_ms, on_pool, Store, StoreError};
-use judge::{InfraReason, TrialState};
+use judge::{ExperimentStatus, InfraReason, TrialState};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone)]
@@ -70,6 +70,14 @@ impl TryFrom<TrialRow> for Trial {
     }
 }
 
+#[derive(sqlx::FromRow)]
+struct ProgressRow {
+    #[sqlx(flatten)]
+    trial: TrialRow,
+    log_path: Option<String>,
+    experiment_status: String,
+}
+
 const TRIAL_COLUMNS: &str =
     "id, experiment_id, arm_id, seq, cell, repeat_index, attempt, state, infra_reason, detail, claimed_by, created_at, started_at, finished_at, \
      job_id, engine_state";
@@ -115,6 +123,20 @@ impl Store {
         let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE experiment_id = $1 ORDER BY seq, attempt");
         let rows: Vec<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;
         rows.into_iter().map(Trial::try_from).collect()
+    }
+
+    /// An experiment's progress in one query (the live event stream's tick): its status and every trial
+    /// with its log path, in plan order. `None` for an experiment without trials (or none at all).
+    pub async fn progress_rows(&self, experiment_id: i64) -> Result<Option<(ExperimentStatus, Vec<(Trial, Option<String>)>)>, StoreError> {
+        let columns = TRIAL_COLUMNS.split(", ").map(|c| format!("t.{}", c.trim())).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT {columns}, t.log_path, e.status AS experiment_status FROM trials t JOIN experiments e ON e.id = t.experiment_id \
+             WHERE t.experiment_id = $1 ORDER BY t.seq, t.attempt"
+        );
+        let rows: Vec<ProgressRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;
+        let Some(status) = rows.first().map(|r| r.experiment_status.parse::<ExperimentStatus>()).transpose()? else { return Ok(None) };
+        let trials = rows.into_iter().map(|r| Ok((Trial::try_from(r.trial)?, r.log_path))).collect::<Result<Vec<_>, StoreError>>()?;
+        Ok(Some((status, trials)))
     }
 
     /// Records how a running trial was started: its run tag, the supervisor's process id, host and log.

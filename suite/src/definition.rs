@@ -56,6 +56,10 @@ pub struct SuiteDefinition {
     /// How old a baseline run may be and still be reused as a launch's control.
     #[serde(default = "default_baseline_age")]
     pub baseline_max_age_hours: u32,
+    /// Extra arms may bring a `patch` or a `commit` config diff (code beyond the arm's ref, applied and
+    /// run): only when the suite says so. Overrides of settings are always allowed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_patches: bool,
     /// The pipeline verdict's margins and error rate (`[judge]`); the documented defaults otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeSpec>,

@@ -348,6 +348,12 @@ pub fn run_vars(
 }
 
 fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinition) -> Result<(), String> {
+    if matches!(config, Some(JsonConfigDiff::Commit(_) | JsonConfigDiff::Patch(_))) && !suite.allow_patches {
+        return Err(format!(
+            "arm {arm:?}: a config patch or commit is code beyond the arm's ref; suite {:?} takes one only with allow_patches = true",
+            suite.name
+        ));
+    }
     match config {
         None => Ok(()),
         Some(JsonConfigDiff::Commit(c)) if is_safe_ref(c) => Ok(()),
@@ -376,5 +382,27 @@ fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinit
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check_config, JsonConfigDiff};
+
+    #[test]
+    fn patch_and_commit_arms_need_the_suites_allow_patches() {
+        let text = "name = \"s\"\nkind = \"pipeline\"\nrepository = \"r\"\ncommand = [\"echo\", \"{run_tag}\"]\n[resources]\ncpu = 1\nram = \"1GiB\"\n";
+        let mut suite = suite::SuiteDefinition::from_toml(text).unwrap();
+        let patch = JsonConfigDiff::Patch("--- a/x\n+++ b/x\n".into());
+        let commit = JsonConfigDiff::Commit("main".into());
+        for diff in [&patch, &commit] {
+            let e = check_config("c", Some(diff), &suite).unwrap_err();
+            assert!(e.ends_with("suite \"s\" takes one only with allow_patches = true"), "{e}");
+        }
+        let overrides = JsonConfigDiff::Overrides([("POOL".to_string(), "9".to_string())].into_iter().collect());
+        check_config("c", Some(&overrides), &suite).unwrap();
+        suite.allow_patches = true;
+        check_config("c", Some(&patch), &suite).unwrap();
+        check_config("c", Some(&commit), &suite).unwrap();
     }
 }

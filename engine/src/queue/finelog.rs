@@ -48,7 +48,7 @@ struct ConnectError {
 
 /// The columns Arbiter reads from `zephyr.stage`.
 const COLUMNS: &str = "execution_id, stage_name, status, elapsed, items, bytes_processed, item_rate, byte_rate, total_shards, \
-                       cpu_pct_avg, cpu_time_total, mem_bytes_avg, mem_peak_bytes_max, seq";
+                       cpu_pct_avg, cpu_time_total, mem_bytes_avg, mem_peak_bytes_max, seq, ts";
 
 impl Finelog {
     /// A client for `url` (`http://host:port`).
@@ -161,6 +161,24 @@ fn number_at(col: &ArrayRef, i: usize) -> Option<f64> {
     }
 }
 
+/// A timestamp column's value in epoch milliseconds (any unit; an integer column is taken as ms).
+fn epoch_ms_at(col: &ArrayRef, i: usize) -> Option<i64> {
+    if col.is_null(i) {
+        return None;
+    }
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int64Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType};
+    use arrow_schema::TimeUnit;
+    match col.data_type() {
+        DataType::Timestamp(TimeUnit::Millisecond, _) => Some(col.as_primitive::<TimestampMillisecondType>().value(i)),
+        DataType::Timestamp(TimeUnit::Second, _) => Some(col.as_primitive::<TimestampSecondType>().value(i) * 1000),
+        DataType::Timestamp(TimeUnit::Microsecond, _) => Some(col.as_primitive::<TimestampMicrosecondType>().value(i) / 1000),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => Some(col.as_primitive::<TimestampNanosecondType>().value(i) / 1_000_000),
+        DataType::Int64 => Some(col.as_primitive::<Int64Type>().value(i)),
+        _ => None,
+    }
+}
+
 /// One batch's rows; a row without an id, stage, status or one of the judged numbers is refused.
 fn rows_of(batch: &RecordBatch) -> Result<Vec<StageRow>, FinelogError> {
     let col = |name: &str| batch.column_by_name(name).ok_or_else(|| FinelogError::Malformed(format!("the answer has no column {name}")));
@@ -168,6 +186,7 @@ fn rows_of(batch: &RecordBatch) -> Result<Vec<StageRow>, FinelogError> {
     let (cpu, elapsed, items, bytes, mem) =
         (col("cpu_time_total")?, col("elapsed")?, col("items")?, col("bytes_processed")?, col("mem_peak_bytes_max")?);
     let optional = |name: &str| batch.column_by_name(name).cloned();
+    let ts = optional("ts");
     let (shards, cpu_pct, mem_avg, item_rate, byte_rate, seq) = (
         optional("total_shards"),
         optional("cpu_pct_avg"),
@@ -196,6 +215,7 @@ fn rows_of(batch: &RecordBatch) -> Result<Vec<StageRow>, FinelogError> {
             row.item_rate = opt(&item_rate, i);
             row.byte_rate = opt(&byte_rate, i);
             row.seq = opt(&seq, i).map(|s| s as i64);
+            row.ts = ts.as_ref().and_then(|c| epoch_ms_at(c, i)).map(judge::units::utc_rfc3339_ms);
             Ok(row)
         })
         .collect()

@@ -12,7 +12,7 @@ pub mod supervise;
 use crate::conclude;
 use crate::launch::submit::StoredPlan;
 use crate::Engine;
-use judge::{ExperimentStatus, TrialState};
+use judge::{ExperimentStatus, InfraReason, TrialState};
 use runner::{Launch, Outcome};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -271,9 +271,56 @@ async fn follow_job(
     conclude::finish_if_done(engine, trial.experiment_id).await;
 }
 
+/// How far a row's timestamp may lie outside its trial's run (clocks of hosts differ a little).
+const ROW_CLOCK_SLACK_MS: i64 = 120_000;
+
+/// Rows in finelog are not trusted to their writer (any code can write to it): an execution id belongs
+/// to at most one trial, and its rows must have been written while the trial ran. Otherwise the trial is
+/// `infra_failed` (foreign_rows) with the reason, and none of the rows count.
+async fn own_rows_only(store: &store::Store, trial: &Trial, outcome: Outcome) -> Outcome {
+    if outcome.rows.is_empty() {
+        return outcome;
+    }
+    let foreign = |detail: String| Outcome {
+        exit_code: outcome.exit_code,
+        execution_ids: outcome.execution_ids.clone(),
+        ..Outcome::infra(InfraReason::ForeignRows, detail)
+    };
+    match store.execution_id_owner(&outcome.execution_ids, trial.id).await {
+        Ok(Some((id, other))) => return foreign(format!("execution {id} already belongs to trial {other}: its rows are not this trial's")),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(error = %e, trial = trial.id, "cannot check who owns the trial's executions"),
+    }
+    if let Some((r, at)) = written_outside(&outcome.rows, trial.started_at.unwrap_or(0), store::now_ms()) {
+        return foreign(format!(
+            "stage {} of execution {} was written at {}, outside this trial's run (started {})",
+            r.stage_name,
+            r.execution_id,
+            judge::units::utc_rfc3339_ms(at),
+            judge::units::utc_rfc3339_ms(trial.started_at.unwrap_or(0))
+        ));
+    }
+    outcome
+}
+
+/// The first row whose timestamp lies outside a run from `started_ms` to `now_ms` (with the clock slack),
+/// and that timestamp. Rows without a readable timestamp are not judged by it.
+fn written_outside(
+    rows: &[judge::pipeline::rows::StageRow],
+    started_ms: i64,
+    now_ms: i64,
+) -> Option<(&judge::pipeline::rows::StageRow, i64)> {
+    let (from, to) = (started_ms - ROW_CLOCK_SLACK_MS, now_ms + ROW_CLOCK_SLACK_MS);
+    rows.iter().find_map(|r| {
+        let at = r.ts.as_deref().and_then(judge::units::parse_utc_ms)?;
+        (at < from || at > to).then_some((r, at))
+    })
+}
+
 /// Writes a trial's outcome (rows first, then the engine), and re-queues a first infrastructure failure.
 pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
     let store = &engine.store;
+    let outcome = own_rows_only(store, trial, outcome).await;
     let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
     if result.is_ok() && !outcome.rows.is_empty() {
         result = store.insert_stage_rows(trial.id, &outcome.rows).await;
@@ -339,5 +386,27 @@ async fn recover(engine: &Engine) {
         let outcome = runner::settle(&launch_of(engine), &trial, ram).await;
         apply(engine, &trial, outcome).await;
         conclude::finish_if_done(engine, trial.experiment_id).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use judge::pipeline::rows::StageRow;
+
+    #[test]
+    fn rows_written_outside_the_trials_run_are_found() {
+        let row = |ts: Option<&str>| {
+            let mut r = StageRow::new("20261202-101500-0badc0de", "stage0-Map", "END", 1.0, 1.0, 1.0, 1.0, 1.0);
+            r.ts = ts.map(str::to_string);
+            r
+        };
+        let start = judge::units::parse_utc_ms("2026-12-02T10:15:00Z").unwrap();
+        let now = start + 60_000;
+        let inside = [row(Some("2026-12-02T10:15:30.000Z")), row(None), row(Some("2026-12-02 10:14:00"))];
+        assert!(super::written_outside(&inside, start, now).is_none(), "within the run, or within the clock slack, or unknown");
+        let early = [row(Some("2026-12-02T10:15:30.000Z")), row(Some("2026-12-02T09:00:00.000Z"))];
+        let (_, at) = super::written_outside(&early, start, now).unwrap();
+        assert_eq!(judge::units::utc_rfc3339_ms(at), "2026-12-02T09:00:00.000Z");
+        assert!(super::written_outside(&[row(Some("2026-12-02T11:00:00Z"))], start, now).is_some(), "after the run");
     }
 }

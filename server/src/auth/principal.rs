@@ -18,24 +18,11 @@ use tower_sessions::Session;
 pub struct MetricsScraper;
 
 pub async fn authenticate(State(state): State<AppState>, session: Session, mut req: Request, next: Next) -> Response {
-    let bearer = match bearer_token(&req) {
-        Ok(b) => b,
-        Err(e) => return e.into_response(),
-    };
-    let principal = match bearer {
-        Some(secret) => {
-            let digest = token::digest(&secret);
-            if state.auth.metrics_token_digest.as_deref() == Some(digest.as_str()) {
+    match principal_for(&state, &session, req.headers(), req.uri().query()).await {
+        Ok((p, scraper)) => {
+            if scraper {
                 req.extensions_mut().insert(MetricsScraper);
-                Ok(Principal::Anonymous)
-            } else {
-                api_token_principal(&state, &digest).await
             }
-        }
-        None => session_principal(&state, &session, req.uri().query()).await,
-    };
-    match principal {
-        Ok(p) => {
             req.extensions_mut().insert(p);
             next.run(req).await
         }
@@ -43,9 +30,30 @@ pub async fn authenticate(State(state): State<AppState>, session: Session, mut r
     }
 }
 
+/// Who a request's credentials stand for, checked against the store now (and whether it is the metrics
+/// scraper). The middleware asks once per request; a long-lived stream asks again every few seconds.
+pub async fn principal_for(
+    state: &AppState,
+    session: &Session,
+    headers: &axum::http::HeaderMap,
+    query: Option<&str>,
+) -> Result<(Principal, bool), ApiError> {
+    match bearer_token(headers)? {
+        Some(secret) => {
+            let digest = token::digest(&secret);
+            if state.auth.metrics_token_digest.as_deref() == Some(digest.as_str()) {
+                Ok((Principal::Anonymous, true))
+            } else {
+                Ok((api_token_principal(state, &digest).await?, false))
+            }
+        }
+        None => Ok((session_principal(state, session, query).await?, false)),
+    }
+}
+
 /// `Some(secret)` for `Authorization: Bearer <secret>`; any other Authorization header is refused.
-fn bearer_token(req: &Request) -> Result<Option<String>, ApiError> {
-    let Some(value) = req.headers().get(header::AUTHORIZATION) else { return Ok(None) };
+fn bearer_token(headers: &axum::http::HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
     let text = value.to_str().unwrap_or("");
     match text.split_once(' ') {
         Some((scheme, secret)) if scheme.eq_ignore_ascii_case("bearer") && !secret.trim().is_empty() => Ok(Some(secret.trim().to_string())),

@@ -220,6 +220,14 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
             json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"PATH": "/tmp"}}}]}),
             "reserved",
         ),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"patch": "--- a/x\n+++ b/x\n"}}]}),
+            "takes one only with allow_patches = true",
+        ),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"commit": "main"}}]}),
+            "takes one only with allow_patches = true",
+        ),
         (json!({"suite": "dedup", "head": "main", "title": "a\u{7}b"}), "title"),
         (json!({"suite": "dedup", "head": "main", "trials": 0}), "trials"),
         (json!({"suite": "dedup", "head": "main", "exemption": {"reason": "  "}}), "exemption.reason"),

@@ -523,3 +523,46 @@ async fn a_regression_is_posted_to_the_suites_webhook_with_a_retry() {
         "the suite page shows the delivery log"
     );
 }
+
+/// Rows in finelog are not trusted to their writer: a branch whose code only prints another trial's
+/// execution id (so finelog has rows for it, written before this trial ran) gets `infra_failed`
+/// (foreign_rows), never those rows; the trial that owns them keeps them.
+#[tokio::test]
+async fn a_trial_cannot_claim_another_trials_execution() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let first = launch_with(&launcher, "main", 1).await;
+    let e = launcher.wait_until_ended(first, 180).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let owner = &e["trials"][0];
+    let stolen = app.store.trial_run(owner["id"].as_i64().unwrap()).await.unwrap().execution_ids[0].clone();
+
+    // A branch that claims the first trial's execution: it prints the id and exits 0.
+    let repo = tmp.path().join("repo");
+    common::git::git(&repo, &["checkout", "-q", "-b", "claims", "main"]);
+    std::fs::write(repo.join("bench.py"), format!("print('zephyr execution {stolen} finished')\n")).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "claims another trial's execution"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let second = launch_with(&launcher, "claims", 1).await;
+    let e = launcher.wait_until_ended(second, 240).await;
+    let treatment_arm = e["arms"].as_array().unwrap().iter().find(|a| a["name"] == "treatment").unwrap()["id"].clone();
+    let claims: Vec<&Value> = e["trials"].as_array().unwrap().iter().filter(|t| t["arm_id"] == treatment_arm).collect();
+    assert_eq!(claims.len(), 2, "the first infrastructure failure is retried once: {e}");
+    for t in &claims {
+        assert_eq!((t["state"].as_str(), t["infra_reason"].as_str()), (Some("infra_failed"), Some("foreign_rows")), "{e}");
+        let detail = t["detail"].as_str().unwrap();
+        assert!(detail.contains(&format!("execution {stolen} already belongs to trial {}", owner["id"])), "{detail}");
+        assert!(app.store.stage_rows(t["id"].as_i64().unwrap()).await.unwrap().is_empty(), "no rows were taken");
+    }
+    assert_ne!(e["verdict"], "pass", "no verdict rests on stolen rows: {e}");
+    let kept = app.store.stage_rows(owner["id"].as_i64().unwrap()).await.unwrap();
+    assert!(!kept.is_empty(), "the owner keeps its rows");
+    // Each row carries finelog's timestamp, inside its trial's run: what the window check reads.
+    let (from, to) = (owner["started_at"].as_i64().unwrap(), owner["finished_at"].as_i64().unwrap());
+    for r in &kept {
+        let at = r.ts.as_deref().and_then(judge::units::parse_utc_ms).unwrap_or_else(|| panic!("no readable ts: {r:?}"));
+        assert!(from - 5_000 <= at && at <= to + 5_000, "{r:?} written at {at}, the trial ran {from}..{to}");
+    }
+}

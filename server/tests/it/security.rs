@@ -246,6 +246,64 @@ async fn a_share_link_gives_the_page_and_its_reports_and_files_only_with_that_sc
     assert!(r.text.contains("expired"), "{}", r.text);
 }
 
+/// Reads an event stream until `event: {name}` arrives (true) or `secs` pass (false).
+async fn wait_for_event(response: &mut reqwest::Response, name: &str, secs: u64) -> bool {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let mut text = String::new();
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(deadline, response.chunk()).await {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        if text.contains(&format!("event: {name}")) {
+            return true;
+        }
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_live_stream_ends_with_its_access_and_streams_are_capped_per_principal() {
+    let app = TestApp::builder().start().await;
+    let (launcher_id, launcher_name) = app.user(Role::Launcher).await;
+    let launcher = app.sign_in(&launcher_name).await;
+    let id = app.experiment("still running", Some(launcher_id)).await;
+    let events = format!("{}/experiments/{id}/events", app.base);
+
+    // A share link's holder follows the experiment; revoking the link ends the stream within seconds.
+    let r = launcher.send(Method::POST, &format!("/api/v1/experiments/{id}/shares"), None).await;
+    let path = r.json()["url"].as_str().unwrap().strip_prefix(&app.base).unwrap().to_string();
+    let visitor = app.anonymous();
+    assert_eq!(visitor.get(&path).await.status, 303);
+    let mut stream = visitor.http.get(&events).send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    assert!(wait_for_event(&mut stream, "progress", 5).await, "the stream runs");
+    launcher.send(Method::DELETE, &format!("/api/v1/experiments/{id}/shares"), None).await;
+    assert!(wait_for_event(&mut stream, "closed", 10).await, "a revoked link's stream is closed");
+
+    // One user may hold 8 streams; the 9th is refused with 429 and says why; closing one frees a place.
+    let mut open = Vec::new();
+    for _ in 0..server::progress::STREAMS_PER_PRINCIPAL {
+        let r = launcher.http.get(&events).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        open.push(r);
+    }
+    let refused = launcher.http.get(&events).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(refused.text().await.unwrap().contains("live progress streams open"));
+    // Someone else is not held back by this user's streams.
+    let viewer = app.signed_in(Role::Viewer).await;
+    assert_eq!(viewer.http.get(&events).send().await.unwrap().status(), 200);
+    open.pop();
+    let mut freed = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let r = launcher.http.get(&events).send().await.unwrap();
+        if r.status() == 200 {
+            freed = true;
+            break;
+        }
+    }
+    assert!(freed, "a closed stream gives its place back");
+}
+
 #[tokio::test]
 async fn sign_in_is_throttled_per_account_and_per_address() {
     let limits = Limits { per_account: 3, per_address: 6, window: Duration::from_secs(600) };

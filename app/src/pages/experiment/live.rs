@@ -121,8 +121,19 @@ fn listen(id: i64, progress: RwSignal<Option<JsonProgress>>, table: RwSignal<Vec
             let _ = w.location().reload();
         }
     });
+    // The server ended the stream because this visitor may no longer read the page (a revoked link, an
+    // ended session): stop listening and load the page again, which says so.
+    let ended = source.clone();
+    let on_closed = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_ev: web_sys::MessageEvent| {
+        ended.close();
+        if let Some(w) = web_sys::window() {
+            let _ = w.location().reload();
+        }
+    });
     let _ = source.add_event_listener_with_callback("progress", on_progress.as_ref().unchecked_ref());
     let _ = source.add_event_listener_with_callback("done", on_done.as_ref().unchecked_ref());
+    let _ = source.add_event_listener_with_callback("closed", on_closed.as_ref().unchecked_ref());
     on_progress.forget();
     on_done.forget();
+    on_closed.forget();
 }
