@@ -3,8 +3,9 @@
 # Used by scripts/run.sh and scripts/test.sh; safe to run again (a warm run takes a few seconds).
 #
 #   scripts/setup.sh            what `run` needs: wasm32 target, wasm-bindgen-cli (= Cargo.lock), npm packages,
-#                               .venv (Python 3.11 with Zephyr and finelog), s3s-fs 0.14.1 (the warp example's S3
-#                               server, from crates.io) and the example suites' repositories
+#                               Debian's bubblewrap (the trial sandbox), .venv (Python 3.11 with Zephyr and
+#                               finelog), s3s-fs 0.14.1 (the warp example's S3 server, from crates.io) and the
+#                               example suites' repositories
 #   scripts/setup.sh --test     also Debian chromium, slurm-wlm (a private Slurm for the cluster launcher's tests) and
 #                               PostgreSQL's initdb (for tests without TEST_POSTGRES_URL)
 #   scripts/setup.sh --dev      also cargo-leptos 0.3.10 for `cargo leptos watch` (a 14-minute build, so opt-in)
@@ -47,6 +48,17 @@ if [ "$have" != "$wb_version" ]; then
   say "installing wasm-bindgen-cli $wb_version (found: ${have:-none}); about 2 minutes"
   # Not --locked: its lock file names a webpki-roots the registry here lacks.
   cargo install wasm-bindgen-cli --version "$wb_version" --quiet
+fi
+
+# The sandbox local trials run in (engine/src/queue/sandbox.rs): without it, serve refuses local
+# pipeline launches unless an admin passes --unsandboxed-trials.
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ]; then
+    say "installing Debian bubblewrap (the trial sandbox)"
+    apt_install bubblewrap
+  else
+    say "bubblewrap (bwrap) is missing: local pipeline trials need it (sudo apt-get install -y bubblewrap)"
+  fi
 fi
 
 # npm packages: Playwright for the browser tests, binaryen's wasm-opt for release bundles (never Debian's

@@ -54,6 +54,20 @@ pub enum Command {
     /// Run one trial's command under supervision (used by `serve`; not for people).
     #[command(hide = true)]
     Supervise(engine::queue::supervise::SuperviseArgs),
+    /// Inside a trial's sandbox: relay 127.0.0.1:PORT to the supervisor's socket, run the command
+    /// (used by `serve`; not for people).
+    #[command(hide = true)]
+    SandboxRelay(SandboxRelayArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SandboxRelayArgs {
+    #[arg(long)]
+    pub port: u16,
+    #[arg(long)]
+    pub socket: PathBuf,
+    #[arg(last = true, required = true)]
+    pub argv: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -398,6 +412,12 @@ pub struct ServeArgs {
     /// Suite definitions (`*.toml`), loaded into the store at start-up.
     #[arg(long, env = "ARBITER_SUITES_DIR", default_value = "suites")]
     pub suites_dir: PathBuf,
+
+    /// Run local pipeline trials without a sandbox when this host has none (no working bubblewrap): the
+    /// code of every launched ref then runs as this server's user and can reach its data dir and
+    /// database. Without it, such a host refuses local pipeline launches and says why at start.
+    #[arg(long, env = "ARBITER_UNSANDBOXED_TRIALS")]
+    pub unsandboxed_trials: bool,
 
     /// Sign a browser session out after this many hours without a request.
     #[arg(long, env = "ARBITER_SESSION_IDLE_HOURS", default_value_t = 12)]

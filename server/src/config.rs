@@ -36,6 +36,8 @@ pub struct ServeConfig {
     pub retention: crate::retention::Retention,
     /// SHA-256 of ARBITER_METRICS_TOKEN (read from the environment only: a secret never goes in argv).
     pub metrics_token_digest: Option<String>,
+    /// An admin allowed local pipeline trials to run without a sandbox where there is none.
+    pub unsandboxed_trials: bool,
 }
 
 impl ServeConfig {
@@ -61,6 +63,7 @@ impl ServeConfig {
             data_dir,
             site_root: args.site_root,
             suites_dir: args.suites_dir,
+            unsandboxed_trials: args.unsandboxed_trials,
             finelog_url: args.finelog_url.filter(|u| !u.trim().is_empty()),
             python: resolve_python(args.python)?,
             public_origin,
@@ -142,6 +145,7 @@ mod tests {
             store: StoreArgs { database_url: database_url.map(String::from), data_dir },
             site_root: "target/site".into(),
             suites_dir: "suites".into(),
+            unsandboxed_trials: false,
             finelog_url: None,
             python: None,
             public_url: None,

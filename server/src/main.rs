@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         cli::Command::Rejudge(args) => exit_with(block_on(server::rejudge::run(args))),
         cli::Command::Prune(args) => exit_with(block_on(retention::run(args))),
         cli::Command::Supervise(args) => exit_with(engine::queue::supervise::run(args)),
+        cli::Command::SandboxRelay(args) => exit_with(engine::queue::sandbox::relay_inside(args.port, &args.socket, &args.argv)),
     }
 }
 

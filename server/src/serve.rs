@@ -103,6 +103,23 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 /// The trial queue's runtime, with the finelog server trials report to: the configured URL, else one this
 /// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
 pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog>) {
+    let (mut queue, owned) = finelog_queue(config).await;
+    use engine::queue::sandbox::TrialSandbox;
+    match &queue.sandbox {
+        TrialSandbox::Bwrap(bwrap) => tracing::info!(bwrap = %bwrap.display(), "local pipeline trials run sandboxed"),
+        TrialSandbox::Missing(why) if config.unsandboxed_trials => {
+            tracing::warn!(reason = %why, "no trial sandbox here; --unsandboxed-trials: local pipeline trials run as this server's user and can reach its data");
+            queue.sandbox = TrialSandbox::Unsandboxed;
+        }
+        TrialSandbox::Missing(why) => {
+            tracing::warn!(reason = %why, "no trial sandbox here: local pipeline launches are refused (an admin may set --unsandboxed-trials)")
+        }
+        TrialSandbox::Unsandboxed => {}
+    }
+    (queue, owned)
+}
+
+async fn finelog_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog>) {
     if let Some(url) = &config.finelog_url {
         return (TrialQueue::new(Ok(url.clone()), config.python.clone()), None);
     }

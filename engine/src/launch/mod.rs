@@ -77,6 +77,15 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
              or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"
         )));
     }
+    let local = definition.launcher == suite::definition::Launcher::Local;
+    if let (crate::queue::sandbox::TrialSandbox::Missing(why), judge::ExperimentKind::Pipeline, true) =
+        (&engine.queue.sandbox, definition.kind, local)
+    {
+        return Err(EngineError::Unavailable(format!(
+            "this server has no sandbox for trials ({why}); a local trial runs a branch's code, so it is refused. \
+             An admin may start serve with --unsandboxed-trials to run trials as the server's user"
+        )));
+    }
     // Budgets asked for this experiment judge it: the stored copy of the suite carries them.
     if let (Some(b), Some(warp)) = (req.budgets, definition.warp.as_mut()) {
         (warp.fail_pct, warp.warn_pct) = (b.fail_pct, b.warn_pct);

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod finelog;
 pub mod owned_finelog;
 pub mod runner;
+pub mod sandbox;
 pub mod supervise;
 
 use crate::conclude;
@@ -32,6 +33,9 @@ pub struct TrialQueue {
     pub worker: String,
     /// The program that supervises a trial: this binary (`arbiter supervise`).
     pub supervisor: std::path::PathBuf,
+    /// How local pipeline trials run: in a bubblewrap sandbox, unsandboxed (an admin's choice), or not at
+    /// all (no sandbox here).
+    pub sandbox: sandbox::TrialSandbox,
     /// Running trials: trial id → (experiment id, how to stop it); and the experiments cancelled while
     /// this server runs. One lock for both: a trial tracked after its experiment's cancel is stopped at once.
     running: Mutex<Running>,
@@ -69,6 +73,10 @@ impl TrialQueue {
             python,
             worker: host.unwrap_or_else(|| "local".into()),
             supervisor,
+            sandbox: match sandbox::probe() {
+                Ok(bwrap) => sandbox::TrialSandbox::Bwrap(bwrap),
+                Err(why) => sandbox::TrialSandbox::Missing(why),
+            },
             running: Mutex::new(Running::default()),
         }
     }
@@ -154,6 +162,7 @@ pub(crate) fn launch_of<'a>(engine: &'a Engine) -> Launch<'a> {
         finelog_url: engine.queue.finelog.as_deref().ok(),
         python: engine.queue.python.as_deref(),
         supervisor: &engine.queue.supervisor,
+        sandbox: &engine.queue.sandbox,
     }
 }
 

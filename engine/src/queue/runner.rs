@@ -128,6 +128,7 @@ pub struct Launch<'a> {
     pub python: Option<&'a Path>,
     /// The `arbiter` binary that runs `supervise`.
     pub supervisor: &'a Path,
+    pub sandbox: &'a crate::queue::sandbox::TrialSandbox,
 }
 
 /// A trial's run tag: fresh for every attempt, so no trial cache-hits another.
@@ -171,15 +172,45 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
 
 /// Starts the trial's supervisor; returns its process id (the trial's job id).
 pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
+    use crate::queue::sandbox::{host_port, wrap, TrialSandbox, View};
     let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
-    let (vars, worktree) = trial_vars(l, trial, plan, arm);
+    if let TrialSandbox::Missing(why) = l.sandbox {
+        return Err(launcher_error(format!("no trial sandbox on this host ({why}); an admin may start serve with --unsandboxed-trials")));
+    }
+    let (mut vars, worktree) = trial_vars(l, trial, plan, arm);
     ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
     let run_tag = run_tag(trial);
-    let argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
+    // Sandboxed, the trial reaches finelog at 127.0.0.1:PORT, through the relay.
+    let finelog = l.finelog_url.and_then(host_port);
+    let sandboxed = match l.sandbox {
+        TrialSandbox::Bwrap(bwrap) => Some(bwrap),
+        _ => None,
+    };
+    let finelog_inside = finelog.as_ref().filter(|_| sandboxed.is_some()).map(|(_, port)| format!("http://127.0.0.1:{port}"));
+    if let Some(url) = &finelog_inside {
+        vars.insert("finelog_url", url.clone());
+    }
+    let mut argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
     let (log, status) = trial_files(l.data_dir, trial);
     std::fs::create_dir_all(log.parent().unwrap_or(l.data_dir)).map_err(|e| launcher_error(e.to_string()))?;
     let mut cmd = Command::new(l.supervisor);
     cmd.arg("supervise").arg("--status").arg(&status).arg("--log").arg(&log).arg("--cwd").arg(&worktree);
+    if let Some(bwrap) = sandboxed {
+        let socket_dir = l.data_dir.join("sandbox").join(format!("trial-{}-{}", trial.id, trial.attempt));
+        std::fs::create_dir_all(&socket_dir).map_err(|e| launcher_error(format!("{}: {e}", socket_dir.display())))?;
+        let socket = socket_dir.join("finelog.sock");
+        let python_env = l.python.and_then(|p| p.parent()).and_then(|bin| bin.parent()).map(Path::to_path_buf);
+        let view = View {
+            data_dir: l.data_dir.to_path_buf(),
+            writable: vec![worktree.clone()],
+            readable: python_env.into_iter().chain([l.supervisor.to_path_buf()]).collect(),
+            finelog: finelog.as_ref().map(|(_, port)| (*port, socket.clone())),
+        };
+        argv = wrap(bwrap, l.supervisor, &view, &argv);
+        if let Some((host, port)) = &finelog {
+            cmd.arg("--finelog-socket").arg(&socket).arg("--finelog-target").arg(format!("{host}:{port}"));
+        }
+    }
     cmd.arg("--timeout-secs").arg((u64::from(plan.suite.timeout_minutes) * 60).to_string()).arg("--").args(&argv);
     // A clean environment: the trial sees only what is documented.
     clean_env(&mut cmd);
@@ -189,7 +220,7 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
         .env("ARBITER_RUN_TAG", &run_tag)
         .env("ARBITER_TRIAL", trial.seq.to_string())
         .env("ARBITER_WORKTREE", &worktree);
-    if let Some(url) = l.finelog_url {
+    if let Some(url) = finelog_inside.as_deref().or(l.finelog_url) {
         cmd.env("ARBITER_FINELOG_URL", url);
     }
     if let Some(JsonConfigDiff::Overrides(map)) = &arm.config {

@@ -45,6 +45,12 @@ pub struct SuperviseArgs {
     /// Stop the command after this many seconds.
     #[arg(long)]
     pub timeout_secs: u64,
+    /// A sandboxed trial's way to finelog: accept on this Unix socket…
+    #[arg(long, requires = "finelog_target")]
+    pub finelog_socket: Option<PathBuf>,
+    /// …and connect each connection to finelog's HOST:PORT.
+    #[arg(long)]
+    pub finelog_target: Option<String>,
     /// The command and its arguments.
     #[arg(last = true, required = true)]
     pub argv: Vec<String>,
@@ -101,6 +107,9 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
     let now = store::now_ms;
     let log = std::fs::File::create(&args.log).map_err(|e| format!("{}: {e}", args.log.display()))?;
     let log_err = log.try_clone().map_err(|e| e.to_string())?;
+    if let (Some(socket), Some(target)) = (&args.finelog_socket, &args.finelog_target) {
+        crate::queue::sandbox::relay_outside(socket, target.clone())?;
+    }
     let mut cmd = tokio::process::Command::new(&args.argv[0]);
     cmd.args(&args.argv[1..]).current_dir(&args.cwd).stdin(std::process::Stdio::null()).stdout(log).stderr(log_err).process_group(0);
     let mut child = match cmd.spawn() {

@@ -566,3 +566,59 @@ async fn a_trial_cannot_claim_another_trials_execution() {
         assert!(from - 5_000 <= at && at <= to + 5_000, "{r:?} written at {at}, the trial ran {from}..{to}");
     }
 }
+
+/// A trial is code from a branch: it runs sandboxed. A branch whose benchmark first tries to read
+/// `arbiter.db`, write into the binary cache, read another experiment's log and connect to PostgreSQL is
+/// refused each (its own log says so), and still runs and is judged like any other.
+#[tokio::test]
+async fn a_trial_cannot_reach_arbiters_data_or_its_database() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    assert!(
+        matches!(app.state.engine.queue.sandbox, engine::queue::sandbox::TrialSandbox::Bwrap(_)),
+        "scripts/setup.sh installs bubblewrap"
+    );
+    let first = launch_with(&launcher, "main", 1).await;
+    assert_eq!(launcher.wait_until_ended(first, 180).await["status"], "judged");
+    let data = app.state.data_dir.clone();
+    let other_log = engine::experiment_dir(&data, first).join("logs/trial-0-1.log");
+    assert!(data.join("arbiter.db").is_file() && other_log.is_file(), "what the trial will look for exists outside");
+    std::fs::create_dir_all(data.join("cache")).unwrap();
+
+    let repo = tmp.path().join("repo");
+    let probes = format!(
+        r#"import os, socket
+def attempt(what, f):
+    try:
+        f()
+        print(f"SANDBOX {{what}}: reached", flush=True)
+    except Exception as e:
+        print(f"SANDBOX {{what}}: refused ({{type(e).__name__}})", flush=True)
+attempt("read arbiter.db", lambda: open({db:?}, "rb").read(16))
+attempt("write the cache", lambda: open({cache:?}, "w").write("planted"))
+attempt("read another experiment's log", lambda: open({log:?}).read())
+attempt("connect to PostgreSQL", lambda: socket.create_connection(("127.0.0.1", 5432), timeout=2).close())
+"#,
+        db = data.join("arbiter.db").display().to_string(),
+        cache = data.join("cache/planted").display().to_string(),
+        log = other_log.display().to_string(),
+    );
+    common::git::git(&repo, &["checkout", "-q", "-b", "snoops", "main"]);
+    let bench = std::fs::read_to_string(repo.join("bench.py")).unwrap();
+    std::fs::write(repo.join("bench.py"), format!("{probes}\n{bench}")).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "looks around first"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let second = launch_with(&launcher, "snoops", 1).await;
+    let e = launcher.wait_until_ended(second, 240).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let log = std::fs::read_to_string(engine::experiment_dir(&data, second).join("logs/trial-1-1.log")).unwrap();
+    for what in ["read arbiter.db", "write the cache", "read another experiment's log", "connect to PostgreSQL"] {
+        assert!(log.contains(&format!("SANDBOX {what}: refused")), "{what}: {log}");
+    }
+    assert!(!log.contains(": reached"), "{log}");
+    assert!(!data.join("cache/planted").exists(), "nothing was planted in the cache");
+    // Still measured: its stage rows reached finelog through the relay, and the verdict stands on them.
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "{e}");
+}

@@ -310,6 +310,8 @@ impl TestAppBuilder {
             store: StoreArgs { database_url: self.database_url.clone(), data_dir: dir.path().join("data") },
             site_root: dir.path().join("site"),
             suites_dir: dir.path().join("suites"),
+            // The tests run where scripts/setup.sh installed bubblewrap: trials are sandboxed.
+            unsandboxed_trials: false,
             // Without the scheduler no trial runs, so launches only need some finelog URL to be accepted.
             finelog_url: self.finelog_url.clone().or_else(|| (!self.scheduler).then(|| "http://127.0.0.1:9".to_string())),
             python: self.python.clone(),
