@@ -83,7 +83,16 @@ impl ServeConfig {
 /// The configured Python (which must exist), else `.venv/bin/python` when present; absolute, but not
 /// canonical: a venv's python is a symlink whose target would lose the venv.
 fn resolve_python(given: Option<PathBuf>) -> Result<Option<PathBuf>, ConfigError> {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    // Absolute and without `..` (a sandboxed trial sees only the Python environment, so a path through a
+    // folder it cannot see would not resolve), but the file itself is kept: a venv's `python` is a symlink
+    // whose own path is what makes the venv active.
+    let absolute = |p: &Path| {
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        match (std::fs::canonicalize(dir), p.file_name()) {
+            (Ok(dir), Some(name)) => dir.join(name),
+            _ => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+        }
+    };
     match given.filter(|p| !p.as_os_str().is_empty()) {
         Some(p) if p.is_file() => Ok(Some(absolute(&p))),
         Some(p) => Err(ConfigError::Python(p.display().to_string())),

@@ -199,10 +199,13 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
         let socket_dir = l.data_dir.join("sandbox").join(format!("trial-{}-{}", trial.id, trial.attempt));
         std::fs::create_dir_all(&socket_dir).map_err(|e| launcher_error(format!("{}: {e}", socket_dir.display())))?;
         let socket = socket_dir.join("finelog.sock");
+        let scratch = socket_dir.join("home");
+        std::fs::create_dir_all(&scratch).map_err(|e| launcher_error(format!("{}: {e}", scratch.display())))?;
         let python_env = l.python.and_then(|p| p.parent()).and_then(|bin| bin.parent()).map(Path::to_path_buf);
         let view = View {
             data_dir: l.data_dir.to_path_buf(),
             writable: vec![worktree.clone()],
+            scratch,
             readable: python_env.into_iter().chain([l.supervisor.to_path_buf()]).collect(),
             finelog: finelog.as_ref().map(|(_, port)| (*port, socket.clone())),
         };

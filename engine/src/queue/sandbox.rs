@@ -2,10 +2,10 @@
 //! data. With Debian's `bubblewrap` (`bwrap`), the trial's command runs
 //!
 //! * as an unprivileged user (uid 65534 in a user namespace of its own, with no capabilities on the host),
-//! * in a mount view where `/` is read-only, `/tmp` is a fresh tmpfs and the data dir is an empty tmpfs —
-//!   so `arbiter.db`, the binary cache, other experiments and their logs are absent — with only its own
-//!   worktree bound writable and what it needs to run (the Python environment, the `arbiter` binary for the
-//!   relay) bound read-only,
+//! * in a mount view where `/` is read-only, `/run` (where local services keep their sockets, e.g.
+//!   PostgreSQL's) is an empty tmpfs and the data dir is an empty tmpfs — so `arbiter.db`, the binary
+//!   cache, other experiments and their logs are absent — with only its own worktree and a scratch folder
+//!   (its `HOME` and `TMPDIR`) bound writable,
 //! * in a network namespace of its own with nothing but loopback: PostgreSQL, finelog's other clients and
 //!   every other port of the host are unreachable. The one way out is finelog: inside, `arbiter
 //!   sandbox-relay` listens on 127.0.0.1:PORT and passes each connection through a Unix socket to the
@@ -42,7 +42,7 @@ pub fn probe() -> Result<PathBuf, String> {
         .ok_or("bubblewrap (bwrap) is not installed: `apt-get install bubblewrap` (scripts/setup.sh does)")?;
     let out = std::process::Command::new(&bwrap)
         .args(["--unshare-user", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID, "--unshare-pid", "--unshare-net", "--unshare-ipc"])
-        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"])
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "true"])
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
@@ -63,6 +63,8 @@ pub struct View {
     pub data_dir: PathBuf,
     /// Bound read-write (the trial's worktree).
     pub writable: Vec<PathBuf>,
+    /// A writable folder of the trial's own: its `HOME` and `TMPDIR`.
+    pub scratch: PathBuf,
     /// Bound read-only (the Python environment, the `arbiter` binary, the relay's socket folder).
     pub readable: Vec<PathBuf>,
     /// finelog: the port the trial connects to on 127.0.0.1, and the Unix socket that leads out.
@@ -93,7 +95,7 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
         "--proc",
         "/proc",
         "--tmpfs",
-        "/tmp",
+        "/run",
     ]
     .iter()
     .map(|a| a.to_string())
@@ -102,14 +104,14 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     for r in view.readable.iter().filter(|p| p.exists()) {
         out.extend(["--ro-bind".into(), s(r), s(r)]);
     }
-    for w in &view.writable {
+    for w in view.writable.iter().chain([&view.scratch]) {
         out.extend(["--bind".into(), s(w), s(w)]);
     }
     if let Some((_, socket)) = &view.finelog {
         let dir = socket.parent().unwrap_or(Path::new("/"));
         out.extend(["--bind".into(), s(dir), s(dir)]);
     }
-    out.extend(["--setenv".into(), "HOME".into(), "/tmp".into(), "--setenv".into(), "TMPDIR".into(), "/tmp".into()]);
+    out.extend(["--setenv".into(), "HOME".into(), s(&view.scratch), "--setenv".into(), "TMPDIR".into(), s(&view.scratch)]);
     if let Some((port, socket)) = &view.finelog {
         out.extend([s(arbiter), "sandbox-relay".into(), "--port".into(), port.to_string(), "--socket".into(), s(socket), "--".into()]);
     } else {
@@ -217,6 +219,7 @@ mod tests {
         let view = View {
             data_dir: "/srv/arbiter".into(),
             writable: vec!["/srv/arbiter/worktrees/7-control".into()],
+            scratch: "/srv/arbiter/sandbox/trial-3/home".into(),
             readable: vec!["/".into()],
             finelog: Some((4711, "/srv/arbiter/sandbox/trial-3/finelog.sock".into())),
         };

@@ -600,6 +600,11 @@ attempt("read arbiter.db", lambda: open({db:?}, "rb").read(16))
 attempt("write the cache", lambda: open({cache:?}, "w").write("planted"))
 attempt("read another experiment's log", lambda: open({log:?}).read())
 attempt("connect to PostgreSQL", lambda: socket.create_connection(("127.0.0.1", 5432), timeout=2).close())
+def unix_postgres():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/var/run/postgresql/.s.PGSQL.5432")
+    s.close()
+attempt("connect to PostgreSQL's socket", unix_postgres)
 "#,
         db = data.join("arbiter.db").display().to_string(),
         cache = data.join("cache/planted").display().to_string(),
@@ -614,7 +619,9 @@ attempt("connect to PostgreSQL", lambda: socket.create_connection(("127.0.0.1", 
     let e = launcher.wait_until_ended(second, 240).await;
     assert_eq!(e["status"], "judged", "{e}");
     let log = std::fs::read_to_string(engine::experiment_dir(&data, second).join("logs/trial-1-1.log")).unwrap();
-    for what in ["read arbiter.db", "write the cache", "read another experiment's log", "connect to PostgreSQL"] {
+    for what in
+        ["read arbiter.db", "write the cache", "read another experiment's log", "connect to PostgreSQL", "connect to PostgreSQL's socket"]
+    {
         assert!(log.contains(&format!("SANDBOX {what}: refused")), "{what}: {log}");
     }
     assert!(!log.contains(": reached"), "{log}");
