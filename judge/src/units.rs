@@ -144,16 +144,15 @@ pub fn parse_utc_ms(text: &str) -> Option<i64> {
     }
     let t = t.trim_end_matches('Z');
     let (date, time) = t.split_once(['T', ' '])?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, mo, da) = (d.next()??, d.next()??, d.next()??);
+    let days = parse_date(date).ok()?;
     let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
     let mut h = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
     let (hh, mi, ss) = (h.next()??, h.next()??, h.next()??);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&da) || hh > 23 || mi > 59 || ss > 60 || !frac.chars().all(|c| c.is_ascii_digit()) {
+    if hh > 23 || mi > 59 || ss > 60 || !frac.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
     let ms: i64 = format!("{frac:0<3}")[..3].parse().ok()?;
-    Some(((days_from_civil(y, mo as u32, da as u32) * 86_400) + hh * 3600 + mi * 60 + ss) * 1000 + ms)
+    Some(((days * 86_400) + hh * 3600 + mi * 60 + ss) * 1000 + ms)
 }
 
 /// "1 trial an arm", "3 trials an arm": the plan's size in the launch preview and `arbiter launch --dry-run`.
