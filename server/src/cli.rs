@@ -58,6 +58,22 @@ pub enum Command {
     /// (used by `serve`; not for people).
     #[command(hide = true)]
     SandboxRelay(SandboxRelayArgs),
+    /// Join a sandboxed server's network namespace and run a command there, or check its health (the warp
+    /// load driver's way to the server under test; used by `serve`; not for people).
+    #[command(hide = true)]
+    SandboxEnter(SandboxEnterArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SandboxEnterArgs {
+    /// A process inside the sandbox.
+    #[arg(long)]
+    pub pid: u32,
+    /// Exit 0 when this `http://127.0.0.1:PORT/path` answers below 500, else 1.
+    #[arg(long, conflicts_with = "argv")]
+    pub health: Option<String>,
+    #[arg(last = true, required_unless_present = "health")]
+    pub argv: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         cli::Command::Prune(args) => exit_with(block_on(retention::run(args))),
         cli::Command::Supervise(args) => exit_with(engine::queue::supervise::run(args)),
         cli::Command::SandboxRelay(args) => exit_with(engine::queue::sandbox::relay_inside(args.port, &args.socket, &args.argv)),
+        cli::Command::SandboxEnter(args) => exit_with(engine::queue::sandbox::enter(args.pid, args.health.as_deref(), &args.argv)),
     }
 }
 

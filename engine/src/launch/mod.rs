@@ -77,12 +77,15 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
              or ARBITER_PYTHON to a Python with marin-finelog-server (scripts/setup.sh makes .venv) so Arbiter runs its own"
         )));
     }
-    let local = definition.launcher == suite::definition::Launcher::Local;
-    if let (crate::queue::sandbox::TrialSandbox::Missing(why), judge::ExperimentKind::Pipeline, true) =
-        (&engine.queue.sandbox, definition.kind, local)
-    {
+    // Code from a branch that would run on this host: a local pipeline trial, a warp phase's server in local
+    // mode, or a warp build from source (in either mode).
+    let runs_here = match (definition.kind, definition.warp.as_ref()) {
+        (judge::ExperimentKind::Warp, Some(w)) => !w.external() || plan.arms.iter().any(|a| !w.binaries.contains_key(&a.name) && !w.build.is_empty()),
+        _ => definition.launcher == suite::definition::Launcher::Local,
+    };
+    if let (crate::queue::sandbox::TrialSandbox::Missing(why), true) = (&engine.queue.sandbox, runs_here) {
         return Err(EngineError::Unavailable(format!(
-            "this server has no sandbox for trials ({why}); a local trial runs a branch's code, so it is refused. \
+            "this server has no sandbox for trials ({why}); a trial runs a branch's code here, so it is refused. \
              An admin may start serve with --unsandboxed-trials to run trials as the server's user"
         )));
     }

@@ -328,6 +328,7 @@ fn written_outside(
 
 /// Writes a trial's outcome (rows first, then the engine), and re-queues a first infrastructure failure.
 pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
+    sandbox::remove_scratch(&engine.data_dir, &format!("trial-{}-{}", trial.id, trial.attempt));
     let store = &engine.store;
     let outcome = own_rows_only(store, trial, outcome).await;
     let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;

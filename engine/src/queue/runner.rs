@@ -172,42 +172,45 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
 
 /// Starts the trial's supervisor; returns its process id (the trial's job id).
 pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
-    use crate::queue::sandbox::{host_port, wrap, TrialSandbox, View};
+    use crate::queue::sandbox::{host_port, scratch_dir, wrap, View};
     let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
-    if let TrialSandbox::Missing(why) = l.sandbox {
-        return Err(launcher_error(format!("no trial sandbox on this host ({why}); an admin may start serve with --unsandboxed-trials")));
-    }
+    let sandboxed = l.sandbox.bwrap().map_err(launcher_error)?;
     let (mut vars, worktree) = trial_vars(l, trial, plan, arm);
     ensure_worktree(Path::new(&plan.launch.repo_dir), &worktree, arm).await.map_err(launcher_error)?;
     let run_tag = run_tag(trial);
     // Sandboxed, the trial reaches finelog at 127.0.0.1:PORT, through the relay.
     let finelog = l.finelog_url.and_then(host_port);
-    let sandboxed = match l.sandbox {
-        TrialSandbox::Bwrap(bwrap) => Some(bwrap),
-        _ => None,
-    };
     let finelog_inside = finelog.as_ref().filter(|_| sandboxed.is_some()).map(|(_, port)| format!("http://127.0.0.1:{port}"));
     if let Some(url) = &finelog_inside {
         vars.insert("finelog_url", url.clone());
+    }
+    // Sandboxed, Arbiter's data dir is absent: `{data_dir}` is the trial's scratch folder.
+    let scratch = match sandboxed {
+        Some(_) => Some(scratch_dir(l.data_dir, &format!("trial-{}-{}", trial.id, trial.attempt)).map_err(launcher_error)?),
+        None => None,
+    };
+    if let Some(dir) = &scratch {
+        vars.insert("data_dir", dir.to_string_lossy().into_owned());
     }
     let mut argv = plan.suite.render_argv(&plan.launch.fingerprint, &vars).map_err(launcher_error)?;
     let (log, status) = trial_files(l.data_dir, trial);
     std::fs::create_dir_all(log.parent().unwrap_or(l.data_dir)).map_err(|e| launcher_error(e.to_string()))?;
     let mut cmd = Command::new(l.supervisor);
     cmd.arg("supervise").arg("--status").arg(&status).arg("--log").arg(&log).arg("--cwd").arg(&worktree);
-    if let Some(bwrap) = sandboxed {
-        let socket_dir = l.data_dir.join("sandbox").join(format!("trial-{}-{}", trial.id, trial.attempt));
-        std::fs::create_dir_all(&socket_dir).map_err(|e| launcher_error(format!("{}: {e}", socket_dir.display())))?;
-        let socket = socket_dir.join("finelog.sock");
-        let scratch = socket_dir.join("home");
-        std::fs::create_dir_all(&scratch).map_err(|e| launcher_error(format!("{}: {e}", scratch.display())))?;
-        let python_env = l.python.and_then(|p| p.parent()).and_then(|bin| bin.parent()).map(Path::to_path_buf);
+    if let (Some(bwrap), Some(scratch)) = (sandboxed, scratch) {
+        let socket = scratch.with_file_name("finelog.sock");
+        let python_env = l.python.map(crate::queue::sandbox::python_paths).unwrap_or_default();
         let view = View {
             data_dir: l.data_dir.to_path_buf(),
             writable: vec![worktree.clone()],
             scratch,
-            readable: python_env.into_iter().chain([l.supervisor.to_path_buf()]).collect(),
+            readable: python_env
+                .into_iter()
+                .chain(argv.first().map(|p| crate::queue::sandbox::program_paths(p)).unwrap_or_default())
+                .chain([l.supervisor.to_path_buf()])
+                .collect(),
             finelog: finelog.as_ref().map(|(_, port)| (*port, socket.clone())),
+            tie_to_parent: true,
         };
         argv = wrap(bwrap, l.supervisor, &view, &argv);
         if let Some((host, port)) = &finelog {

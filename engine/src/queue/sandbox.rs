@@ -11,8 +11,14 @@
 //!   sandbox-relay` listens on 127.0.0.1:PORT and passes each connection through a Unix socket to the
 //!   trial's supervisor outside, which connects it to the real finelog.
 //!
+//! A warp phase runs the same way: its build and its server under test each in a sandbox of their own (no
+//! finelog relay), and the load driver joins the server's network namespace (`arbiter sandbox-enter`, which
+//! enters it and execs the driver: the load goes over the namespace's own loopback, with no relay in its
+//! path to distort what is measured). The health check enters it the same way.
+//!
 //! [`probe`] finds a working `bwrap` at start-up; [`wrap`] turns a trial's argv into the sandboxed one;
-//! [`relay_inside`] is `arbiter sandbox-relay`; [`relay_outside`] runs in `arbiter supervise`.
+//! [`relay_inside`] is `arbiter sandbox-relay`; [`relay_outside`] runs in `arbiter supervise`; [`enter`] is
+//! `arbiter sandbox-enter`.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -69,6 +75,120 @@ pub struct View {
     pub readable: Vec<PathBuf>,
     /// finelog: the port the trial connects to on 127.0.0.1, and the Unix socket that leads out.
     pub finelog: Option<(u16, PathBuf)>,
+    /// The sandbox dies with the thread that started it (`--die-with-parent`): right for a supervisor's
+    /// single thread, wrong for a server under test started from an async runtime's thread.
+    pub tie_to_parent: bool,
+}
+
+impl TrialSandbox {
+    /// The `bwrap` to wrap a trial in; `None` when unsandboxed; the reason when there is no sandbox.
+    pub fn bwrap(&self) -> Result<Option<&Path>, String> {
+        match self {
+            TrialSandbox::Bwrap(b) => Ok(Some(b)),
+            TrialSandbox::Unsandboxed => Ok(None),
+            TrialSandbox::Missing(why) => {
+                Err(format!("no trial sandbox on this host ({why}); an admin may start serve with --unsandboxed-trials"))
+            }
+        }
+    }
+}
+
+/// A folder of a sandboxed run's own under `data-dir/sandbox/NAME`, made afresh: the run's `HOME` and
+/// `TMPDIR` (the relay's socket sits beside it).
+pub fn scratch_dir(data_dir: &Path, name: &str) -> Result<PathBuf, String> {
+    let dir = data_dir.join("sandbox").join(name);
+    let home = dir.join("home");
+    let _ = std::fs::remove_dir_all(&home);
+    std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
+    Ok(home)
+}
+
+/// What a sandbox must not read although it lies under the read-only `/`: the user namespace maps the
+/// sandbox's user to the user `serve` runs as (root, often), so files only that user may read would be
+/// readable by owner rights. Hidden: the home folders (the serving user's `HOME`, `/root`, `/home`), the
+/// password and group shadows, SSH host keys, TLS private keys, and `/var`'s state, logs, mail and backups.
+/// Each `(path, is a folder)`; only what exists.
+pub fn host_secrets() -> Vec<(PathBuf, bool)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute() && h != Path::new("/"));
+    let dirs = ["/root", "/home", "/etc/ssh", "/etc/ssl/private", "/var/lib", "/var/log", "/var/backups", "/var/mail", "/var/spool"];
+    let files = ["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-"];
+    let mut out: Vec<(PathBuf, bool)> = Vec::new();
+    for dir in home.into_iter().chain(dirs.iter().map(PathBuf::from)) {
+        if dir.is_dir() && !out.iter().any(|(p, _)| dir.starts_with(p)) {
+            out.push((dir, true));
+        }
+    }
+    out.extend(files.iter().map(PathBuf::from).filter(|f| f.is_file()).map(|f| (f, false)));
+    out
+}
+
+/// Where cargo and rustup live (`CARGO_HOME`, `RUSTUP_HOME`, by default in `HOME`), which a build and a
+/// server launched through a cargo-installed tool need.
+pub fn toolchain_homes() -> Vec<(&'static str, PathBuf)> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")]
+        .into_iter()
+        .filter_map(|(var, default)| {
+            let dir = std::env::var_os(var).map(PathBuf::from).or_else(|| home.as_ref().map(|h| h.join(default)))?;
+            dir.is_dir().then_some((var, dir))
+        })
+        .collect()
+}
+
+/// What every sandbox reads back from a hidden home: the toolchain (rustup's toolchains; cargo's
+/// installed programs and its registry and git caches — not its credentials or configuration).
+fn toolchain() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (var, dir) in toolchain_homes() {
+        match var {
+            "CARGO_HOME" => out.extend(["bin", "registry", "git"].iter().map(|sub| dir.join(sub))),
+            _ => out.push(dir),
+        }
+    }
+    out
+}
+
+/// What a Python environment needs read back in a sandbox whose home folders are hidden: the environment
+/// (`python`'s grandparent), and the installation it was made from (pyvenv.cfg's `home`, e.g. pyenv's
+/// under `~/.pyenv`; and wherever the interpreter's links lead).
+pub fn python_paths(python: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = python.parent().and_then(Path::parent).map(Path::to_path_buf).into_iter().collect();
+    if let Some(env) = out.first().cloned() {
+        let cfg = std::fs::read_to_string(env.join("pyvenv.cfg")).unwrap_or_default();
+        let home = cfg.lines().find_map(|l| l.split_once('=').filter(|(k, _)| k.trim() == "home").map(|(_, v)| v.trim().to_string()));
+        out.extend(home.map(PathBuf::from).and_then(|bin| bin.parent().map(Path::to_path_buf)));
+    }
+    if let Ok(real) = std::fs::canonicalize(python) {
+        out.extend(real.parent().and_then(Path::parent).map(Path::to_path_buf));
+    }
+    out.dedup();
+    out
+}
+
+/// What a trial's program (its argv's first element, when a path) needs read back: a virtual
+/// environment's interpreter brings its environment and installation ([`python_paths`]); any other
+/// program, the folder it really lives in.
+pub fn program_paths(program: &str) -> Vec<PathBuf> {
+    let path = Path::new(program);
+    if !path.is_absolute() {
+        return vec![];
+    }
+    if path.parent().and_then(Path::parent).is_some_and(|env| env.join("pyvenv.cfg").is_file()) {
+        return python_paths(path);
+    }
+    std::fs::canonicalize(path).ok().and_then(|p| p.parent().map(Path::to_path_buf)).into_iter().collect()
+}
+
+/// Removes the scratch folders of a run that ended (`NAME` and `NAME-*`: a warp phase's build has its own).
+pub fn remove_scratch(data_dir: &Path, name: &str) {
+    let root = data_dir.join("sandbox");
+    let prefix = format!("{name}-");
+    for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        if file == name || file.starts_with(&prefix) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The sandboxed argv of `argv`: `bwrap` with the view, then (with finelog) `arbiter sandbox-relay`.
@@ -76,7 +196,6 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     let s = |p: &Path| p.to_string_lossy().into_owned();
     let mut out: Vec<String> = [
         s(bwrap).as_str(),
-        "--die-with-parent",
         "--unshare-user",
         "--uid",
         SANDBOX_UID,
@@ -100,8 +219,17 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     .iter()
     .map(|a| a.to_string())
     .collect();
+    if view.tie_to_parent {
+        out.insert(1, "--die-with-parent".into());
+    }
     out.extend(["--tmpfs".into(), s(&view.data_dir)]);
-    for r in view.readable.iter().filter(|p| p.exists()) {
+    for (path, dir) in host_secrets() {
+        match dir {
+            true => out.extend(["--tmpfs".into(), s(&path)]),
+            false => out.extend(["--ro-bind".into(), "/dev/null".into(), s(&path)]),
+        }
+    }
+    for r in view.readable.iter().chain(&toolchain()).filter(|p| p.exists()) {
         out.extend(["--ro-bind".into(), s(r), s(r)]);
     }
     for w in view.writable.iter().chain([&view.scratch]) {
@@ -110,6 +238,12 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     if let Some((_, socket)) = &view.finelog {
         let dir = socket.parent().unwrap_or(Path::new("/"));
         out.extend(["--bind".into(), s(dir), s(dir)]);
+    }
+    // What is bound into the data dir's tmpfs (and the hidden homes') stays as bound; the tmpfs itself
+    // takes no writes.
+    out.extend(["--remount-ro".into(), s(&view.data_dir)]);
+    for (path, _) in host_secrets().into_iter().filter(|(_, dir)| *dir) {
+        out.extend(["--remount-ro".into(), s(&path)]);
     }
     out.extend(["--setenv".into(), "HOME".into(), s(&view.scratch), "--setenv".into(), "TMPDIR".into(), s(&view.scratch)]);
     if let Some((port, socket)) = &view.finelog {
@@ -184,6 +318,58 @@ pub fn relay_inside(port: u16, socket: &Path, argv: &[String]) -> Result<i32, St
     Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
 }
 
+/// The process inside the sandbox that `bwrap` (process `outer`) started: the one whose network namespace
+/// a load driver joins. `None` until it exists.
+pub fn inner_pid(outer: u32) -> Option<u32> {
+    let children = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children")).ok()?;
+    let inner: u32 = children.split_whitespace().next()?.parse().ok()?;
+    let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
+    (ns(&inner.to_string()).is_some() && ns(&inner.to_string()) != ns("self")).then_some(inner)
+}
+
+/// `arbiter sandbox-enter`: joins the network namespace of process `pid` (a sandboxed server under test;
+/// also its user namespace when not root, whose owner may join it), then either answers whether `health`
+/// (an `http://127.0.0.1:PORT/path` URL) responds below 500 (exit 0, else 1), or execs `argv`.
+pub fn enter(pid: u32, health: Option<&str>, argv: &[String]) -> Result<i32, String> {
+    use std::os::fd::AsRawFd;
+    let open = |ns: &str| std::fs::File::open(format!("/proc/{pid}/ns/{ns}")).map_err(|e| format!("sandbox-enter: process {pid}: {e}"));
+    let net = open("net")?;
+    // Not root: join first the user namespace that owns the network namespace (bwrap nests the sandbox's
+    // own user namespace inside it), whose owner — this user — holds every capability there.
+    const NS_GET_USERNS: libc::c_ulong = 0xb701;
+    // SAFETY: plain syscalls on descriptors this function owns; the process is single-threaded here.
+    if unsafe { libc::geteuid() } != 0 {
+        let owner = unsafe { libc::ioctl(net.as_raw_fd(), NS_GET_USERNS as _) };
+        if owner < 0 || unsafe { libc::setns(owner, libc::CLONE_NEWUSER) } != 0 {
+            return Err(format!("sandbox-enter: cannot join the user namespace of {pid}: {}", std::io::Error::last_os_error()));
+        }
+    }
+    if unsafe { libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(format!("sandbox-enter: cannot join the network namespace of {pid}: {}", std::io::Error::last_os_error()));
+    }
+    if let Some(url) = health {
+        return Ok(if http_status(url).is_some_and(|s| s < 500) { 0 } else { 1 });
+    }
+    use std::os::unix::process::CommandExt;
+    let (program, args) = argv.split_first().ok_or("sandbox-enter: no command")?;
+    Err(format!("cannot start {program:?}: {}", std::process::Command::new(program).args(args).exec()))
+}
+
+/// The status code of a plain `GET url` (`http://host:port/path`), within 2 s.
+fn http_status(url: &str) -> Option<u16> {
+    let (host, port) = host_port(url)?;
+    let path = url.strip_prefix("http://")?.find('/').map(|i| &url["http://".len() + i..]).unwrap_or("/");
+    let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host.as_str(), port)).ok()?.next()?;
+    let limit = std::time::Duration::from_secs(2);
+    let mut conn = std::net::TcpStream::connect_timeout(&addr, limit).ok()?;
+    conn.set_read_timeout(Some(limit)).ok()?;
+    write!(conn, "GET {path} HTTP/1.0\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n").ok()?;
+    let mut head = [0u8; 64];
+    let n = conn.read(&mut head).ok()?;
+    let line = String::from_utf8_lossy(&head[..n]);
+    line.strip_prefix("HTTP/1.")?.get(2..)?.trim_start().get(..3)?.parse().ok()
+}
+
 /// In the supervisor, outside the sandbox: accepts on the Unix socket `socket` and connects each to
 /// `target` (finelog's host:port). Runs until the process ends.
 pub fn relay_outside(socket: &Path, target: String) -> Result<(), String> {
@@ -222,6 +408,7 @@ mod tests {
             scratch: "/srv/arbiter/sandbox/trial-3/home".into(),
             readable: vec!["/".into()],
             finelog: Some((4711, "/srv/arbiter/sandbox/trial-3/finelog.sock".into())),
+            tie_to_parent: true,
         };
         let argv = wrap(Path::new("/usr/bin/bwrap"), Path::new("/opt/arbiter"), &view, &["python3".into(), "bench.py".into()]);
         let text = argv.join(" ");
@@ -234,5 +421,26 @@ mod tests {
         );
         assert_eq!(host_port("http://127.0.0.1:4711"), Some(("127.0.0.1".into(), 4711)));
         assert_eq!(host_port("https://x:1"), None);
+    }
+}
+
+#[cfg(test)]
+mod python_tests {
+    use super::*;
+
+    #[test]
+    fn a_virtual_environment_brings_the_installation_it_was_made_from() {
+        let tmp = std::env::temp_dir().join(format!("arbiter-python-paths-{}", std::process::id()));
+        let base = tmp.join("pyenv/versions/3.11.7");
+        std::fs::create_dir_all(base.join("bin")).unwrap();
+        std::fs::write(base.join("bin/python3.11"), "").unwrap();
+        let env = tmp.join("work/.venv");
+        std::fs::create_dir_all(env.join("bin")).unwrap();
+        std::os::unix::fs::symlink(base.join("bin/python3.11"), env.join("bin/python")).unwrap();
+        std::fs::write(env.join("pyvenv.cfg"), format!("home = {}\nversion = 3.11.7\n", base.join("bin").display())).unwrap();
+        let paths = python_paths(&env.join("bin/python"));
+        let _ = std::fs::remove_dir_all(&tmp);
+        assert_eq!(paths, vec![env.clone(), base.clone()], "{paths:?}");
+        eprintln!("{:?}", python_paths(Path::new("/work/main/server/../.venv/bin/python")));
     }
 }

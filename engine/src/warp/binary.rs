@@ -1,6 +1,8 @@
 //! The server binary of an arm: a prebuilt path from the suite, or built from the arm's SHA (with its
 //! config diff) in its worktree and cached by SHA under `data-dir/cache/binaries/`. A cache hit skips
-//! the build; which of the three happened goes into the provenance.
+//! the build; which of the three happened goes into the provenance. The build is code from the branch:
+//! it runs in the trial sandbox (`queue::sandbox`) with its worktree writable and no network, and what it
+//! leaves must be a regular file (not a link to Arbiter's data) before Arbiter copies it into the cache.
 
 use crate::launch::request::{worktree_dir, PlannedArm};
 use serde::{Deserialize, Serialize};
@@ -29,25 +31,18 @@ impl BinarySource {
 
 pub use crate::warp::plan::planned_binary;
 
-/// A build also keeps where cargo and rustup live.
-fn clean_env(cmd: &mut tokio::process::Command) {
-    crate::queue::runner::clean_env(cmd);
-    for keep in ["CARGO_HOME", "RUSTUP_HOME"] {
-        if let Some(v) = std::env::var_os(keep) {
-            cmd.env(keep, v);
-        }
-    }
-}
-
-/// The arm's binary, building and caching it when needed; the build's output goes to `log`.
+/// The arm's binary, building and caching it when needed (in the launch's sandbox, with the scratch folder
+/// `scratch`); the build's output goes to `log`.
 pub async fn ensure_binary(
-    data_dir: &Path,
+    l: &crate::queue::runner::Launch<'_>,
+    scratch: &str,
     repo_dir: &Path,
     experiment_id: i64,
     suite: &SuiteDefinition,
     arm: &PlannedArm,
     log: &mut std::fs::File,
 ) -> Result<(PathBuf, BinarySource), String> {
+    let data_dir = l.data_dir;
     let warp = suite.warp.as_ref().ok_or("the suite has no [warp] table")?;
     let path = planned_binary(data_dir, suite, arm).ok_or("the suite names no binary for this arm")?;
     if warp.binaries.contains_key(&arm.name) {
@@ -61,17 +56,30 @@ pub async fn ensure_binary(
         let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(std::time::SystemTime::now()));
         return Ok((path, BinarySource::CacheHit));
     }
+    let sandbox = l.sandbox.bwrap()?;
     let worktree = worktree_dir(data_dir, &experiment_id.to_string(), &arm.name);
     crate::queue::runner::ensure_worktree(repo_dir, &worktree, arm).await?;
     let _ = writeln!(log, "[arbiter] building {} at {} in {}: {:?}", arm.name, arm.sha, worktree.display(), warp.build);
-    let argv = suite.render(
+    let mut argv = suite.render(
         &warp.build,
         &Default::default(),
         &[("worktree", worktree.to_string_lossy().into_owned()), ("sha", arm.sha.clone())].into_iter().collect(),
     )?;
+    let homes = crate::queue::sandbox::toolchain_homes();
+    if let Some(bwrap) = sandbox {
+        let view = crate::queue::sandbox::View {
+            data_dir: data_dir.to_path_buf(),
+            writable: vec![worktree.clone()],
+            scratch: crate::queue::sandbox::scratch_dir(data_dir, scratch)?,
+            readable: vec![],
+            finelog: None,
+            tie_to_parent: false,
+        };
+        argv = crate::queue::sandbox::wrap(bwrap, l.supervisor, &view, &argv);
+    }
     let mut cmd = tokio::process::Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(&worktree).kill_on_drop(true).stdin(std::process::Stdio::null());
-    clean_env(&mut cmd);
+    crate::queue::runner::clean_env(&mut cmd).envs(homes);
     let (out, err) = (log.try_clone().map_err(|e| e.to_string())?, log.try_clone().map_err(|e| e.to_string())?);
     cmd.stdout(out).stderr(err);
     let mut child = cmd.spawn().map_err(|e| format!("cannot run the build {:?}: {e}", argv[0]))?;
@@ -84,8 +92,12 @@ pub async fn ensure_binary(
         return Err(format!("the build of {} at {} failed ({status}); see the phase log", arm.name, judge::units::short_sha(&arm.sha)));
     }
     let built = worktree.join(warp.binary.as_deref().unwrap_or_default());
-    if !built.is_file() {
-        return Err(format!("the build succeeded but left no {}", built.display()));
+    // Not followed: a build that leaves a link (to arbiter.db, say) would have Arbiter copy what the link
+    // names into the cache, where the server under test may read it.
+    match std::fs::symlink_metadata(&built) {
+        Ok(m) if m.file_type().is_file() => {}
+        Ok(_) => return Err(format!("the build left {} as a link or folder, not a regular file", built.display())),
+        Err(_) => return Err(format!("the build succeeded but left no {}", built.display())),
     }
     let dir = path.parent().ok_or("bad cache path")?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;

@@ -68,7 +68,7 @@ pub(super) async fn external(
     };
     let health_url = format!("{endpoint}{}", spec.health_path);
     let started = Instant::now();
-    while !healthy(&http, &health_url).await {
+    while !healthy(&http, &health_url, None).await {
         if started.elapsed() > Duration::from_secs(spec.health_timeout_secs) {
             return Outcome::infra(
                 InfraReason::LauncherError,
@@ -77,5 +77,5 @@ pub(super) async fn external(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    rounds(p, &endpoint, drive_sync, (&keys.0, &keys.1), None).await
+    rounds(p, &endpoint, drive_sync, (&keys.0, &keys.1), None, None).await
 }

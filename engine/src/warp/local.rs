@@ -1,13 +1,16 @@
 //! A phase in local mode: the arm's binary, a fresh server on a free loopback port with fresh data dirs,
 //! throwaway keys and the phase's environment; health polled until the suite's timeout (failing fast when
 //! the process exits first, with the last 50 lines of its log); the rounds; then the server is stopped
-//! (SIGTERM to its process group, SIGKILL after 10 s) and its data dirs removed.
+//! (SIGTERM to its process group, SIGKILL after 10 s) and its data dirs removed. The server is code from
+//! the branch: it runs in the trial sandbox (`queue::sandbox`), its data dirs writable, its binary
+//! read-only, in a network namespace of its own which the health check and the load driver join.
 
 use crate::launch::request::PlannedArm;
 use crate::launch::submit::StoredPlan;
 use crate::queue::runner::Outcome;
 use crate::warp::phase::{binary_for, phase_file, Phase, PhaseRecord};
-use crate::warp::rounds::{healthy, rounds};
+use crate::queue::sandbox::{inner_pid, scratch_dir, wrap, View};
+use crate::warp::rounds::{healthy, rounds, Enter};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -26,6 +29,10 @@ pub(super) async fn local(
     on_server: impl FnOnce(u32),
 ) -> Outcome {
     let spec = p.spec;
+    let bwrap = match p.l.sandbox.bwrap() {
+        Ok(b) => b,
+        Err(e) => return Outcome::launcher_error(e),
+    };
     let binary = match binary_for(p, plan, arm, record).await {
         Ok(Some(b)) => b,
         Ok(None) => return Outcome::launcher_error("the suite names no binary".into()),
@@ -68,7 +75,7 @@ pub(super) async fn local(
             template.push(e.clone());
         }
     }
-    let argv = match plan.suite.render(&template, &plan.launch.fingerprint, &vars) {
+    let mut argv = match plan.suite.render(&template, &plan.launch.fingerprint, &vars) {
         Ok(a) => a,
         Err(e) => return Outcome::launcher_error(e),
     };
@@ -93,7 +100,26 @@ pub(super) async fn local(
     let env_text: String =
         env.iter().map(|(k, v)| format!("{k}={}\n", redact(v))).collect::<String>() + &format!("# argv: {}\n", redact(&argv.join(" ")));
     let _ = std::fs::write(&env_file, env_text);
-    p.say(&format!("starting the server on port {port}: {}", redact(&argv.join(" "))));
+    p.say(&format!(
+        "starting the server on port {port}{}: {}",
+        if bwrap.is_some() { " in the trial sandbox" } else { " (unsandboxed)" },
+        redact(&argv.join(" "))
+    ));
+    if let Some(bwrap) = bwrap {
+        let scratch = match scratch_dir(p.l.data_dir, &format!("trial-{}-{}", p.trial.id, p.trial.attempt)) {
+            Ok(s) => s,
+            Err(e) => return Outcome::launcher_error(e),
+        };
+        let view = View {
+            data_dir: p.l.data_dir.to_path_buf(),
+            writable: vec![data_root.clone()],
+            scratch,
+            readable: vec![binary.clone()],
+            finelog: None,
+            tie_to_parent: false,
+        };
+        argv = wrap(bwrap, p.l.supervisor, &view, &argv);
+    }
     let server_log_path = phase_file(p.l.data_dir, p.trial, "server.log");
     let server_log = match std::fs::File::create(&server_log_path) {
         Ok(f) => f,
@@ -128,7 +154,13 @@ pub(super) async fn local(
                     crate::tail(&server_log_path, 50, 64 * 1024)
                 )));
             }
-            if healthy(&http, &health_url).await {
+            let enter = bwrap.map(|_| inner_pid(pid).map(|inner| Enter { exe: p.l.supervisor, pid: inner }));
+            let ready = match enter {
+                None => healthy(&http, &health_url, None).await,
+                Some(None) => false,
+                Some(Some(e)) => healthy(&http, &health_url, Some(e)).await,
+            };
+            if ready {
                 break;
             }
             if started.elapsed() > Duration::from_secs(spec.health_timeout_secs) {
@@ -146,7 +178,13 @@ pub(super) async fn local(
     .await;
     let outcome = match outcome {
         Err(o) => o,
-        Ok(()) => rounds(p, &endpoint, drive_sync, (&access_key, &secret_key), Some((&mut server, &server_log_path))).await,
+        Ok(()) => match bwrap.map(|_| inner_pid(pid)) {
+            Some(None) => Outcome::failed("the server's sandbox ended right after its health check"),
+            inner => {
+                let enter = inner.flatten().map(|pid| Enter { exe: p.l.supervisor, pid });
+                rounds(p, &endpoint, drive_sync, (&access_key, &secret_key), Some((&mut server, &server_log_path)), enter).await
+            }
+        },
     };
     // Stop the server: SIGTERM to its group, then SIGKILL after 10 s.
     crate::queue::supervise::signal_group(pid, libc::SIGTERM);

@@ -57,14 +57,15 @@ pub(super) async fn binary_for(
     if warp.binaries.is_empty() && warp.build.is_empty() {
         return Ok(None);
     }
-    match ensure_binary(p.l.data_dir, Path::new(&plan.launch.repo_dir), p.trial.experiment_id, &plan.suite, arm, &mut p.log).await {
+    let scratch = format!("trial-{}-{}-build", p.trial.id, p.trial.attempt);
+    match ensure_binary(p.l, &scratch, Path::new(&plan.launch.repo_dir), p.trial.experiment_id, &plan.suite, arm, &mut p.log).await {
         Ok((path, source)) => {
             p.say(&format!("binary: {} — {}", path.display(), source.describe()));
             record.binary = Some(path.to_string_lossy().into_owned());
             record.binary_source = Some(source);
             Ok(Some(path))
         }
-        Err(e) if e.contains("prebuilt") => Err(Outcome::launcher_error(e)),
+        Err(e) if e.contains("prebuilt") || e.contains("no trial sandbox") => Err(Outcome::launcher_error(e)),
         Err(e) => Err(Outcome::failed(e)),
     }
 }

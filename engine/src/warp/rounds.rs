@@ -13,9 +13,32 @@ use std::time::Duration;
 use store::observations::WarpRound;
 use suite::warp::{WarpSpec, WorkloadSpec};
 
-/// Healthy: the health path answers with a status below 500.
-pub(super) async fn healthy(http: &reqwest::Client, url: &str) -> bool {
-    http.get(url).send().await.is_ok_and(|r| r.status().as_u16() < 500)
+/// A sandboxed server's network namespace, which the health check and the load driver join: `arbiter`
+/// (which runs `sandbox-enter`) and the pid of a process inside the sandbox.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Enter<'a> {
+    pub exe: &'a Path,
+    pub pid: u32,
+}
+
+impl Enter<'_> {
+    /// `argv` run inside the namespace: `arbiter sandbox-enter --pid PID -- argv`.
+    fn argv(&self, argv: &[String]) -> Vec<String> {
+        let head = [self.exe.to_string_lossy().into_owned(), "sandbox-enter".into(), "--pid".into(), self.pid.to_string(), "--".into()];
+        head.into_iter().chain(argv.iter().cloned()).collect()
+    }
+}
+
+/// Healthy: the health path answers with a status below 500 (from inside the server's sandbox when
+/// `enter` is given).
+pub(super) async fn healthy(http: &reqwest::Client, url: &str, enter: Option<Enter<'_>>) -> bool {
+    let Some(enter) = enter else {
+        return http.get(url).send().await.is_ok_and(|r| r.status().as_u16() < 500);
+    };
+    let mut cmd = tokio::process::Command::new(enter.exe);
+    clean_env(cmd.arg("sandbox-enter").arg("--pid").arg(enter.pid.to_string()).arg("--health").arg(url));
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).kill_on_drop(true);
+    matches!(tokio::time::timeout(Duration::from_secs(5), cmd.status()).await, Ok(Ok(s)) if s.success())
 }
 
 /// Every workload's rounds, each up to 3 attempts, against a healthy endpoint.
@@ -25,6 +48,7 @@ pub(super) async fn rounds(
     drive_sync: bool,
     keys: (&str, &str),
     mut server: Option<(&mut tokio::process::Child, &Path)>,
+    enter: Option<Enter<'_>>,
 ) -> Outcome {
     let spec = p.spec;
     let workloads: Vec<WorkloadSpec> = match spec.workload_specs() {
@@ -60,7 +84,7 @@ pub(super) async fn rounds(
                 }
                 let bucket = bucket(&p.trial.experiment_id.to_string(), p.trial.seq as usize, w);
                 let argv = driver_argv(&exe, endpoint, w, spec, &bucket);
-                let result = drive(&argv, spec, keys, warmup + duration).await;
+                let result = drive(&argv, enter, spec, keys, warmup + duration).await;
                 let r = to_round(w, drive_sync, round, attempt, &result, spec.max_request_error_pct);
                 let line = match &result {
                     Ok(report) => report.to_text(),
@@ -105,10 +129,18 @@ pub(super) async fn rounds(
     Outcome { state, detail, rounds: stored, ..Outcome::failed("") }
 }
 
-/// One run of the load driver (a child process: its CPU is its own, and a crash cannot take Arbiter down).
-async fn drive(argv: &[String], spec: &WarpSpec, keys: (&str, &str), length: Duration) -> Result<LoadReport, String> {
-    let mut cmd = tokio::process::Command::new(&argv[0]);
-    clean_env(cmd.args(&argv[1..]).stdin(std::process::Stdio::null()).kill_on_drop(true));
+/// One run of the load driver (a child process: its CPU is its own, and a crash cannot take Arbiter down),
+/// in the server's sandbox's network namespace when `enter` is given.
+async fn drive(
+    argv: &[String],
+    enter: Option<Enter<'_>>,
+    spec: &WarpSpec,
+    keys: (&str, &str),
+    length: Duration,
+) -> Result<LoadReport, String> {
+    let run = enter.map(|e| e.argv(argv)).unwrap_or_else(|| argv.to_vec());
+    let mut cmd = tokio::process::Command::new(&run[0]);
+    clean_env(cmd.args(&run[1..]).stdin(std::process::Stdio::null()).kill_on_drop(true));
     let tool = spec.tool;
     match tool {
         suite::warp::LoadTool::Builtin => cmd.env("ARBITER_S3_ACCESS_KEY", keys.0).env("ARBITER_S3_SECRET_KEY", keys.1),

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use std::time::Instant;
 use store::people::Role;
 
-async fn app_with(suites: &[String]) -> TestApp {
+/// An app with these warp suites.
+pub(crate) async fn app_with(suites: &[String]) -> TestApp {
     let app = TestApp::builder().scheduler(None).start().await;
     let dir = app.dir.path().join("suites");
     std::fs::create_dir_all(&dir).unwrap();

@@ -17,6 +17,7 @@ mod metrics;
 mod openapi;
 mod pages;
 mod retention;
+mod sandbox;
 mod schedules;
 mod security;
 mod serve;

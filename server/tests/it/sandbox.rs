@@ -1,0 +1,231 @@
+//! The trial sandbox (`engine/src/queue/sandbox.rs`), for real: branches whose code tries to reach
+//! Arbiter's database, its binary cache, other experiments' files and the PostgreSQL store — from a
+//! pipeline trial, from a warp build and from a warp server under test — are refused at each and still
+//! judged; rows and binaries a trial leaves are not trusted to it.
+
+use crate::common;
+use crate::launch_run::{app, launch_with};
+use crate::launch_warp::app_with;
+use common::finelog::FinelogServer;
+use common::warp::{example_repo, fast, s3s_fs, suite_text};
+use serde_json::{json, Value};
+use std::path::Path;
+use store::people::Role;
+
+/// A Python program that tries each way out of the sandbox and prints `SANDBOX {label} {what}: reached`
+/// or `…: refused (Error)`.
+fn probes(label: &str, db: &Path, cache: &Path, other_log: &Path) -> String {
+    format!(
+        r#"import os, socket
+label = {label:?}
+def attempt(what, f):
+    try:
+        f()
+        print(f"SANDBOX {{label}} {{what}}: reached", flush=True)
+    except Exception as e:
+        print(f"SANDBOX {{label}} {{what}}: refused ({{type(e).__name__}})", flush=True)
+attempt("read arbiter.db", lambda: open({db:?}, "rb").read(16))
+attempt("write the cache", lambda: open({cache:?}, "w").write("planted"))
+attempt("read another experiment's log", lambda: open({log:?}).read())
+def must(found):
+    if not found:
+        raise PermissionError("hidden")
+attempt("read /etc/shadow", lambda: must(open("/etc/shadow").read()))
+attempt("read a file in the server user's home", lambda: must(open({home:?}).read()))
+attempt("connect to PostgreSQL", lambda: socket.create_connection(("127.0.0.1", 5432), timeout=2).close())
+def unix_postgres():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/var/run/postgresql/.s.PGSQL.5432")
+    s.close()
+attempt("connect to PostgreSQL's socket", unix_postgres)
+"#,
+        db = db.display().to_string(),
+        cache = cache.display().to_string(),
+        log = other_log.display().to_string(),
+        home = home_secret().display().to_string(),
+    )
+}
+
+/// A file only the user the tests (and so `serve`) run as may read, in its home folder: made once.
+fn home_secret() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = Path::new(&std::env::var("HOME").unwrap()).join(".arbiter-sandbox-probe");
+    if !path.is_file() {
+        std::fs::write(&path, "a secret of the server's user\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    path
+}
+
+const WAYS_OUT: [&str; 7] = [
+    "read arbiter.db",
+    "write the cache",
+    "read another experiment's log",
+    "read /etc/shadow",
+    "read a file in the server user's home",
+    "connect to PostgreSQL",
+    "connect to PostgreSQL's socket",
+];
+
+/// Every way out was tried under `label` and refused.
+fn all_refused(label: &str, log: &str) {
+    for what in WAYS_OUT {
+        assert!(log.contains(&format!("SANDBOX {label} {what}: refused")), "{label} {what}: {log}");
+    }
+    assert!(!log.contains(": reached"), "{log}");
+}
+
+/// Rows in finelog are not trusted to their writer: a branch whose code only prints another trial's
+/// execution id (so finelog has rows for it, written before this trial ran) gets `infra_failed`
+/// (foreign_rows), never those rows; the trial that owns them keeps them.
+#[tokio::test]
+async fn a_trial_cannot_claim_another_trials_execution() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let first = launch_with(&launcher, "main", 1).await;
+    let e = launcher.wait_until_ended(first, 180).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let owner = &e["trials"][0];
+    let stolen = app.store.trial_run(owner["id"].as_i64().unwrap()).await.unwrap().execution_ids[0].clone();
+
+    // A branch that claims the first trial's execution: it prints the id and exits 0.
+    let repo = tmp.path().join("repo");
+    common::git::git(&repo, &["checkout", "-q", "-b", "claims", "main"]);
+    std::fs::write(repo.join("bench.py"), format!("print('zephyr execution {stolen} finished')\n")).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "claims another trial's execution"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let second = launch_with(&launcher, "claims", 1).await;
+    let e = launcher.wait_until_ended(second, 240).await;
+    let treatment_arm = e["arms"].as_array().unwrap().iter().find(|a| a["name"] == "treatment").unwrap()["id"].clone();
+    let claims: Vec<&Value> = e["trials"].as_array().unwrap().iter().filter(|t| t["arm_id"] == treatment_arm).collect();
+    assert_eq!(claims.len(), 2, "the first infrastructure failure is retried once: {e}");
+    for t in &claims {
+        assert_eq!((t["state"].as_str(), t["infra_reason"].as_str()), (Some("infra_failed"), Some("foreign_rows")), "{e}");
+        let detail = t["detail"].as_str().unwrap();
+        assert!(detail.contains(&format!("execution {stolen} already belongs to trial {}", owner["id"])), "{detail}");
+        assert!(app.store.stage_rows(t["id"].as_i64().unwrap()).await.unwrap().is_empty(), "no rows were taken");
+    }
+    assert_ne!(e["verdict"], "pass", "no verdict rests on stolen rows: {e}");
+    let kept = app.store.stage_rows(owner["id"].as_i64().unwrap()).await.unwrap();
+    assert!(!kept.is_empty(), "the owner keeps its rows");
+    // Each row carries finelog's timestamp, inside its trial's run: what the window check reads.
+    let (from, to) = (owner["started_at"].as_i64().unwrap(), owner["finished_at"].as_i64().unwrap());
+    for r in &kept {
+        let at = r.ts.as_deref().and_then(judge::units::parse_utc_ms).unwrap_or_else(|| panic!("no readable ts: {r:?}"));
+        assert!(from - 5_000 <= at && at <= to + 5_000, "{r:?} written at {at}, the trial ran {from}..{to}");
+    }
+}
+
+/// A trial is code from a branch: it runs sandboxed. A branch whose benchmark first tries to read
+/// `arbiter.db`, write into the binary cache, read another experiment's log and connect to PostgreSQL is
+/// refused each (its own log says so), and still runs and is judged like any other.
+#[tokio::test]
+async fn a_trial_cannot_reach_arbiters_data_or_its_database() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    assert!(
+        matches!(app.state.engine.queue.sandbox, engine::queue::sandbox::TrialSandbox::Bwrap(_)),
+        "scripts/setup.sh installs bubblewrap"
+    );
+    let first = launch_with(&launcher, "main", 1).await;
+    assert_eq!(launcher.wait_until_ended(first, 180).await["status"], "judged");
+    let data = app.state.data_dir.clone();
+    let other_log = engine::experiment_dir(&data, first).join("logs/trial-0-1.log");
+    assert!(data.join("arbiter.db").is_file() && other_log.is_file(), "what the trial will look for exists outside");
+    std::fs::create_dir_all(data.join("cache")).unwrap();
+
+    let repo = tmp.path().join("repo");
+    let probes = probes("trial", &data.join("arbiter.db"), &data.join("cache/planted"), &other_log);
+    common::git::git(&repo, &["checkout", "-q", "-b", "snoops", "main"]);
+    let bench = std::fs::read_to_string(repo.join("bench.py")).unwrap();
+    std::fs::write(repo.join("bench.py"), format!("{probes}\n{bench}")).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "looks around first"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let second = launch_with(&launcher, "snoops", 1).await;
+    let e = launcher.wait_until_ended(second, 240).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let log = std::fs::read_to_string(engine::experiment_dir(&data, second).join("logs/trial-1-1.log")).unwrap();
+    all_refused("trial", &log);
+    assert!(!data.join("cache/planted").exists(), "nothing was planted in the cache");
+    // Still measured: its stage rows reached finelog through the relay, and the verdict stands on them.
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "{e}");
+}
+
+/// A warp phase's build and server are code from the branch too, sandboxed alike: a branch whose build and
+/// whose server (before it execs s3s-fs) try each way out is refused at each, and its phases still run and
+/// are judged; the load driver reaches the sandboxed server through its network namespace. A build that
+/// leaves a link to Arbiter's database as its binary fails its phase, and nothing is copied into the cache.
+#[tokio::test]
+async fn a_warp_build_and_server_cannot_reach_arbiters_data_or_its_database() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let app = app_with(&[suite_text("s3s-fast", &repo, &fast(), "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _trials = common::running_trials().await;
+    let first = launcher.launch(json!({"suite": "s3s-fast", "head": "main", "base": "main"})).await;
+    assert_eq!(launcher.wait_until_ended(first, 180).await["status"], "judged");
+    let data = app.state.data_dir.clone();
+    let other_log = engine::experiment_dir(&data, first).join("logs/trial-0-1.log");
+    assert!(data.join("arbiter.db").is_file() && other_log.is_file(), "what the trial will look for exists outside");
+    std::fs::create_dir_all(data.join("cache")).unwrap();
+    let probes = |label| probes(label, &data.join("arbiter.db"), &data.join("cache/planted"), &other_log);
+
+    // snoops: build.sh and the server's launcher each run the probes first.
+    common::git::git(&repo, &["checkout", "-q", "-b", "snoops", "main"]);
+    let build = std::fs::read_to_string(repo.join("build.sh")).unwrap();
+    let build = build.replacen("set -eu\n", &format!("set -eu\npython3 - <<'PY'\n{}PY\n", probes("build")), 1);
+    std::fs::write(repo.join("build.sh"), build).unwrap();
+    std::fs::write(repo.join("launcher.sh"), format!("#!/bin/sh\npython3 - >&2 <<'PY'\n{}PY\nexec \"@S3S_FS@\" \"$@\"\n", probes("server"))).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "looks around first"]);
+    // links: the build leaves target/s3-server as a link to Arbiter's database.
+    common::git::git(&repo, &["checkout", "-q", "-b", "links", "main"]);
+    let db = data.join("arbiter.db").display().to_string();
+    std::fs::write(repo.join("build.sh"), format!("#!/bin/sh\nmkdir -p target\nln -sf {db:?} target/s3-server\n")).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "links the database"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+
+    let second = launcher
+        .launch(json!({"suite": "s3s-fast", "head": "snoops", "base": "main", "arms": [{"name": "links", "ref": "links"}]}))
+        .await;
+    let e = launcher.wait_until_ended(second, 240).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let trial = |arm: &str| -> Value {
+        let id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap()["id"];
+        e["trials"].as_array().unwrap().iter().find(|t| &t["arm_id"] == id).unwrap().clone()
+    };
+    let snoops = trial("treatment");
+    assert_eq!(snoops["state"], "succeeded", "measured from inside the sandbox: {e}");
+    let logs = engine::experiment_dir(&data, second).join("logs");
+    let name = format!("trial-{}-1", snoops["seq"]);
+    let build_log = std::fs::read_to_string(logs.join(format!("{name}.log"))).unwrap();
+    all_refused("build", &build_log);
+    assert!(build_log.contains("in the trial sandbox"), "{build_log}");
+    all_refused("server", &std::fs::read_to_string(logs.join(format!("{name}.server.log"))).unwrap());
+    assert!(!data.join("cache/planted").exists(), "nothing was planted in the cache");
+
+    let links = trial("links");
+    assert_eq!(links["state"], "failed", "{e}");
+    assert!(links["detail"].as_str().unwrap().contains("as a link or folder, not a regular file"), "{links}");
+    let cached: Vec<_> = walk(&data.join("cache"));
+    let db_size = std::fs::metadata(data.join("arbiter.db")).unwrap().len();
+    assert!(cached.iter().all(|p| std::fs::metadata(p).unwrap().len() != db_size), "no copy of the database in the cache: {cached:?}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
