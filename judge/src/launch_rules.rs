@@ -152,6 +152,55 @@ pub fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Settings no arm may override, even where a suite's pattern would admit them: they change how programs
+/// are found or loaded (`PATH`, `LD_PRELOAD`, `PYTHONPATH`, proxies, TLS and locale data), or Arbiter sets them.
+const RESERVED_SETTINGS: [&str; 10] = ["PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "TMPDIR", "LANG", "TZ", "OPENSSL_CONF"];
+const RESERVED_PREFIXES: [&str; 17] = [
+    "LD_", "DYLD_", "PYTHON", "ARBITER_", "GIT_", "LC_", "GCONV_", "HTTP_", "HTTPS_", "ALL_PROXY", "NO_PROXY", "SSL_", "CARGO_", "RUSTC",
+    "RUSTFLAGS", "RUSTDOC", "RUSTUP_",
+];
+
+/// A suite's `overrides` pattern: an UPPER_CASE setting name, or a prefix ending in `*` (`ZEPHYR_*`), that
+/// names nothing reserved.
+pub fn check_override_pattern(pattern: &str) -> Result<(), String> {
+    let name = pattern.strip_suffix('*').unwrap_or(pattern);
+    if !(1..=64).contains(&name.len()) || !name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+        return Err(format!("overrides {pattern:?}: give an UPPER_CASE setting name, or a prefix ending in '*' (\"ZEPHYR_*\")"));
+    }
+    let star = pattern.ends_with('*');
+    let reserved = RESERVED_SETTINGS.iter().any(|r| if star { r.starts_with(name) } else { *r == name })
+        || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p) || (star && p.starts_with(name)));
+    if reserved {
+        return Err(format!("overrides {pattern:?} admits settings that are reserved (how programs are found or loaded, or Arbiter's own)"));
+    }
+    Ok(())
+}
+
+/// An arm's override `key`: a setting the suite's `overrides` patterns admit (an allowlist: a suite that
+/// lists none takes no overrides), and never a reserved one.
+pub fn check_override(arm: &str, key: &str, allowed: &[String]) -> Result<(), String> {
+    if !(1..=64).contains(&key.len()) || !key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+        return Err(format!("arm {arm:?}: override {key:?} must be an UPPER_CASE setting name"));
+    }
+    if RESERVED_SETTINGS.contains(&key) || RESERVED_PREFIXES.iter().any(|p| key.starts_with(p)) {
+        return Err(format!("arm {arm:?}: override {key:?} is reserved (it changes how programs are found or loaded, or Arbiter sets it)"));
+    }
+    let admitted = allowed.iter().any(|p| match p.strip_suffix('*') {
+        Some(prefix) => key.starts_with(prefix),
+        None => p == key,
+    });
+    if !admitted {
+        return Err(match allowed.is_empty() {
+            true => format!("arm {arm:?}: override {key:?}: this suite takes no overrides (its `overrides` lists the settings an arm may change)"),
+            false => format!("arm {arm:?}: override {key:?} is not one of the settings this suite lets an arm change: {}", allowed.join(", ")),
+        });
+    }
+    Ok(())
+}
+
+/// The most extra arms a launch may name (besides control and treatment).
+pub const MAX_EXTRA_ARMS: usize = 16;
+
 pub const TITLE_MAX: usize = 200;
 pub const REASON_MAX: usize = 2000;
 
@@ -212,4 +261,23 @@ mod tests {
         assert!(check_trials(crate::ExperimentKind::Pipeline, 0).is_err());
         assert!(check_budgets(10.0, 5.0).is_ok() && check_budgets(5.0, 10.0).is_err() && check_budgets(f64::NAN, 1.0).is_err());
     }
+
+    #[test]
+    fn overrides_are_an_allowlist_with_reserved_settings_beyond_any_pattern() {
+        let allowed = vec!["POOL_SIZE".to_string(), "ZEPHYR_*".to_string()];
+        assert!(check_override("a", "POOL_SIZE", &allowed).is_ok());
+        assert!(check_override("a", "ZEPHYR_WORKERS", &allowed).is_ok());
+        for refused in ["POOL", "HTTPS_PROXY", "OPENSSL_CONF", "GCONV_PATH", "LD_PRELOAD", "PATH", "pool_size"] {
+            assert!(check_override("a", refused, &allowed).is_err(), "{refused}");
+        }
+        assert!(check_override("a", "POOL_SIZE", &[]).unwrap_err().contains("takes no overrides"));
+        assert!(check_override("a", "HTTPS_PROXY", &["*".to_string()]).is_err(), "reserved even under '*'");
+        for bad in ["*", "H*", "HTTP*", "LD_*", "PATH", "lower", "A B"] {
+            assert!(check_override_pattern(bad).is_err(), "{bad}");
+        }
+        for ok in ["ZEPHYR_*", "POOL_SIZE", "RUSTFS_*"] {
+            assert!(check_override_pattern(ok).is_ok(), "{ok}");
+        }
+    }
 }
+

@@ -219,7 +219,7 @@ async fn main() {
     let store = Store::open(&url).await.unwrap();
     let uid = store.insert_user("bench", "!", store::people::Role::Viewer).await.unwrap();
     let secret = server::auth::token::generate();
-    store.insert_api_token(uid, "bench", &server::auth::token::digest(&secret), store::people::Role::Viewer, None).await.unwrap();
+    store.insert_api_token(uid, "bench", &server::auth::token::digest(&secret), store::people::Role::Viewer, None, None).await.unwrap();
     let t = Instant::now();
     let old_sha = history(&url, n).await;
     println!("stored {n} experiments in {:.1} s", t.elapsed().as_secs_f64());

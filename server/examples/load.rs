@@ -42,7 +42,7 @@ async fn main() {
     };
     let uid = store.insert_user("reader", &hash, store::people::Role::Launcher).await.unwrap();
     let secret = server::auth::token::generate();
-    store.insert_api_token(uid, "load", &server::auth::token::digest(&secret), store::people::Role::Viewer, None).await.unwrap();
+    store.insert_api_token(uid, "load", &server::auth::token::digest(&secret), store::people::Role::Viewer, None, None).await.unwrap();
     let mut ids = Vec::new();
     for n in 0..200 {
         let mut e = store::testing::sample_experiment(

@@ -47,7 +47,7 @@ async fn matrix(bin: &str, root: &Path, args: &[String]) {
     let store = store::Store::open(&url).await.unwrap();
     let uid = store.insert_user("bench", "!", store::people::Role::Launcher).await.unwrap();
     let secret = server::auth::token::generate();
-    store.insert_api_token(uid, "bench", &server::auth::token::digest(&secret), store::people::Role::Launcher, None).await.unwrap();
+    store.insert_api_token(uid, "bench", &server::auth::token::digest(&secret), store::people::Role::Launcher, None, None).await.unwrap();
     store.close().await;
 
     let port = free_port();

@@ -435,6 +435,11 @@ pub struct ServeArgs {
     #[arg(long, env = "ARBITER_UNSANDBOXED_TRIALS")]
     pub unsandboxed_trials: bool,
 
+    /// A reverse proxy (address or CIDR block, repeatable; comma-separated in the variable) whose
+    /// X-Forwarded-For names the client: sign-in throttling then counts per real client, not per proxy.
+    #[arg(long = "trusted-proxy", env = "ARBITER_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<crate::auth::client_addr::Cidr>,
+
     /// Sign a browser session out after this many hours without a request.
     #[arg(long, env = "ARBITER_SESSION_IDLE_HOURS", default_value_t = 12)]
     pub session_idle_hours: u32,

@@ -38,6 +38,8 @@ pub struct ServeConfig {
     pub metrics_token_digest: Option<String>,
     /// An admin allowed local pipeline trials to run without a sandbox where there is none.
     pub unsandboxed_trials: bool,
+    /// Reverse proxies whose X-Forwarded-For is believed.
+    pub trusted_proxies: Vec<crate::auth::client_addr::Cidr>,
 }
 
 impl ServeConfig {
@@ -64,6 +66,7 @@ impl ServeConfig {
             site_root: args.site_root,
             suites_dir: args.suites_dir,
             unsandboxed_trials: args.unsandboxed_trials,
+            trusted_proxies: args.trusted_proxies,
             finelog_url: args.finelog_url.filter(|u| !u.trim().is_empty()),
             python: resolve_python(args.python)?,
             public_origin,
@@ -155,6 +158,7 @@ mod tests {
             site_root: "target/site".into(),
             suites_dir: "suites".into(),
             unsandboxed_trials: false,
+            trusted_proxies: vec![],
             finelog_url: None,
             python: None,
             public_url: None,

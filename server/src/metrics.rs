@@ -63,9 +63,16 @@ impl Default for Metrics {
     }
 }
 
+/// A request's method as a label: the standard ones by name, any other `OTHER` (a made-up method must not
+/// add series forever).
+fn method_label(method: &axum::http::Method) -> &'static str {
+    const KNOWN: [&str; 9] = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "CONNECT", "TRACE"];
+    KNOWN.into_iter().find(|m| *m == method.as_str()).unwrap_or("OTHER")
+}
+
 /// Counts and times every request.
 pub async fn track(State(m): State<Arc<Metrics>>, req: Request, next: Next) -> Response {
-    let method = req.method().as_str().to_string();
+    let method = method_label(req.method()).to_string();
     let start = Instant::now();
     let response = next.run(req).await;
     let route = response.extensions().get::<RouteLabel>().map(|r| r.0).unwrap_or("unmatched").to_string();

@@ -36,15 +36,22 @@ pub struct AuthSettings {
     pub base_url: String,
     pub session_max: Duration,
     pub metrics_token_digest: Option<String>,
+    pub trusted_proxies: Vec<crate::auth::client_addr::Cidr>,
 }
 
 impl AuthSettings {
+    /// The client of a request from `peer` (behind a trusted proxy: from X-Forwarded-For).
+    pub fn client_address(&self, peer: std::net::IpAddr, headers: &axum::http::HeaderMap) -> std::net::IpAddr {
+        crate::auth::client_addr::client_address(peer, headers, &self.trusted_proxies)
+    }
+
     pub fn from_config(config: &ServeConfig, bound: std::net::SocketAddr) -> AuthSettings {
         AuthSettings {
             public_origin: config.public_origin.clone(),
             base_url: config.base_url(bound),
             session_max: config.session_max,
             metrics_token_digest: config.metrics_token_digest.clone(),
+            trusted_proxies: config.trusted_proxies.clone(),
         }
     }
 }

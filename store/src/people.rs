@@ -56,6 +56,9 @@ pub struct ApiToken {
     pub expires_at: Option<i64>,
     pub revoked_at: Option<i64>,
     pub last_used_at: Option<i64>,
+    /// The token that authenticated the request which made this one: this one works only while it does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<i64>,
 }
 
 impl ApiToken {
@@ -80,7 +83,7 @@ pub struct AuditEntry {
 const TOUCH_EVERY_MS: i64 = 60_000;
 
 type UserRow = (i64, String, String, String, i64, Option<i64>);
-type TokenRow = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<i64>);
+type TokenRow = (i64, i64, String, String, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>);
 type AuditRow = (i64, i64, Option<String>, String, String, Option<String>, String);
 
 fn user(r: UserRow) -> Result<User, StoreError> {
@@ -97,6 +100,7 @@ fn api_token(r: TokenRow) -> Result<ApiToken, StoreError> {
         expires_at: r.5,
         revoked_at: r.6,
         last_used_at: r.7,
+        parent_id: r.8,
     })
 }
 
@@ -142,20 +146,41 @@ impl Store {
         })?)
     }
 
-    /// Changes a user's role and/or disables (`Some(true)`) or re-enables (`Some(false)`) the account.
+    /// Changes a user's role and/or disables (`Some(true)`) or re-enables (`Some(false)`) the account —
+    /// unless that would leave no active admin (`Conflict`). Checked and changed in one transaction that
+    /// holds every active admin's row (PostgreSQL: `FOR UPDATE`; SQLite: one statement under its write
+    /// lock), so two admins demoting each other at once cannot both succeed.
     pub async fn update_user(&self, id: i64, role: Option<Role>, disabled: Option<bool>) -> Result<(), StoreError> {
         let now = now_ms();
-        let n = on_pool!(self, pool => {
-            sqlx::query(
-                "UPDATE users SET role = COALESCE($1, role), \
-                 disabled_at = CASE WHEN $2 = 1 THEN COALESCE(disabled_at, $3) WHEN $2 = 0 THEN NULL ELSE disabled_at END \
-                 WHERE id = $4",
-            )
-            .bind(role.map(Role::as_str)).bind(disabled.map(i64::from)).bind(now).bind(id)
-            .execute(pool).await.map(|r| r.rows_affected())
-        })?;
+        // The row stays or becomes an active admin after the change?
+        let keeps = "(COALESCE($1, role) = 'admin' AND CASE WHEN $2 = 1 THEN 0 WHEN $2 = 0 THEN 1 ELSE disabled_at IS NULL END)";
+        let sql = format!(
+            "UPDATE users SET role = COALESCE($1, role), \
+             disabled_at = CASE WHEN $2 = 1 THEN COALESCE(disabled_at, $3) WHEN $2 = 0 THEN NULL ELSE disabled_at END \
+             WHERE id = $4 AND ({keeps} OR EXISTS (SELECT 1 FROM users o WHERE o.id <> $4 AND o.role = 'admin' AND o.disabled_at IS NULL))"
+        );
+        let n = match self {
+            Store::Sqlite(pool) => {
+                sqlx::query(&sql)
+                    .bind(role.map(Role::as_str)).bind(disabled.map(i64::from)).bind(now).bind(id)
+                    .execute(pool).await?.rows_affected()
+            }
+            Store::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query("SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE").fetch_all(&mut *tx).await?;
+                let sql = sql.replace("CASE WHEN $2 = 1 THEN 0 WHEN $2 = 0 THEN 1 ELSE disabled_at IS NULL END", "CASE WHEN $2 = 1 THEN FALSE WHEN $2 = 0 THEN TRUE ELSE disabled_at IS NULL END");
+                let n = sqlx::query(&sql)
+                    .bind(role.map(Role::as_str)).bind(disabled.map(i64::from)).bind(now).bind(id)
+                    .execute(&mut *tx).await?.rows_affected();
+                tx.commit().await?;
+                n
+            }
+        };
         if n == 0 {
-            return Err(StoreError::NotFound { what: "user", key: id.to_string() });
+            return match self.user_by_id(id).await? {
+                None => Err(StoreError::NotFound { what: "user", key: id.to_string() }),
+                Some(u) => Err(StoreError::Conflict(format!("{:?} is the last active admin; make another admin first", u.username))),
+            };
         }
         Ok(())
     }
@@ -171,13 +196,15 @@ impl Store {
         token_hash: &str,
         role: Role,
         expires_at: Option<i64>,
+        parent_id: Option<i64>,
     ) -> Result<i64, StoreError> {
         let now = now_ms();
         Ok(on_pool!(self, pool => {
             sqlx::query_scalar(
-                "INSERT INTO api_tokens (user_id, name, token_hash, role, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                "INSERT INTO api_tokens (user_id, name, token_hash, role, created_at, expires_at, parent_id) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
             )
-            .bind(user_id).bind(name).bind(token_hash).bind(role.as_str()).bind(now).bind(expires_at)
+            .bind(user_id).bind(name).bind(token_hash).bind(role.as_str()).bind(now).bind(expires_at).bind(parent_id)
             .fetch_one(pool).await
         })?)
     }
@@ -189,7 +216,7 @@ impl Store {
         let now = now_ms();
         let row: Option<TokenRow> = on_pool!(self, pool => {
             sqlx::query_as(
-                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at FROM api_tokens WHERE token_hash = $1",
+                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at, parent_id FROM api_tokens WHERE token_hash = $1",
             )
             .bind(token_hash).fetch_optional(pool).await
         })?;
@@ -201,11 +228,22 @@ impl Store {
         Ok(Some(token))
     }
 
+    /// One API token by id (revoked and expired ones too).
+    pub async fn api_token(&self, id: i64) -> Result<Option<ApiToken>, StoreError> {
+        let row: Option<TokenRow> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at, parent_id FROM api_tokens WHERE id = $1",
+            )
+            .bind(id).fetch_optional(pool).await
+        })?;
+        row.map(api_token).transpose()
+    }
+
     /// API tokens, newest first: one user's, or everyone's with `None`.
     pub async fn list_api_tokens(&self, user_id: Option<i64>) -> Result<Vec<ApiToken>, StoreError> {
         let rows: Vec<TokenRow> = on_pool!(self, pool => {
             sqlx::query_as(
-                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at FROM api_tokens \
+                "SELECT id, user_id, name, role, created_at, expires_at, revoked_at, last_used_at, parent_id FROM api_tokens \
                  WHERE $1 IS NULL OR user_id = $1 ORDER BY created_at DESC, id DESC",
             )
             .bind(user_id).fetch_all(pool).await

@@ -57,9 +57,14 @@ pub struct SuiteDefinition {
     #[serde(default = "default_baseline_age")]
     pub baseline_max_age_hours: u32,
     /// Extra arms may bring a `patch` or a `commit` config diff (code beyond the arm's ref, applied and
-    /// run): only when the suite says so. Overrides of settings are always allowed.
+    /// run): only when the suite says so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_patches: bool,
+    /// The settings an extra arm may override (`{"overrides": {"KEY": "value"}}`), as names or prefixes
+    /// ending in `*` (`["POOL_SIZE", "ZEPHYR_*"]`): an allowlist; none listed, none taken. Settings that
+    /// change how programs are found or loaded are refused whatever the list says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overrides: Vec<String>,
     /// The pipeline verdict's margins and error rate (`[judge]`); the documented defaults otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeSpec>,
@@ -210,6 +215,9 @@ impl SuiteDefinition {
     fn check(&self) -> Result<(), String> {
         if !is_name(&self.name) {
             return Err(format!("name {:?}: use 1–64 letters, digits, '-' or '_'", self.name));
+        }
+        for pattern in &self.overrides {
+            judge::launch_rules::check_override_pattern(pattern)?;
         }
         if let Some(notify) = &self.notify {
             notify.check()?;

@@ -6,9 +6,69 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-/// Only same-site paths are followed after sign-in (never `//host` or `https://…`).
+/// Only a path of this site is followed after sign-in, else `/experiments`.
 pub fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains('\\')).unwrap_or_else(|| "/experiments".to_string())
+    next.filter(|n| is_site_path(n)).unwrap_or_else(|| "/experiments".to_string())
+}
+
+/// A path of this site: one `/` first, printable ASCII only (a browser drops tabs and newlines, so
+/// `/<tab>/evil.example` would become `//evil.example`), no backslash anywhere; and percent-decoded, still
+/// one `/` first with no backslash or control character (`/%2F%2Fevil.example`, `/%5Cevil`, `/%09/x`).
+pub fn is_site_path(n: &str) -> bool {
+    let one_slash = |s: &str| s.starts_with('/') && !s[1..].starts_with('/') && !s.contains('\\');
+    one_slash(n)
+        && n.len() <= 2048
+        && n.bytes().all(|c| c.is_ascii_graphic())
+        && percent_decoded(n).is_some_and(|d| one_slash(&d) && !d.chars().any(char::is_control))
+}
+
+/// `%XX` decoded (`None` for a broken escape or bytes that are not UTF-8).
+fn percent_decoded(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_leads_only_to_a_path_of_this_site() {
+        for ok in ["/experiments/3", "/suites/a-b?tab=runs", "/", "/share/abc%20def"] {
+            assert_eq!(safe_next(Some(ok.into())), ok, "{ok}");
+        }
+        for bad in [
+            "//evil.example",
+            "/\t/evil.example",
+            "/\n/evil.example",
+            "/\\evil.example",
+            "/x\\y",
+            "https://evil.example",
+            "evil.example",
+            "/%2F/evil.example",
+            "/%2f%2fevil.example",
+            "/%5Cevil.example",
+            "/%09/evil.example",
+            "/%E0%A4%A",
+            "/ä",
+            "",
+        ] {
+            assert_eq!(safe_next(Some(bad.into())), "/experiments", "{bad:?}");
+        }
+        assert_eq!(safe_next(None), "/experiments");
+    }
 }
 
 #[component]

@@ -148,6 +148,9 @@ pub async fn resolve(
     if req.reuse_baseline.is_some() != reused.is_some() {
         return Err("reuse_baseline: no baseline run was found for it".into());
     }
+    if req.arms.len() > rules::MAX_EXTRA_ARMS {
+        return Err(format!("arms: {} extra arms; a launch names at most {}", req.arms.len(), rules::MAX_EXTRA_ARMS).into());
+    }
     for (i, arm) in req.arms.iter().enumerate() {
         rules::check_arm_name(&arm.name, req.arms[..i].iter().map(|a| a.name.as_str()))?;
         rules::check_ref(&format!("arm {:?} ref", arm.name), &arm.git_ref)?;
@@ -365,17 +368,7 @@ fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinit
                 if suite.fingerprint.contains_key(k) {
                     return Err(format!("arm {arm:?}: {k:?} is part of the fingerprint, which every arm shares; it cannot be overridden"));
                 }
-                if !(1..=64).contains(&k.len()) || !k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
-                    return Err(format!("arm {arm:?}: override {k:?} must be an UPPER_CASE setting name"));
-                }
-                // Variables that change how programs are found or loaded, or that Arbiter sets itself.
-                let reserved = ["PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "TMPDIR", "LANG", "TZ"];
-                let reserved_prefix = ["LD_", "DYLD_", "PYTHON", "ARBITER_", "GIT_"];
-                if reserved.contains(&k.as_str()) || reserved_prefix.iter().any(|p| k.starts_with(p)) {
-                    return Err(format!(
-                        "arm {arm:?}: override {k:?} is reserved (it changes how programs are found or loaded, or Arbiter sets it)"
-                    ));
-                }
+                rules::check_override(arm, k, &suite.overrides)?;
                 if !is_safe_value(v) {
                     return Err(format!("arm {arm:?}: override {k}={v:?} holds characters a setting value may not"));
                 }

@@ -255,8 +255,14 @@ fn to_row(fields: Vec<(String, Field)>) -> Result<StageRow, (String, String)> {
         _ => None,
     };
     let req = |n: &str| numbers[n].expect("checked above");
+    let execution_id = text("execution_id").unwrap_or_default();
+    // An execution id is matched, stored and shown in URLs and logs: printable ASCII, of a sane length.
+    if execution_id.len() > 200 || !execution_id.bytes().all(|b| b.is_ascii_graphic()) {
+        let shown: String = execution_id.chars().take(40).collect();
+        return Err(("execution_id".into(), format!("{shown:?} is not an execution id (printable ASCII without spaces, at most 200 characters)")));
+    }
     Ok(StageRow {
-        execution_id: text("execution_id").unwrap_or_default(),
+        execution_id,
         stage_name: text("stage_name").unwrap_or_default(),
         status: text("status").unwrap_or_default(),
         ts: text("ts"),
@@ -280,7 +286,8 @@ pub fn execution_key(id: &str) -> Option<&str> {
     if id.len() < 24 {
         return None;
     }
-    let key = &id[id.len() - 24..];
+    // By bytes, and only ASCII ones: an id with other characters has no key (never a panic mid-character).
+    let key = id.get(id.len() - 24..)?;
     let b = key.as_bytes();
     let ok = b[..8].iter().all(u8::is_ascii_digit)
         && b[8] == b'-'
@@ -338,5 +345,17 @@ mod tests {
         assert_eq!(execution_key("20261129-072203-da99fe0"), None);
         assert_eq!(execution_key("20261129-07220x-da99fe05"), None);
         assert_eq!(execution_key("20261129-072203-da99fg05"), None);
+        assert_eq!(execution_key("ä20261129-072203-da99fe0"), None, "a character across the cut is no panic");
+        assert_eq!(execution_key("éééééééééééééééééééééééééé"), None);
+    }
+
+    #[test]
+    fn a_non_ascii_execution_id_is_an_error_naming_the_row() {
+        let csv = format!("{HEADER}\n20261129-072203-da99fe05,s,END,1,1,1,1,1\nä20261129-072203-da99fe0,s,END,1,1,1,1,1\n");
+        let e = parse_rows("r.csv", &csv).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("execution_id") && e.contains("not an execution id"), "{e}");
+        let jsonl = "{\"execution_id\":\"exec ution\",\"stage_name\":\"s\",\"status\":\"END\",\"cpu_time_total\":1,\"items\":1,\"bytes_processed\":1,\"mem_peak_bytes_max\":1,\"elapsed\":1}\n";
+        let e = parse_rows("r.jsonl", jsonl).unwrap_err().to_string();
+        assert!(e.contains("line 1") && e.contains("not an execution id"), "{e}");
     }
 }

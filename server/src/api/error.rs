@@ -31,6 +31,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("{message}")]
     TooMany { message: String, retry_after_secs: u64 },
+    /// Busy now (e.g. every password-check slot taken): 503 with `Retry-After`.
+    #[error("{message}")]
+    Busy { message: String, retry_after_secs: u64 },
     #[error("{0}")]
     NotImplemented(String),
     /// Something the request needs is not running here (e.g. no finelog server).
@@ -53,6 +56,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
@@ -114,7 +118,7 @@ impl IntoResponse for ApiError {
             ApiError::Unauthorized(_) => {
                 response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
-            ApiError::TooMany { retry_after_secs, .. } => {
+            ApiError::TooMany { retry_after_secs, .. } | ApiError::Busy { retry_after_secs, .. } => {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(*retry_after_secs));
             }
             _ => {}

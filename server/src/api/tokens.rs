@@ -69,7 +69,12 @@ async fn create(
     if role > acting_role {
         return Err(ApiError::Forbidden(format!("you act as {}; a new token cannot be {}", acting_role.as_str(), role.as_str())));
     }
-    let (id, secret) = issue_api_token(&state.store, Some(me), &user, &new.name, role, new.expires_in_days).await?;
+    // Made with a token: no longer-lived than it, and gone with it.
+    let parent = match &principal {
+        Principal::User { via: crate::auth::Via::ApiToken(parent), .. } => state.store.api_token(*parent).await?,
+        _ => None,
+    };
+    let (id, secret) = issue_api_token(&state.store, Some(me), &user, &new.name, role, new.expires_in_days, parent.as_ref()).await?;
     let stored = state.store.list_api_tokens(Some(me)).await?.into_iter().find(|t| t.id == id);
     let (created_at, expires_at) = stored.map_or((None, None), |t| (Some(t.created_at), t.expires_at));
     let body =

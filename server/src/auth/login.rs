@@ -1,7 +1,8 @@
-//! `POST /login` and `POST /logout`. Sign-in checks the throttle, verifies the argon2 hash off the async
+//! `POST /login` and `POST /logout`. Sign-in passes the throttle (`throttle.rs`: counted before the hash,
+//! a bounded number of hashes at once), verifies the argon2 hash off the async
 //! threads, then rotates the session id (no session fixation) and records the user and the time.
 
-use super::{password, SessionUser, SESSION_USER};
+use super::{password, throttle, SessionUser, SESSION_USER};
 use crate::api::error::ApiError;
 use crate::auth::policy::encode;
 use crate::state::AppState;
@@ -35,18 +36,26 @@ fn back_to_login(error: &str, next: &str) -> Response {
 pub async fn login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: axum::http::HeaderMap,
     session: Session,
     Form(form): Form<LoginForm>,
 ) -> Result<Response, ApiError> {
     let next = app::pages::login::safe_next(form.next.clone());
     let name = form.username.trim().to_string();
-    if let Err(wait) = state.throttle.check(&name, peer.ip()) {
-        tracing::warn!(user = %name, addr = %peer.ip(), "sign-in throttled");
-        return Err(ApiError::TooMany {
-            message: format!("too many failed sign-ins; try again in {} s", wait.as_secs().max(1)),
-            retry_after_secs: wait.as_secs().max(1),
-        });
-    }
+    let client = state.auth.client_address(peer.ip(), &headers);
+    // Counted before the hash runs; held (a password-check slot) until the check is done.
+    let _attempt = match state.throttle.begin(&name, client) {
+        Ok(a) => a,
+        Err(throttle::Refusal::Throttled(wait)) => {
+            tracing::warn!(user = %name, addr = %client, "sign-in throttled");
+            // Rounded up: a client that waits as told is not refused again.
+            let secs = (wait.as_secs_f64().ceil() as u64).max(1);
+            return Err(ApiError::TooMany { message: format!("too many failed sign-ins; try again in {secs} s"), retry_after_secs: secs });
+        }
+        Err(throttle::Refusal::Busy) => {
+            return Err(ApiError::Busy { message: "too many sign-ins at once; try again in a moment".into(), retry_after_secs: 1 });
+        }
+    };
     let user = state.store.user_by_name(&name).await?;
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     let typed = form.password;
@@ -56,12 +65,11 @@ pub async fn login(
     let user = match user {
         Some(u) if matches && u.disabled_at.is_none() => u,
         _ => {
-            state.throttle.failed(&name, peer.ip());
-            tracing::info!(user = %name, addr = %peer.ip(), "sign-in failed");
+            tracing::info!(user = %name, addr = %client, "sign-in failed");
             return Ok(back_to_login("wrong user name or password", &next));
         }
     };
-    state.throttle.succeeded(&name);
+    state.throttle.succeeded(&name, client);
     start_session(&session, user.id).await?;
     tracing::info!(user = %user.username, "signed in");
     Ok(Redirect::to(&next).into_response())

@@ -1,6 +1,7 @@
 //! Accounts and access: who a request comes from ([`principal`]), what each route lets them do
 //! ([`policy`]), cross-site request forgery ([`csrf`]), sign-in and first-run setup, secrets.
 
+pub mod client_addr;
 pub mod csrf;
 pub mod login;
 pub mod password;

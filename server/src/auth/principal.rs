@@ -72,6 +72,21 @@ async fn api_token_principal(state: &AppState, digest: &str) -> Result<Principal
     if !t.is_usable(now) {
         return Err(ApiError::Unauthorized(format!("API token {:?} has expired", t.name)));
     }
+    // A token made with another token works only while every token up its chain does.
+    let mut parent = t.parent_id;
+    for _ in 0..64 {
+        let Some(id) = parent else { break };
+        match state.store.api_token(id).await? {
+            Some(p) if p.is_usable(now) => parent = p.parent_id,
+            Some(p) => {
+                return Err(ApiError::Unauthorized(format!(
+                    "API token {:?} was made with API token {:?}, which was revoked or has expired",
+                    t.name, p.name
+                )))
+            }
+            None => return Err(ApiError::Unauthorized(format!("API token {:?} was made with a token that is gone", t.name))),
+        }
+    }
     let user = state.store.user_by_id(t.user_id).await?.filter(|u| u.disabled_at.is_none());
     let Some(user) = user else {
         return Err(ApiError::Unauthorized(format!("the user of API token {:?} is disabled", t.name)));

@@ -72,7 +72,9 @@ pub async fn create_user(store: &Store, actor: Option<i64>, name: &str, role: Ro
     Ok(id)
 }
 
-/// Issues an API token for `user` (shown once, stored as a digest); audited as done by `actor`.
+/// Issues an API token for `user` (shown once, stored as a digest); audited as done by `actor`. A token
+/// made by a request authenticated with another token (`parent`) expires no later than its parent, and is
+/// refused once its parent is revoked or expired (`principal::api_token_principal` walks the chain).
 pub async fn issue_api_token(
     store: &Store,
     actor: Option<i64>,
@@ -80,6 +82,7 @@ pub async fn issue_api_token(
     name: &str,
     role: Role,
     expires_in_days: Option<u32>,
+    parent: Option<&store::people::ApiToken>,
 ) -> Result<(i64, String), AccountError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
@@ -101,9 +104,14 @@ pub async fn issue_api_token(
         Some(days) => Some(store::now_ms() + i64::from(days) * 86_400_000),
         None => None,
     };
+    let expires_at = match (expires_at, parent.and_then(|p| p.expires_at)) {
+        (Some(asked), Some(cap)) => Some(asked.min(cap)),
+        (asked, cap) => asked.or(cap),
+    };
     let secret = token::generate();
-    let id = store.insert_api_token(user.id, name, &token::digest(&secret), role, expires_at).await?;
-    let detail = serde_json::json!({"name": name, "role": role.as_str(), "user": user.username, "expires_at": expires_at});
+    let id = store.insert_api_token(user.id, name, &token::digest(&secret), role, expires_at, parent.map(|p| p.id)).await?;
+    let detail = serde_json::json!({"name": name, "role": role.as_str(), "user": user.username, "expires_at": expires_at,
+        "parent_token": parent.map(|p| p.id)});
     store.audit(actor, "token.create", &format!("api_token:{id}"), None, &detail).await?;
     Ok((id, secret))
 }
@@ -123,7 +131,7 @@ pub async fn create_token(args: TokenCreateArgs) -> Result<i32, String> {
     let store = open_store(&args.store).await?;
     let user = store.user_by_name(&args.user).await.map_err(|e| e.to_string())?.ok_or_else(|| format!("no user {:?}", args.user))?;
     let (_, secret) =
-        issue_api_token(&store, Some(user.id), &user, &args.name, role, args.expires_in_days).await.map_err(|e| e.to_string())?;
+        issue_api_token(&store, Some(user.id), &user, &args.name, role, args.expires_in_days, None).await.map_err(|e| e.to_string())?;
     store.close().await;
     // Shown once: only its digest is stored.
     let mut out = std::io::stdout().lock();

@@ -273,7 +273,7 @@ async fn the_matrix() {
     let launcher = app.store.user_by_id(launcher_id).await.unwrap().unwrap();
     for (expires_in, revoke) in [(None, false), (None, true), (Some(1), false)] {
         let (id, secret) =
-            server::auth::users::issue_api_token(&app.store, None, &launcher, "t", Role::Launcher, expires_in).await.unwrap();
+            server::auth::users::issue_api_token(&app.store, None, &launcher, "t", Role::Launcher, expires_in, None).await.unwrap();
         if revoke {
             app.store.revoke_api_token(id).await.unwrap();
         }

@@ -38,6 +38,7 @@ name = "dedup"
 kind = "pipeline"
 repository = "{repository}"
 command = ["python3", "{{worktree}}/bench.py", "--sample", "{{sample}}", "--run-tag", "{{run_tag}}", "--workers", "{{workers}}", "--region", "{{region}}"]
+overrides = ["POOL_SIZE", "DEDUP_*"]
 [resources]
 cpu = 1
 ram = "2GiB"
@@ -219,6 +220,23 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
         (
             json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"PATH": "/tmp"}}}]}),
             "reserved",
+        ),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"HTTPS_PROXY": "http://x"}}}]}),
+            "reserved",
+        ),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"OPENSSL_CONF": "/tmp/x"}}}]}),
+            "reserved",
+        ),
+        (
+            json!({"suite": "dedup", "head": "main",
+                   "arms": (0..17).map(|i| json!({"name": format!("a{i}"), "ref": "main"})).collect::<Vec<_>>()}),
+            "17 extra arms; a launch names at most 16",
+        ),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"CACHE_SIZE": "9"}}}]}),
+            "not one of the settings this suite lets an arm change: POOL_SIZE, DEDUP_*",
         ),
         (
             json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"patch": "--- a/x\n+++ b/x\n"}}]}),

@@ -23,6 +23,11 @@ async fn metrics_count_requests_by_route_and_report_the_queue() {
     assert_eq!(viewer.get("/api/v1/users").await.status, 403);
     assert_eq!(viewer.get("/metrics").await.status, 403);
 
+    // Made-up methods are counted, as OTHER: they add no series of their own.
+    for made_up in ["FROB1", "FROB2", "FROB3"] {
+        let method = reqwest::Method::from_bytes(made_up.as_bytes()).unwrap();
+        assert_ne!(viewer.send(method, "/api/v1/experiments", None).await.status, 500);
+    }
     let mut scraper = app.anonymous();
     scraper.bearer = Some("a-long-metrics-token-for-this-test".into());
     scraper.origin = None;
@@ -42,4 +47,11 @@ async fn metrics_count_requests_by_route_and_report_the_queue() {
     assert_eq!(line("arbiter_queue_depth ").as_deref(), Some("arbiter_queue_depth 2"), "{text}");
     assert_eq!(line("arbiter_trials{state=\"running\"}").as_deref(), Some("arbiter_trials{state=\"running\"} 1"));
     assert!(!text.contains(&format!("/api/v1/experiments/{id}\"")), "raw paths never become labels");
+    assert!(!text.contains("FROB"), "{text}");
+    let other: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("arbiter_http_requests_total{method=\"OTHER\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert_eq!(other, 3.0, "{text}");
 }

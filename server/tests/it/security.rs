@@ -146,6 +146,37 @@ async fn the_last_admin_stays_an_admin() {
     assert!(r.text.contains("last active admin"), "{}", r.text);
 }
 
+/// Two admins demoting each other at the same moment: one succeeds, the other is refused, and an admin
+/// remains — on SQLite and on PostgreSQL (where both requests' checks run before either's change).
+#[tokio::test]
+async fn two_admins_demoting_each_other_at_once_leave_an_admin() {
+    let db = store::testing::TestDb::postgres().await;
+    for postgres in [false, true] {
+        let app = match postgres {
+            true => TestApp::builder().database_url(&db.url).start().await,
+            false => TestApp::builder().start().await,
+        };
+        for round in 0..6 {
+            let (a_id, a_name) = app.user(Role::Admin).await;
+            let (b_id, b_name) = app.user(Role::Admin).await;
+            // Only these two are active admins.
+            for u in app.store.list_users().await.unwrap() {
+                if u.role == Role::Admin && u.id != a_id && u.id != b_id {
+                    app.store.update_user(u.id, None, Some(true)).await.unwrap();
+                }
+            }
+            let (a, b) = (app.sign_in(&a_name).await, app.sign_in(&b_name).await);
+            let demote = || Some(Body::Json(json!({"role": "viewer"})));
+            let (path_a, path_b) = (format!("/api/v1/users/{b_id}"), format!("/api/v1/users/{a_id}"));
+            let (ra, rb) = tokio::join!(a.send(Method::PATCH, &path_a, demote()), b.send(Method::PATCH, &path_b, demote()));
+            let mut statuses = [ra.status, rb.status];
+            statuses.sort();
+            assert!(statuses == [200, 409] || statuses == [200, 403], "postgres {postgres} round {round}: {} / {}", ra.text, rb.text);
+            assert_eq!(app.store.count_admins().await.unwrap(), 1, "postgres {postgres} round {round}: one admin remains");
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_share_link_opens_one_experiment_until_revoked() {
     let app = TestApp::builder().start().await;
@@ -304,30 +335,110 @@ async fn a_live_stream_ends_with_its_access_and_streams_are_capped_per_principal
     assert!(freed, "a closed stream gives its place back");
 }
 
+/// Failures lock one client out of one account, and one client out of all accounts after more; a
+/// stranger's wrong passwords only delay the real user elsewhere (growing, capped), never lock them out;
+/// behind a trusted proxy the client is X-Forwarded-For's.
 #[tokio::test]
-async fn sign_in_is_throttled_per_account_and_per_address() {
-    let limits = Limits { per_account: 3, per_address: 6, window: Duration::from_secs(600) };
-    let app = TestApp::builder().limits(limits).start().await;
-    let (_, name) = app.user(Role::Viewer).await;
-    let client = app.anonymous();
+async fn sign_in_is_throttled_per_account_and_client_and_a_stranger_cannot_lock_the_admin_out() {
+    let limits = Limits {
+        per_account_and_address: 3,
+        per_address: 6,
+        account_delay_after: 5,
+        max_delay: Duration::from_secs(2),
+        window: Duration::from_secs(600),
+        hashing: 4,
+    };
+    let app = TestApp::builder().limits(limits).trusted_proxy("127.0.0.1").start().await;
+    let (_, name) = app.user(Role::Admin).await;
+    let as_client = |ip: &str| {
+        let mut c = app.anonymous();
+        c.forwarded_for = Some(ip.to_string());
+        c
+    };
+    let stranger = as_client("203.0.113.9");
     for _ in 0..3 {
-        let r = client.post_form("/login", &[("username", &name), ("password", "wrong wrong wrong")]).await;
+        let r = stranger.post_form("/login", &[("username", &name), ("password", "wrong wrong wrong")]).await;
         assert_eq!(r.status, 303);
         assert!(r.location().unwrap().contains("error=wrong"), "{:?}", r.location());
     }
-    let r = client.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
-    assert_eq!(r.status, 429, "even the right password waits: {}", r.text);
+    let r = stranger.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 429, "even the right password waits, from that client: {}", r.text);
     let wait: u64 = r.headers.get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
     assert!((1..=600).contains(&wait), "{wait}");
     assert!(r.text.contains("too many failed sign-ins"), "{}", r.text);
-    // Per address: other names from the same address run out too.
-    for n in 0..3 {
-        let r = client.post_form("/login", &[("username", &format!("ghost{n}")), ("password", "nope nope nope")]).await;
+    // The admin, from their own address, signs in at once.
+    let admin = as_client("198.51.100.20");
+    let r = admin.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    assert!(!r.location().unwrap().contains("error="), "{:?}", r.location());
+
+    // Many strangers together: past 5 failures on the account, each attempt waits a growing delay — which
+    // the admin meets too, but for at most max_delay (2 s), then signs in.
+    for i in 0..7 {
+        let r = as_client(&format!("203.0.113.{}", 20 + i)).post_form("/login", &[("username", &name), ("password", "nope nope nope")]).await;
+        if r.status == 429 {
+            tokio::time::sleep(Duration::from_millis(2100)).await;
+        }
+    }
+    let r = admin.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    let r = if r.status == 429 {
+        let wait: u64 = r.headers.get("retry-after").unwrap().to_str().unwrap().parse().unwrap();
+        assert!(wait <= 2, "the delay is capped: {wait}");
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+        admin.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await
+    } else {
+        r
+    };
+    assert_eq!(r.status, 303, "never locked out: {}", r.text);
+
+    // Per client address: other names from one client run out too.
+    let sweeper = as_client("192.0.2.50");
+    for n in 0..6 {
+        let r = sweeper.post_form("/login", &[("username", &format!("ghost{n}")), ("password", "nope nope nope")]).await;
         assert_eq!(r.status, 303);
     }
     let (_, fresh) = app.user(Role::Viewer).await;
-    let r = client.post_form("/login", &[("username", &fresh), ("password", PASSWORD)]).await;
-    assert_eq!(r.status, 429, "the address used up its failures: {}", r.text);
+    let r = sweeper.post_form("/login", &[("username", &fresh), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 429, "the client used up its failures: {}", r.text);
+    // A forged header from an untrusted peer is no way around it: without the trusted proxy, the peer counts.
+    let direct = TestApp::builder().limits(limits).start().await;
+    let (_, someone) = direct.user(Role::Viewer).await;
+    for n in 0..3 {
+        let mut c = direct.anonymous();
+        c.forwarded_for = Some(format!("192.0.2.{n}"));
+        c.post_form("/login", &[("username", &someone), ("password", "nope nope nope")]).await;
+    }
+    let r = direct.anonymous().post_form("/login", &[("username", &someone), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 429, "X-Forwarded-For is ignored from an untrusted peer: {}", r.text);
+}
+
+/// Sign-ins sent all at once are each counted before their password hash runs: ten parallel wrong
+/// guesses on one account from one client leave it locked, with no more than the limit hashed.
+#[tokio::test]
+async fn parallel_sign_ins_cannot_pass_the_limit() {
+    let limits = Limits {
+        per_account_and_address: 3,
+        per_address: 100,
+        account_delay_after: 100,
+        max_delay: Duration::from_secs(60),
+        window: Duration::from_secs(600),
+        hashing: 2,
+    };
+    let app = TestApp::builder().limits(limits).start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let client = app.anonymous();
+    let guesses = (0..10).map(|i| {
+        let (client, name) = (&client, &name);
+        async move { client.post_form("/login", &[("username", name), ("password", &format!("guess number {i}"))]).await.status }
+    });
+    let statuses = futures_util::future::join_all(guesses).await;
+    let hashed = statuses.iter().filter(|s| **s == 303).count();
+    assert!(hashed <= 3, "at most the limit reached a password check: {statuses:?}");
+    assert!(statuses.iter().all(|s| [303, 429, 503].contains(s)), "{statuses:?}");
+    let busy = statuses.iter().filter(|s| **s == 503).count();
+    assert_eq!(hashed + busy + statuses.iter().filter(|s| **s == 429).count(), 10);
+    let r = client.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, if hashed == 3 { 429 } else { 303 }, "locked exactly when three guesses were checked: {statuses:?}");
 }
 
 #[tokio::test]
@@ -418,6 +529,53 @@ async fn tokens_through_the_api_are_shown_once_and_listed_without_secrets() {
     let admin = app.signed_in(Role::Admin).await;
     let page = admin.get("/admin").await;
     assert!(page.text.contains("token.create") && page.text.contains("launcher-1"), "admins see the audit log and the users");
+}
+
+/// A token made with a token (a CI job minting a narrower one) cannot outlive it: its expiry is capped by
+/// the parent's, and it stops working when the parent is revoked.
+#[tokio::test]
+async fn a_token_made_with_a_token_never_outlives_it() {
+    let app = TestApp::builder().start().await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let r = launcher.post_json("/api/v1/tokens", json!({"name": "ci", "expires_in_days": 2})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let (parent_id, parent_expiry) = (r.json()["id"].as_i64().unwrap(), r.json()["expires_at"].as_i64().unwrap());
+    let mut ci = app.anonymous();
+    ci.bearer = Some(r.json()["token"].as_str().unwrap().to_string());
+    ci.origin = None;
+
+    let longer = ci.post_json("/api/v1/tokens", json!({"name": "child-30d", "expires_in_days": 30})).await;
+    assert_eq!(longer.status, 201, "{}", longer.text);
+    assert_eq!(longer.json()["expires_at"].as_i64(), Some(parent_expiry), "capped by the parent's expiry");
+    let forever = ci.post_json("/api/v1/tokens", json!({"name": "child-forever"})).await;
+    assert_eq!(forever.json()["expires_at"].as_i64(), Some(parent_expiry), "no expiry asked: the parent's");
+    let shorter = ci.post_json("/api/v1/tokens", json!({"name": "child-1d", "expires_in_days": 1})).await;
+    assert!(shorter.json()["expires_at"].as_i64().unwrap() < parent_expiry, "a shorter one keeps its own");
+    // A browser session (no parent) may still make a long-lived token.
+    let own = launcher.post_json("/api/v1/tokens", json!({"name": "mine", "expires_in_days": 30})).await;
+    assert!(own.json()["expires_at"].as_i64().unwrap() > parent_expiry);
+
+    let mut child = app.anonymous();
+    child.bearer = Some(forever.json()["token"].as_str().unwrap().to_string());
+    child.origin = None;
+    let grandchild = child.post_json("/api/v1/tokens", json!({"name": "grandchild"})).await;
+    assert_eq!(grandchild.status, 201, "{}", grandchild.text);
+    let mut grand = app.anonymous();
+    grand.bearer = Some(grandchild.json()["token"].as_str().unwrap().to_string());
+    grand.origin = None;
+    assert_eq!(child.get("/api/v1/experiments").await.status, 200);
+    assert_eq!(grand.get("/api/v1/experiments").await.status, 200);
+
+    assert_eq!(launcher.send(Method::DELETE, &format!("/api/v1/tokens/{parent_id}"), None).await.status, 200);
+    for (who, client) in [("child", &child), ("grandchild", &grand)] {
+        let r = client.get("/api/v1/experiments").await;
+        assert_eq!(r.status, 401, "{who}: {}", r.text);
+        assert!(r.text.contains("which was revoked or has expired"), "{who}: {}", r.text);
+    }
+    let mut own_client = app.anonymous();
+    own_client.bearer = Some(own.json()["token"].as_str().unwrap().to_string());
+    own_client.origin = None;
+    assert_eq!(own_client.get("/api/v1/experiments").await.status, 200, "a token made in the browser is its own");
 }
 
 #[tokio::test]

@@ -278,7 +278,7 @@ async fn accounts_tokens_and_audit(db: &TestDb) {
     assert_eq!((user.id, user.role), (ada, Role::Admin));
     assert_eq!(db.store.user_by_name("bob").await.unwrap(), None);
 
-    let tok = db.store.insert_api_token(ada, "ci", "hash-1", Role::Launcher, Some(store::now_ms() + 60_000)).await.unwrap();
+    let tok = db.store.insert_api_token(ada, "ci", "hash-1", Role::Launcher, Some(store::now_ms() + 60_000), None).await.unwrap();
     let seen = db.store.touch_api_token("hash-1").await.unwrap().unwrap();
     assert!(seen.is_usable(store::now_ms()) && seen.last_used_at.is_some());
     assert!(!seen.is_usable(store::now_ms() + 120_000), "expired after its expiry");

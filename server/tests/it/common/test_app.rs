@@ -23,6 +23,7 @@ pub const PASSWORD: &str = "a long test passphrase";
 
 pub struct TestAppBuilder {
     limits: Limits,
+    trusted_proxies: Vec<server::auth::client_addr::Cidr>,
     public_url: Option<String>,
     session_max: Option<std::time::Duration>,
     metrics_token: Option<String>,
@@ -67,6 +68,8 @@ pub struct Client {
     pub base: String,
     pub bearer: Option<String>,
     pub origin: Option<String>,
+    /// Sent as X-Forwarded-For (a client behind a proxy; believed only from a trusted proxy).
+    pub forwarded_for: Option<String>,
 }
 
 impl Client {
@@ -79,7 +82,7 @@ impl Client {
             .read_timeout(std::time::Duration::from_secs(120))
             .build()
             .unwrap();
-        Client { http, jar, base: base.to_string(), bearer: None, origin: Some(base.to_string()) }
+        Client { http, jar, base: base.to_string(), bearer: None, origin: Some(base.to_string()), forwarded_for: None }
     }
 
     /// The session cookie's value, if the server set one.
@@ -97,6 +100,9 @@ impl Client {
         }
         if let Some(token) = &self.bearer {
             req = req.bearer_auth(token);
+        }
+        if let Some(ip) = &self.forwarded_for {
+            req = req.header("x-forwarded-for", ip);
         }
         req = match body {
             Some(Body::Json(v)) => req.json(&v),
@@ -151,7 +157,14 @@ pub enum Body {
 impl TestApp {
     pub fn builder() -> TestAppBuilder {
         TestAppBuilder {
-            limits: Limits { per_account: 1000, per_address: 1000, window: std::time::Duration::from_secs(60) },
+            limits: Limits {
+                per_account_and_address: 1000,
+                per_address: 1000,
+                account_delay_after: 1000,
+                window: std::time::Duration::from_secs(60),
+                ..Limits::default()
+            },
+            trusted_proxies: vec![],
             public_url: None,
             session_max: None,
             metrics_token: None,
@@ -193,7 +206,7 @@ impl TestApp {
     pub async fn with_token(&self, role: Role) -> (Client, i64) {
         let (id, _) = self.user(role).await;
         let user = self.store.user_by_id(id).await.unwrap().unwrap();
-        let (token_id, secret) = server::auth::users::issue_api_token(&self.store, Some(id), &user, "test", role, None).await.unwrap();
+        let (token_id, secret) = server::auth::users::issue_api_token(&self.store, Some(id), &user, "test", role, None, None).await.unwrap();
         let mut c = self.anonymous();
         c.bearer = Some(secret);
         c.origin = None;
@@ -269,6 +282,11 @@ impl TestApp {
 }
 
 impl TestAppBuilder {
+    pub fn trusted_proxy(mut self, cidr: &str) -> Self {
+        self.trusted_proxies.push(cidr.parse().unwrap());
+        self
+    }
+
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
@@ -312,6 +330,7 @@ impl TestAppBuilder {
             suites_dir: dir.path().join("suites"),
             // The tests run where scripts/setup.sh installed bubblewrap: trials are sandboxed.
             unsandboxed_trials: false,
+            trusted_proxies: self.trusted_proxies.clone(),
             // Without the scheduler no trial runs, so launches only need some finelog URL to be accepted.
             finelog_url: self.finelog_url.clone().or_else(|| (!self.scheduler).then(|| "http://127.0.0.1:9".to_string())),
             python: self.python.clone(),
