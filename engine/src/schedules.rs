@@ -74,8 +74,10 @@ pub async fn tick(engine: &Engine, now: i64) -> Vec<TickReport> {
                 }
                 Err(e) => ("failed", None, None, e),
             };
-            if let Err(e) = engine.store.finish_tick(claim, outcome, sha.as_deref(), experiment_id, &detail).await {
-                tracing::error!(error = %e, "schedules: cannot record the tick");
+            match engine.store.finish_tick(claim, &engine.queue.worker, now, outcome, sha.as_deref(), experiment_id, &detail).await {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!(suite = %suite.name, schedule = %schedule.name, "schedules: the tick's claim was taken over before it finished; its outcome is the new holder's"),
+                Err(e) => tracing::error!(error = %e, "schedules: cannot record the tick"),
             }
             reports.push(TickReport {
                 suite: suite.name.clone(),

@@ -75,20 +75,29 @@ impl Store {
         })?)
     }
 
-    /// Records what a claimed tick did.
+    /// Records what a claimed tick did — only while the claim is still this worker's (claimed by
+    /// `worker` at `claimed_at`, not finished): a worker whose lease ran out and was taken over learns so
+    /// (`false`) instead of overwriting the new holder's outcome.
+    #[allow(clippy::too_many_arguments)]
     pub async fn finish_tick(
         &self,
         id: i64,
+        worker: &str,
+        claimed_at: i64,
         outcome: &str,
         sha: Option<&str>,
         experiment_id: Option<i64>,
         detail: &str,
-    ) -> Result<(), StoreError> {
-        on_pool!(self, pool => {
-            sqlx::query("UPDATE schedule_runs SET outcome = $1, sha = $2, experiment_id = $3, detail = $4 WHERE id = $5")
-                .bind(outcome).bind(sha).bind(experiment_id).bind(detail).bind(id).execute(pool).await.map(|r| r.rows_affected())
+    ) -> Result<bool, StoreError> {
+        let n = on_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE schedule_runs SET outcome = $1, sha = $2, experiment_id = $3, detail = $4 \
+                 WHERE id = $5 AND claimed_by = $6 AND claimed_at = $7 AND outcome = 'claimed'",
+            )
+            .bind(outcome).bind(sha).bind(experiment_id).bind(detail).bind(id).bind(worker).bind(claimed_at)
+            .execute(pool).await.map(|r| r.rows_affected())
         })?;
-        Ok(())
+        Ok(n == 1)
     }
 
     /// The SHA the schedule last launched (an unchanged ref is skipped).

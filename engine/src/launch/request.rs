@@ -393,6 +393,8 @@ mod tests {
             assert!(e.ends_with("suite \"s\" takes one only with allow_patches = true"), "{e}");
         }
         let overrides = JsonConfigDiff::Overrides([("POOL".to_string(), "9".to_string())].into_iter().collect());
+        assert!(check_config("c", Some(&overrides), &suite).unwrap_err().contains("takes no overrides"));
+        suite.overrides = vec!["POOL".into()];
         check_config("c", Some(&overrides), &suite).unwrap();
         suite.allow_patches = true;
         check_config("c", Some(&patch), &suite).unwrap();

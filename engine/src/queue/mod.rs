@@ -134,7 +134,11 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
         loop {
             match engine.store.claim_next_trial(&engine.queue.worker).await {
                 Ok(Some(trial)) => {
-                    if run_one(&engine, trial).await == Ran::EngineDown {
+                    let work = {
+                        let (engine, trial) = (engine.clone(), trial.clone());
+                        async move { run_one(&engine, trial).await }
+                    };
+                    if run_guarded(&engine, &trial, work).await == Some(Ran::EngineDown) {
                         tokio::time::sleep(engine_wait).await;
                         engine_wait = (engine_wait * 2).min(Duration::from_secs(60));
                     } else {
@@ -156,6 +160,35 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// Runs one trial's work in a task of its own: a panic there (a bug in Arbiter) becomes that trial's
+/// `infra_failed` outcome with the panic's message — re-queued once like any infrastructure failure — and
+/// the scheduler goes on with the next trial. `None` when the work panicked.
+pub async fn run_guarded<T: Send + 'static>(
+    engine: &Engine,
+    trial: &Trial,
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Option<T> {
+    match tokio::spawn(work).await {
+        Ok(out) => Some(out),
+        Err(e) => {
+            let message = match e.try_into_panic() {
+                Ok(payload) => payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".into()),
+                Err(e) => e.to_string(),
+            };
+            tracing::error!(trial = trial.id, %message, "a trial's work panicked");
+            engine.queue.untrack(trial);
+            let detail = format!("Arbiter failed while running this trial (a bug; the server log has more): {message}");
+            apply(engine, trial, Outcome::infra(judge::InfraReason::LauncherError, detail)).await;
+            conclude::finish_if_done(engine, trial.experiment_id).await;
+            None
+        }
+    }
+}
+
 pub(crate) fn launch_of<'a>(engine: &'a Engine) -> Launch<'a> {
     Launch {
         data_dir: &engine.data_dir,
@@ -172,7 +205,7 @@ pub(crate) async fn plan_of(engine: &Engine, experiment_id: i64) -> Result<Store
 }
 
 #[derive(Debug, PartialEq)]
-enum Ran {
+pub enum Ran {
     Done,
     /// The trial's cluster engine did not answer; the trial went back to the queue.
     EngineDown,
@@ -220,7 +253,7 @@ async fn run_one(engine: &Engine, trial: Trial) -> Ran {
             let (log, _) = runner::trial_files(&engine.data_dir, &trial);
             let run_tag = runner::run_tag(&trial);
             if let Err(e) =
-                engine.store.set_trial_job(trial.id, &run_tag, &pid.to_string(), &engine.queue.worker, &log.to_string_lossy()).await
+                engine.store.set_trial_job(trial.id, &run_tag, &supervise::job_id(pid), &engine.queue.worker, &log.to_string_lossy()).await
             {
                 tracing::warn!(error = %e, "cannot record the trial's job");
             }
@@ -375,10 +408,12 @@ async fn recover(engine: &Engine) {
             }
             continue;
         }
-        let pid = run.and_then(|r| r.job_id).and_then(|j| j.parse::<u32>().ok());
+        // Only the very process this trial started is signalled or waited on (not one that reused its pid).
+        use crate::queue::supervise::still_ours;
+        let job = run.and_then(|r| r.job_id).unwrap_or_default();
         if plan.as_ref().is_some_and(|p| p.suite.kind == judge::ExperimentKind::Warp) {
             // A warp phase ran inside the previous process: its server is stopped and the phase re-run.
-            if let Some(pid) = pid.filter(|p| crate::queue::supervise::is_alive(*p)) {
+            if let Some(pid) = still_ours(&job, "") {
                 crate::queue::supervise::signal_group(pid, libc::SIGKILL);
             }
             let outcome = Outcome::infra(judge::InfraReason::Interrupted, "the server restarted during the phase");
@@ -386,10 +421,12 @@ async fn recover(engine: &Engine) {
             conclude::finish_if_done(engine, trial.experiment_id).await;
             continue;
         }
-        if pid.is_some_and(crate::queue::supervise::is_alive) {
+        let (_, status) = runner::trial_files(&engine.data_dir, &trial);
+        let marker = status.to_string_lossy().into_owned();
+        if still_ours(&job, &marker).is_some() {
             tracing::info!(trial = trial.id, "re-attached to a trial still running");
         }
-        while pid.is_some_and(crate::queue::supervise::is_alive) {
+        while still_ours(&job, &marker).is_some() {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
         let ram = plan.as_ref().and_then(StoredPlan::worker_ram);

@@ -50,7 +50,7 @@ async fn running_trial(server: &RunningServer, id: i64) -> (i64, u32) {
             let store = store::Store::open(&url).await.unwrap();
             let run = store.trial_run(trial).await.unwrap();
             store.close().await;
-            if let Some(pid) = run.job_id.and_then(|j| j.parse().ok()) {
+            if let Some(pid) = run.job_id.and_then(|j| j.split('@').next()?.parse().ok()) {
                 let seq = e["trials"].as_array().unwrap().iter().find(|t| t["id"] == trial).unwrap()["seq"].as_i64().unwrap();
                 return (seq, pid);
             }

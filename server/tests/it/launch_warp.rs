@@ -468,7 +468,7 @@ async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again(
     let deadline = Instant::now() + std::time::Duration::from_secs(60);
     let pid = loop {
         let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
-        if let Some(pid) = e["trials"][0]["job_id"].as_str().and_then(|j| j.parse::<i32>().ok()) {
+        if let Some(pid) = e["trials"][0]["job_id"].as_str().and_then(|j| j.split('@').next()?.parse::<i32>().ok()) {
             break pid;
         }
         assert!(Instant::now() < deadline, "no phase server: {e}");

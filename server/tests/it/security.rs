@@ -595,3 +595,27 @@ async fn pages_carry_a_nonce_csp_and_api_errors_hide_internals() {
     assert_eq!(api.status, 404);
     assert_eq!(api.json()["error"], "no experiment 424242");
 }
+
+/// A bug that panics while a trial runs costs that trial (infra_failed with the message, re-queued once),
+/// never the scheduler: the next trial is claimed and run as usual.
+#[tokio::test]
+async fn a_panicking_trial_cannot_stop_the_scheduler() {
+    use store::trials::InsertTrial;
+    let app = TestApp::builder().start().await;
+    let id = app.experiment("two trials", None).await;
+    let arms = app.store.arms(id).await.unwrap();
+    let plan: Vec<InsertTrial> = (0..2).map(|seq| InsertTrial { arm_id: arms[seq as usize].0, seq, cell: None, repeat_index: 0 }).collect();
+    app.store.insert_trials(id, &plan).await.unwrap();
+    let engine = &app.state.engine;
+    let first = app.store.claim_next_trial(&engine.queue.worker).await.unwrap().unwrap();
+    let out = engine::queue::run_guarded(engine, &first, async { panic!("index out of bounds in a phase") }).await;
+    assert_eq!(out, None::<()>);
+    let trials = app.store.trials(id).await.unwrap();
+    let failed = trials.iter().find(|t| t.id == first.id).unwrap();
+    assert_eq!(failed.state, judge::TrialState::InfraFailed, "{failed:?}");
+    assert!(failed.detail.as_deref().unwrap_or("").contains("index out of bounds in a phase"), "{failed:?}");
+    assert!(trials.iter().any(|t| t.seq == first.seq && t.attempt == 2), "re-queued once: {trials:?}");
+    // The scheduler's next claim works, and guarded work that does not panic returns its value.
+    let next = app.store.claim_next_trial(&engine.queue.worker).await.unwrap().unwrap();
+    assert_eq!(engine::queue::run_guarded(engine, &next, async { 7 }).await, Some(7));
+}

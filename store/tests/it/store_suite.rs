@@ -392,7 +392,12 @@ async fn schedule_ticks_are_claimed_once_and_stale_claims_taken_over(db: &TestDb
     assert_eq!(db.store.claim_tick(suite, "night", tick, "c", later, lease).await.unwrap(), None, "one taker");
     let runs = db.store.schedule_runs(suite, 10).await.unwrap();
     assert_eq!((runs.len(), runs[0].claimed_by.as_str(), runs[0].claimed_at), (1, "b", later));
-    db.store.finish_tick(first.unwrap(), "skipped", Some("abc"), None, "unchanged").await.unwrap();
+    // "a" was only slow: its late outcome does not overwrite the new holder's claim.
+    assert!(!db.store.finish_tick(first.unwrap(), "a", tick + 5, "launched", Some("old"), None, "late").await.unwrap());
+    assert_eq!(db.store.schedule_runs(suite, 10).await.unwrap()[0].outcome, "claimed");
+    assert!(db.store.finish_tick(first.unwrap(), "b", later, "skipped", Some("abc"), None, "unchanged").await.unwrap());
+    assert_eq!(db.store.schedule_runs(suite, 10).await.unwrap()[0].outcome, "skipped");
+    assert!(!db.store.finish_tick(first.unwrap(), "b", later, "failed", None, None, "twice").await.unwrap(), "finished once");
     let much_later = later + 10 * lease;
     assert_eq!(db.store.claim_tick(suite, "night", tick, "d", much_later, lease).await.unwrap(), None, "a finished tick is never retaken");
 }

@@ -86,7 +86,7 @@ pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>) -> impl IntoView {
                     {p.running.into_iter().map(|r| view! {
                         <details class="running" open=true>
                             <summary>{format!("trial {} · {}{}{} · attempt {}", r.seq + 1, r.arm, r.cell.map(|c| format!(" · {c}")).unwrap_or_default(),
-                                r.job_id.map(|j| format!(" · job {j}")).unwrap_or_default(), r.attempt)}
+                                r.job_id.as_deref().map(|j| format!(" · job {}", super::shown_job(j))).unwrap_or_default(), r.attempt)}
                                 {r.engine_state.map(|s| format!(" · engine: {s}"))}</summary>
                             <pre class="log-tail">{if r.log_tail.is_empty() { "(no output yet)".to_string() } else { r.log_tail }}</pre>
                         </details>

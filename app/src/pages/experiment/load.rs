@@ -152,9 +152,9 @@ pub fn trial_views(arms: &[(i64, String, String)], trials: Vec<store::trials::Tr
                 state: t.state.as_str().to_string(),
                 started_at: t.started_at,
                 finished_at: t.finished_at,
-                job: match (t.job_id, t.engine_state) {
+                job: match (t.job_id.as_deref().map(super::shown_job), t.engine_state) {
                     (Some(j), Some(e)) => format!("{j} ({e})"),
-                    (Some(j), None) => j,
+                    (Some(j), None) => j.to_string(),
                     (None, _) => String::new(),
                 },
                 note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]

@@ -311,3 +311,13 @@ fn Downloads(id: i64, kind: judge::ExperimentKind, judged: bool, calibration: bo
     }
     .into_any()
 }
+
+/// A job id as people read it: a local process's `PID@START` (its start time is for Arbiter's own
+/// recovery check) shows as the pid; a cluster's job id as it is.
+pub fn shown_job(job: &str) -> &str {
+    match job.split_once('@') {
+        Some((pid, start)) if pid.bytes().all(|b| b.is_ascii_digit()) && start.bytes().all(|b| b.is_ascii_digit()) => pid,
+        _ => job,
+    }
+}
+
