@@ -77,6 +77,9 @@ pub async fn sync_suites(store: &Store, suites: &[suite::LoadedSuite]) -> Result
         .map(|s| s.name)
         .collect();
     for s in suites {
+        for w in s.definition.notify.iter().flat_map(suite::notify::NotifySpec::warnings) {
+            tracing::warn!(suite = %s.definition.name, file = %s.path.display(), "{w}");
+        }
         if edited.contains(&s.definition.name) {
             tracing::warn!(suite = %s.definition.name, file = %s.path.display(), "the suite was edited on the suites page; its file is not loaded over it");
             continue;

@@ -77,6 +77,27 @@ pub fn parse_for_store(text: &str) -> Result<(String, judge::ExperimentKind, ser
 }
 
 /// A stored definition as TOML (what the suites page shows and edits).
+/// What stands in for a secret shown to someone who may not see it.
+pub const REDACTED: &str = "<redacted>";
+
+/// A stored suite with its secrets replaced by [`REDACTED`], for everyone but admins: the webhook URL (its
+/// URL is its credential) and every value of `[cluster] env` and `[warp] server_env` (where a suite's
+/// author puts tokens and passwords). The names stay, so the reader sees what is set.
+pub fn redacted(definition: &serde_json::Value) -> serde_json::Value {
+    let mut d = definition.clone();
+    if let Some(w) = d.pointer_mut("/notify/webhook").filter(|w| w.is_string()) {
+        *w = REDACTED.into();
+    }
+    for table in ["/cluster/env", "/warp/server_env"] {
+        if let Some(map) = d.pointer_mut(table).and_then(|v| v.as_object_mut()) {
+            for v in map.values_mut() {
+                *v = REDACTED.into();
+            }
+        }
+    }
+    d
+}
+
 pub fn to_toml(definition: &serde_json::Value) -> Result<String, String> {
     let d: SuiteDefinition = serde_json::from_value(definition.clone()).map_err(|e| format!("the stored suite does not parse: {e}"))?;
     let mut table = toml::Table::try_from(&d).map_err(|e| format!("cannot write the suite as TOML: {e}"))?;

@@ -71,6 +71,20 @@ pub struct CommitStatusSpec {
     pub context: Option<String>,
 }
 
+/// The prefix a commit status token's variable must carry: a suite (which a UI edit can change) must not
+/// be able to name Arbiter's own secrets (`DATABASE_URL`, `ARBITER_METRICS_TOKEN`) and have them sent out.
+pub const TOKEN_ENV_PREFIX: &str = "ARBITER_NOTIFY_";
+
+impl CommitStatusSpec {
+    /// May Arbiter read `token_env` and send its value? Names with [`TOKEN_ENV_PREFIX`] may; for one
+    /// release, other names too (with a warning at start, [`NotifySpec::warnings`]) except Arbiter's own
+    /// settings (`ARBITER_…`) and `DATABASE_URL`, which never.
+    pub fn token_env_allowed(&self) -> bool {
+        let name = self.token_env.as_str();
+        name.starts_with(TOKEN_ENV_PREFIX) || !(name.starts_with("ARBITER_") || name == "DATABASE_URL")
+    }
+}
+
 fn http_url(field: &str, url: &str) -> Result<(), String> {
     if !(url.starts_with("https://") || url.starts_with("http://")) || url.len() > 2000 || url.chars().any(char::is_whitespace) {
         return Err(format!("{field} {url:?}: give an http(s) URL"));
@@ -79,6 +93,20 @@ fn http_url(field: &str, url: &str) -> Result<(), String> {
 }
 
 impl NotifySpec {
+    /// What a suite's author should change, said at start (a suite file that stopped loading would stop
+    /// `serve`, so these are warnings for one release).
+    pub fn warnings(&self) -> Vec<String> {
+        let Some(c) = &self.commit_status else { return vec![] };
+        if c.token_env.starts_with(TOKEN_ENV_PREFIX) {
+            return vec![];
+        }
+        let refused = if c.token_env_allowed() { "read for this release only" } else { "never read (Arbiter's own setting)" };
+        vec![format!(
+            "notify.commit_status.token_env {:?} should start with {TOKEN_ENV_PREFIX} (e.g. {TOKEN_ENV_PREFIX}GITHUB_TOKEN); it is {refused}",
+            c.token_env
+        )]
+    }
+
     pub fn check(&self) -> Result<(), String> {
         if let Some(url) = &self.webhook {
             http_url("notify.webhook", url.trim())?;
@@ -126,6 +154,17 @@ mod tests {
             context: None,
         };
         assert!(NotifySpec { webhook: None, commit_status: Some(status.clone()), ..bad.clone() }.check().is_ok());
+        let spec = |token_env: &str| NotifySpec {
+            webhook: None,
+            commit_status: Some(CommitStatusSpec { token_env: token_env.into(), ..status.clone() }),
+            ..bad.clone()
+        };
+        assert!(spec("ARBITER_NOTIFY_GH").warnings().is_empty() && spec("ARBITER_NOTIFY_GH").commit_status.unwrap().token_env_allowed());
+        assert!(spec("GH_TOKEN").warnings()[0].contains("read for this release only"));
+        for own in ["DATABASE_URL", "ARBITER_METRICS_TOKEN"] {
+            assert!(spec(own).warnings()[0].contains("never read"), "{own}");
+            assert!(!spec(own).commit_status.unwrap().token_env_allowed(), "{own}");
+        }
         let lower = CommitStatusSpec { token_env: "ghp_secret".into(), ..status.clone() };
         assert!(NotifySpec { webhook: None, commit_status: Some(lower), ..bad.clone() }.check().unwrap_err().contains("token_env"));
     }

@@ -72,7 +72,13 @@ pub fn payload(summary: &store::experiments::ExperimentSummary, url: &str, chang
     }
     json!({
         "event": "change_point",
-        "text": format!("*Change point* in suite {suite} from <{url}|#{} {}>: {}", summary.id, summary.title, words.join(", ")),
+        "text": format!(
+            "*Change point* in suite {} from <{url}|#{} {}>: {}",
+            super::slack_escape(&suite),
+            summary.id,
+            super::slack_escape(&summary.title),
+            super::slack_escape(&words.join(", "))
+        ),
         "experiment": {"id": summary.id, "title": summary.title, "url": url, "suite": suite, "kind": summary.kind.as_str()},
         "changes": changes,
     })

@@ -40,6 +40,12 @@ pub fn events_of(status: ExperimentStatus, verdict: Option<Verdict>, lost_trials
     out
 }
 
+/// Text as Slack's message format reads it: `&`, `<` and `>` escaped, so a title or reason cannot make a
+/// link (`<url|label>`) or a mention (`<!channel>`) of its own.
+pub fn slack_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
 /// The payload (pure): the experiment in JSON and a Slack-compatible line of text.
 pub fn payload(
     event: NotifyEvent,
@@ -55,10 +61,10 @@ pub fn payload(
         NotifyEvent::ChangePoint => "Change point",
     };
     let suite = summary.suite.clone().unwrap_or_default();
-    let first = reasons.first().map(|r| format!(": {r}")).unwrap_or_default();
+    let first = reasons.first().map(|r| format!(": {}", slack_escape(r))).unwrap_or_default();
     json!({
         "event": event.as_str(),
-        "text": format!("*{what}* in suite {suite}: <{url}|#{} {}>{first}", summary.id, summary.title),
+        "text": format!("*{what}* in suite {}: <{url}|#{} {}>{first}", slack_escape(&suite), summary.id, slack_escape(&summary.title)),
         "experiment": {
             "id": summary.id, "title": summary.title, "url": url, "suite": suite, "kind": summary.kind.as_str(),
             "status": summary.status.as_str(), "verdict": summary.verdict.map(|v| v.as_str()), "reasons": reasons, "arms": arms,
@@ -117,8 +123,10 @@ async fn queue_and_send(engine: &Engine, experiment_id: i64, spec: &NotifySpec, 
         let body = json!({"state": status, "target_url": url, "description": description, "context": context});
         let target = format!("{}/repos/{}/statuses/{sha}", c.api.trim().trim_end_matches('/'), c.repository);
         if let Some(id) = engine.store.insert_notification(experiment_id, suite_id, "commit_status", &target, &body).await? {
-            let token = std::env::var(&c.token_env).ok();
-            if token.is_none() {
+            let token = c.token_env_allowed().then(|| std::env::var(&c.token_env).ok()).flatten();
+            if !c.token_env_allowed() {
+                tracing::warn!(variable = %c.token_env, "the commit status token's variable is one of Arbiter's own settings: not read");
+            } else if token.is_none() {
                 tracing::warn!(variable = %c.token_env, "the commit status token's environment variable is not set");
             }
             tokio::spawn(deliver(engine.store.clone(), id, spec.clone(), Target { url: target, token }, body));
@@ -144,7 +152,8 @@ pub async fn deliver(store: store::Store, id: i64, spec: NotifySpec, target: Tar
         let result = match request.send().await {
             Ok(r) if r.status().is_success() => Ok(()),
             Ok(r) => Err(format!("HTTP {}", r.status())),
-            Err(e) => Err(format!("not sent: {e}")),
+            // Never the URL (a webhook's URL is its secret): the error as the log and the suite page show it.
+            Err(e) => Err(format!("not sent: {}", e.without_url())),
         };
         let last = attempt == spec.attempts;
         if let Err(e) = store.record_delivery(id, result.as_ref().map(|_| ()).map_err(String::as_str), last).await {
@@ -174,5 +183,10 @@ mod tests {
         );
         assert_eq!(commit_state(ExperimentStatus::Judged, Some(Verdict::Pass), &[]).0, "success");
         assert_eq!(commit_state(ExperimentStatus::Errored, None, &[]).0, "error");
+    }
+
+    #[test]
+    fn titles_and_reasons_cannot_make_links_or_mentions_in_slack() {
+        assert_eq!(slack_escape("<!channel> a & b <https://evil|click>"), "&lt;!channel&gt; a &amp; b &lt;https://evil|click&gt;");
     }
 }

@@ -619,3 +619,29 @@ async fn a_panicking_trial_cannot_stop_the_scheduler() {
     let next = app.store.claim_next_trial(&engine.queue.worker).await.unwrap().unwrap();
     assert_eq!(engine::queue::run_guarded(engine, &next, async { 7 }).await, Some(7));
 }
+
+/// Launchers read a suite with its secrets redacted — the webhook URL, `[cluster] env` values — and admins
+/// see the real values they edit.
+#[tokio::test]
+async fn suite_secrets_are_shown_to_admins_only() {
+    let app = TestApp::builder().start().await;
+    let toml = "name = \"secretive\"\nkind = \"pipeline\"\nrepository = \"/nonexistent\"\nlauncher = \"cluster\"\n\
+                command = [\"echo\", \"{run_tag}\"]\n[resources]\ncpu = 1\nram = \"1GiB\"\n\
+                [cluster]\nprofile = \"slurm\"\nenv = { SLURM_AUTH_TOKEN = \"tok-3f9a1c77\" }\n\
+                [notify]\nwebhook = \"https://hooks.example/services/T000/B000/hook-5e2d88\"\n\
+                [notify.commit_status]\napi = \"https://api.github.com\"\nrepository = \"o/r\"\ntoken_env = \"ARBITER_NOTIFY_GH\"\n";
+    let dir = app.dir.path().join("suites");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("s.toml"), toml).unwrap();
+    engine::sync_suites(&app.store, &suite::load_dir(&dir).unwrap()).await.unwrap();
+    let launcher = app.signed_in(Role::Launcher).await;
+    let page = launcher.get("/suites/secretive").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    for secret in ["tok-3f9a1c77", "hook-5e2d88"] {
+        assert!(!page.text.contains(secret), "a launcher never sees {secret}");
+    }
+    assert!(page.text.contains("SLURM_AUTH_TOKEN") && page.text.contains("&lt;redacted&gt;"), "the names stay, the values go");
+    let admin = app.signed_in(Role::Admin).await;
+    let page = admin.get("/suites/secretive").await;
+    assert!(page.text.contains("tok-3f9a1c77") && page.text.contains("hook-5e2d88"), "admins see what they edit");
+}

@@ -86,7 +86,9 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
         }
         Err(e) => return Err(failed(e)),
     };
-    let toml = (ctx.suite_toml)(&suite.definition).map_err(crate::error::AppError::Server)?;
+    // Secrets (webhook URL, env values) only to admins, who edit them.
+    let shown = if me.has(crate::auth::Role::Admin) { suite.definition.clone() } else { suite::redacted(&suite.definition) };
+    let toml = (ctx.suite_toml)(&shown).map_err(crate::error::AppError::Server)?;
     let profiles = store.noise_profiles(suite.id).await.map_err(failed)?;
     let filter = store::experiments::HistoryFilter { suite: Some(name.clone()), ..Default::default() };
     let query = store::experiments::HistoryQuery::from_filter(&filter, 10).map_err(crate::error::AppError::bad_request)?;
