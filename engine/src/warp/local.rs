@@ -193,5 +193,12 @@ pub(super) async fn local(
         let _ = server.wait().await;
     }
     let _ = std::fs::remove_dir_all(&data_root);
+    // A server may print its arguments or environment: the keys never stay in a file people download.
+    if let Ok(text) = std::fs::read(&server_log_path) {
+        let text = String::from_utf8_lossy(&text);
+        if text.contains(&secret_key) || text.contains(&access_key) {
+            let _ = std::fs::write(&server_log_path, redact(&text));
+        }
+    }
     outcome
 }

@@ -195,11 +195,18 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
     let repo = tmp.path().join("repo");
     repository(&repo);
     let (app, launcher) = app_with_suite(&repo.to_string_lossy()).await;
+    // What an option smuggled in as a ref would create: it must never exist.
+    let pwned = tmp.path().join("pwned");
     let cases: Vec<(Value, &str)> = vec![
         (json!({"suite": "nope", "head": "main"}), "there is no suite \"nope\""),
         (json!({"suite": "dedup", "head": "no-such-branch"}), "ref \"no-such-branch\" does not name a commit"),
         (json!({"suite": "dedup", "head": "main; rm -rf /"}), "is not a plain git ref"),
-        (json!({"suite": "dedup", "head": "--upload-pack=touch /tmp/x"}), "is not a plain git ref"),
+        (json!({"suite": "dedup", "head": format!("--upload-pack=touch {}", pwned.display())}), "is not a plain git ref"),
+        (json!({"suite": "dedup", "head": "main", "base": format!("--upload-pack=touch {}", pwned.display())}), "is not a plain git ref"),
+        (
+            json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": format!("--output={}", pwned.display())}]}),
+            "is not a plain git ref",
+        ),
         (json!({"suite": "dedup", "head": "main", "fingerprint": {"workers": 3}}), "3 is not allowed"),
         (json!({"suite": "dedup", "head": "main", "fingerprint": {"sample": "gs://us-bucket/sample"}}), "no data locality is known"),
         (json!({"suite": "dedup", "head": "main", "fingerprint": {"sample": "gs://eu-bucket/$(id)"}}), "characters"),
@@ -270,7 +277,7 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
         "{message}"
     );
     assert!(!message.contains(&*repo.to_string_lossy()), "no server path: {message}");
-    assert!(!Path::new("/tmp/x").exists() || std::fs::metadata("/tmp/x").map(|m| m.len()).unwrap_or(0) == 0);
+    assert!(!pwned.exists(), "no ref ever reached git as an option");
     assert!(app
         .store
         .list_experiments(&store::experiments::HistoryQuery { limit: 50, ..Default::default() })

@@ -114,7 +114,62 @@ async fn measured_an_a_a_passes_and_a_cpu_starved_server_fails() {
     let env = launcher.get(&format!("/experiments/{id}/files/logs/trial-0-1.server.env")).await.text;
     assert!(env.contains("RUSTFS_DRIVE_SYNC_ENABLE=true") && env.contains("<redacted>"), "{env}");
     let secret = env.lines().find(|l| l.starts_with("# argv")).unwrap().to_string();
-    assert!(!secret.contains("--secret-key arb") && secret.contains("--secret-key <redacted>"), "{secret}");
+    assert!(secret.contains("--secret-key <redacted>") && secret.contains("--access-key <access-key>"), "{secret}");
+    let e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
+    assert_eq!(leaked_keys(&engine::experiment_dir(&app.state.data_dir, id), &e), Vec::<String>::new());
+}
+
+/// Every place under `dir` where a phase's throwaway key appears: an access key (`arb` + 16 hex) or a
+/// secret key (40 hex characters standing alone that are not one of the experiment's commit SHAs).
+fn leaked_keys(dir: &std::path::Path, e: &Value) -> Vec<String> {
+    let shas: Vec<String> = e["arms"].as_array().unwrap().iter().map(|a| a["sha"].as_str().unwrap().to_string()).collect();
+    leaked_in(dir, &shas)
+}
+
+fn leaked_in(dir: &std::path::Path, shas: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(leaked_in(&path, shas));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap_or_default()).into_owned();
+        let words = text.split(|c: char| !c.is_ascii_alphanumeric());
+        for w in words {
+            let hex = |s: &str| s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+            let access = w.len() == 19 && w.starts_with("arb") && hex(&w[3..]);
+            let secret = w.len() == 40 && hex(w) && !shas.iter().any(|s| s == w);
+            if access || secret {
+                found.push(format!("{}: {w}", path.display()));
+            }
+        }
+    }
+    found
+}
+
+/// A server that prints its arguments and environment (as many do at start) leaves no key in any file:
+/// Arbiter redacts its log when the phase ends, and never writes them elsewhere.
+#[tokio::test]
+async fn a_server_that_prints_its_keys_leaves_them_in_no_file() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    common::git::git(&repo, &["checkout", "-q", "-b", "chatty", "main"]);
+    std::fs::write(repo.join("launcher.sh"), "#!/bin/sh\necho \"starting with: $*\" >&2\nexec \"@S3S_FS@\" \"$@\"\n").unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "print the arguments"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let app = app_with(&[suite_text("s3s-fast", &repo, &fast(), "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _trials = common::running_trials().await;
+    let id = launcher.launch(json!({"suite": "s3s-fast", "head": "chatty", "base": "main"})).await;
+    let e = launcher.wait_until_ended(id, 180).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let chatty = trial_of(&e, "treatment");
+    assert_eq!(chatty["state"], "succeeded", "{e}");
+    let log = launcher.get(&format!("/experiments/{id}/files/logs/trial-{}-1.server.log", chatty["seq"])).await.text;
+    assert!(log.contains("--secret-key <redacted>") && log.contains("--access-key <access-key>"), "printed, then redacted: {log}");
+    assert_eq!(leaked_keys(&engine::experiment_dir(&app.state.data_dir, id), &e), Vec::<String>::new());
 }
 
 #[tokio::test]
