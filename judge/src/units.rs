@@ -146,13 +146,15 @@ pub fn parse_utc_ms(text: &str) -> Option<i64> {
     let (date, time) = t.split_once(['T', ' '])?;
     let days = parse_date(date).ok()?;
     let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut h = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    // Two digits each: a sign or a huge number is no time of day (and cannot overflow what follows).
+    let field = |p: &str| (p.len() == 2 && p.bytes().all(|b| b.is_ascii_digit())).then(|| p.parse::<i64>().ok()).flatten();
+    let mut h = hms.splitn(3, ':').map(field);
     let (hh, mi, ss) = (h.next()??, h.next()??, h.next()??);
-    if hh > 23 || mi > 59 || ss > 60 || !frac.chars().all(|c| c.is_ascii_digit()) {
+    if hh > 23 || mi > 59 || ss > 60 || frac.is_empty() || !frac.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
     let ms: i64 = format!("{frac:0<3}")[..3].parse().ok()?;
-    Some(((days * 86_400) + hh * 3600 + mi * 60 + ss) * 1000 + ms)
+    days.checked_mul(86_400)?.checked_add(hh * 3600 + mi * 60 + ss)?.checked_mul(1000)?.checked_add(ms)
 }
 
 /// "1 trial an arm", "3 trials an arm": the plan's size in the launch preview and `arbiter launch --dry-run`.
@@ -193,9 +195,17 @@ mod tests {
         assert_eq!(super::parse_utc_ms("1970-01-01 00:00:01.5"), Some(1500));
         assert_eq!(super::parse_utc_ms("1970-01-01T00:01:00"), Some(60_000));
         assert_eq!(super::parse_utc_ms("42"), Some(42));
-        for bad in ["", "yesterday", "1970-13-01T00:00:00", "1970-01-01T25:00:00", "1970-01-01T00:00:00.x"] {
+        for bad in ["", "yesterday", "1970-13-01T00:00:00", "1970-01-01T25:00:00", "1970-01-01T00:00:00.x", "1970-01-01T-1:00:00"] {
             assert_eq!(super::parse_utc_ms(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn fuzz_found_a_negative_minute_overflowing_the_timestamp() {
+        // scripts/fuzz.sh units: a minute field of -6222… passed "mi > 59" and overflowed the sum.
+        let crash = "1026-11-02T04:-6222222222222225:21.62222222222222222222222222222222222222";
+        assert_eq!(super::parse_utc_ms(crash), None);
+        assert_eq!(super::parse_utc_ms("1026-11-02T04:+5:21"), None);
     }
     use super::{parse_date, parse_size, trials_an_arm, utc_rfc3339};
 
