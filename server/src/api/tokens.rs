@@ -27,7 +27,7 @@ struct ListParams {
     all: bool,
 }
 
-#[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens", params(("user" = Option<String>, Query, description = "an admin may list another user's")),
+#[utoipa::path(get, path = "/api/v1/tokens", tag = "tokens", params(("all" = Option<bool>, Query, description = "every user's tokens (admins only)")),
     responses((status = 200, description = "the caller's API tokens (never their secrets)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn list(
     State(state): State<AppState>,

@@ -52,7 +52,7 @@ struct NewUser {
 }
 
 #[utoipa::path(post, path = "/api/v1/users", tag = "users", request_body = NewUser,
-    responses((status = 201, description = "created"), (status = 400, description = "not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
+    responses((status = 201, description = "created"), (status = 400, description = "not valid (named)"), (status = 409, description = "a user of that name exists"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
 async fn create(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
@@ -78,7 +78,7 @@ struct UserChange {
 }
 
 #[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "users", params(("id" = i64, Path)), request_body = UserChange,
-    responses((status = 200, description = "changed"), (status = 404, description = "no such user"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
+    responses((status = 200, description = "changed"), (status = 404, description = "no such user"), (status = 409, description = "it would leave no active admin"), (status = 401, description = "no valid credentials"), (status = 403, description = "admins only")))]
 async fn update(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,

@@ -124,6 +124,19 @@ pub async fn authorize(matched: Option<MatchedPath>, req: Request, next: Next) -
     let params = RawPathParams::from_request_parts(&mut parts, &()).await.ok();
     let req = Request::from_parts(parts, body);
     let Some(access) = access_for(req.method(), pattern) else {
+        // A method the route does not serve: 405 with what it does (a made-up method is no server error).
+        let allowed: Vec<&str> = RULES.iter().filter(|r| r.path == pattern).map(|r| r.method.as_str()).collect();
+        if !allowed.is_empty() {
+            let mut response = (
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                axum::Json(serde_json::json!({"error": format!("{} is not served here; this route takes {}", req.method(), allowed.join(", "))})),
+            )
+                .into_response();
+            if let Ok(v) = axum::http::HeaderValue::from_str(&allowed.join(", ")) {
+                response.headers_mut().insert(axum::http::header::ALLOW, v);
+            }
+            return response;
+        }
         tracing::error!(method = %req.method(), route = pattern, "route has no access rule in auth::policy::RULES; refused");
         return ApiError::Forbidden("this route is not open to anyone yet".into()).into_response();
     };

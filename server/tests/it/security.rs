@@ -645,3 +645,17 @@ async fn suite_secrets_are_shown_to_admins_only() {
     let page = admin.get("/suites/secretive").await;
     assert!(page.text.contains("tok-3f9a1c77") && page.text.contains("hook-5e2d88"), "admins see what they edit");
 }
+
+/// A method a route does not serve is a 405 naming what it takes (and not an error in the server's log).
+#[tokio::test]
+async fn an_unserved_method_is_a_405_with_allow() {
+    let app = TestApp::builder().start().await;
+    let viewer = app.signed_in(Role::Viewer).await;
+    for method in ["PUT", "TRACE", "FROB"] {
+        let r = viewer.send(Method::from_bytes(method.as_bytes()).unwrap(), "/api/v1/experiments", None).await;
+        assert_eq!(r.status, 405, "{method}: {}", r.text);
+        let allow = r.headers.get("allow").unwrap().to_str().unwrap().to_string();
+        assert!(allow.contains("GET") && allow.contains("POST"), "{allow}");
+        assert!(r.text.contains("not served here"), "{}", r.text);
+    }
+}
