@@ -76,7 +76,9 @@ pub async fn tick(engine: &Engine, now: i64) -> Vec<TickReport> {
             };
             match engine.store.finish_tick(claim, &engine.queue.worker, now, outcome, sha.as_deref(), experiment_id, &detail).await {
                 Ok(true) => {}
-                Ok(false) => tracing::warn!(suite = %suite.name, schedule = %schedule.name, "schedules: the tick's claim was taken over before it finished; its outcome is the new holder's"),
+                Ok(false) => {
+                    tracing::warn!(suite = %suite.name, schedule = %schedule.name, "schedules: the tick's claim was taken over before it finished; its outcome is the new holder's")
+                }
                 Err(e) => tracing::error!(error = %e, "schedules: cannot record the tick"),
             }
             reports.push(TickReport {

@@ -156,8 +156,23 @@ pub fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
 /// are found or loaded (`PATH`, `LD_PRELOAD`, `PYTHONPATH`, proxies, TLS and locale data), or Arbiter sets them.
 const RESERVED_SETTINGS: [&str; 10] = ["PATH", "HOME", "SHELL", "IFS", "ENV", "BASH_ENV", "TMPDIR", "LANG", "TZ", "OPENSSL_CONF"];
 const RESERVED_PREFIXES: [&str; 17] = [
-    "LD_", "DYLD_", "PYTHON", "ARBITER_", "GIT_", "LC_", "GCONV_", "HTTP_", "HTTPS_", "ALL_PROXY", "NO_PROXY", "SSL_", "CARGO_", "RUSTC",
-    "RUSTFLAGS", "RUSTDOC", "RUSTUP_",
+    "LD_",
+    "DYLD_",
+    "PYTHON",
+    "ARBITER_",
+    "GIT_",
+    "LC_",
+    "GCONV_",
+    "HTTP_",
+    "HTTPS_",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "SSL_",
+    "CARGO_",
+    "RUSTC",
+    "RUSTFLAGS",
+    "RUSTDOC",
+    "RUSTUP_",
 ];
 
 /// A suite's `overrides` pattern: an UPPER_CASE setting name, or a prefix ending in `*` (`ZEPHYR_*`), that
@@ -171,7 +186,9 @@ pub fn check_override_pattern(pattern: &str) -> Result<(), String> {
     let reserved = RESERVED_SETTINGS.iter().any(|r| if star { r.starts_with(name) } else { *r == name })
         || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p) || (star && p.starts_with(name)));
     if reserved {
-        return Err(format!("overrides {pattern:?} admits settings that are reserved (how programs are found or loaded, or Arbiter's own)"));
+        return Err(format!(
+            "overrides {pattern:?} admits settings that are reserved (how programs are found or loaded, or Arbiter's own)"
+        ));
     }
     Ok(())
 }
@@ -191,8 +208,12 @@ pub fn check_override(arm: &str, key: &str, allowed: &[String]) -> Result<(), St
     });
     if !admitted {
         return Err(match allowed.is_empty() {
-            true => format!("arm {arm:?}: override {key:?}: this suite takes no overrides (its `overrides` lists the settings an arm may change)"),
-            false => format!("arm {arm:?}: override {key:?} is not one of the settings this suite lets an arm change: {}", allowed.join(", ")),
+            true => format!(
+                "arm {arm:?}: override {key:?}: this suite takes no overrides (its `overrides` lists the settings an arm may change)"
+            ),
+            false => {
+                format!("arm {arm:?}: override {key:?} is not one of the settings this suite lets an arm change: {}", allowed.join(", "))
+            }
         });
     }
     Ok(())
@@ -280,4 +301,3 @@ mod tests {
         }
     }
 }
-

@@ -160,18 +160,31 @@ impl Store {
              WHERE id = $4 AND ({keeps} OR EXISTS (SELECT 1 FROM users o WHERE o.id <> $4 AND o.role = 'admin' AND o.disabled_at IS NULL))"
         );
         let n = match self {
-            Store::Sqlite(pool) => {
-                sqlx::query(&sql)
-                    .bind(role.map(Role::as_str)).bind(disabled.map(i64::from)).bind(now).bind(id)
-                    .execute(pool).await?.rows_affected()
-            }
+            Store::Sqlite(pool) => sqlx::query(&sql)
+                .bind(role.map(Role::as_str))
+                .bind(disabled.map(i64::from))
+                .bind(now)
+                .bind(id)
+                .execute(pool)
+                .await?
+                .rows_affected(),
             Store::Postgres(pool) => {
                 let mut tx = pool.begin().await?;
-                sqlx::query("SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE").fetch_all(&mut *tx).await?;
-                let sql = sql.replace("CASE WHEN $2 = 1 THEN 0 WHEN $2 = 0 THEN 1 ELSE disabled_at IS NULL END", "CASE WHEN $2 = 1 THEN FALSE WHEN $2 = 0 THEN TRUE ELSE disabled_at IS NULL END");
+                sqlx::query("SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE")
+                    .fetch_all(&mut *tx)
+                    .await?;
+                let sql = sql.replace(
+                    "CASE WHEN $2 = 1 THEN 0 WHEN $2 = 0 THEN 1 ELSE disabled_at IS NULL END",
+                    "CASE WHEN $2 = 1 THEN FALSE WHEN $2 = 0 THEN TRUE ELSE disabled_at IS NULL END",
+                );
                 let n = sqlx::query(&sql)
-                    .bind(role.map(Role::as_str)).bind(disabled.map(i64::from)).bind(now).bind(id)
-                    .execute(&mut *tx).await?.rows_affected();
+                    .bind(role.map(Role::as_str))
+                    .bind(disabled.map(i64::from))
+                    .bind(now)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
                 tx.commit().await?;
                 n
             }

@@ -80,7 +80,9 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
     // Code from a branch that would run on this host: a local pipeline trial, a warp phase's server in local
     // mode, or a warp build from source (in either mode).
     let runs_here = match (definition.kind, definition.warp.as_ref()) {
-        (judge::ExperimentKind::Warp, Some(w)) => !w.external() || plan.arms.iter().any(|a| !w.binaries.contains_key(&a.name) && !w.build.is_empty()),
+        (judge::ExperimentKind::Warp, Some(w)) => {
+            !w.external() || plan.arms.iter().any(|a| !w.binaries.contains_key(&a.name) && !w.build.is_empty())
+        }
         _ => definition.launcher == suite::definition::Launcher::Local,
     };
     if let (crate::queue::sandbox::TrialSandbox::Missing(why), true) = (&engine.queue.sandbox, runs_here) {

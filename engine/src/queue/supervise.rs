@@ -207,4 +207,3 @@ mod process_tests {
         assert_eq!(still_ours("garbage", ""), None);
     }
 }
-

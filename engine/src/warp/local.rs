@@ -8,8 +8,8 @@
 use crate::launch::request::PlannedArm;
 use crate::launch::submit::StoredPlan;
 use crate::queue::runner::Outcome;
-use crate::warp::phase::{binary_for, phase_file, Phase, PhaseRecord};
 use crate::queue::sandbox::{inner_pid, scratch_dir, wrap, View};
+use crate::warp::phase::{binary_for, phase_file, Phase, PhaseRecord};
 use crate::warp::rounds::{healthy, rounds, Enter};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -259,7 +259,10 @@ fn to_row(fields: Vec<(String, Field)>) -> Result<StageRow, (String, String)> {
     // An execution id is matched, stored and shown in URLs and logs: printable ASCII, of a sane length.
     if execution_id.len() > 200 || !execution_id.bytes().all(|b| b.is_ascii_graphic()) {
         let shown: String = execution_id.chars().take(40).collect();
-        return Err(("execution_id".into(), format!("{shown:?} is not an execution id (printable ASCII without spaces, at most 200 characters)")));
+        return Err((
+            "execution_id".into(),
+            format!("{shown:?} is not an execution id (printable ASCII without spaces, at most 200 characters)"),
+        ));
     }
     Ok(StageRow {
         execution_id,

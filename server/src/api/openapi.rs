@@ -40,7 +40,10 @@ pub fn document_with_common_answers() -> utoipa::openapi::OpenApi {
         let ops = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
         for op in ops.into_iter().flatten() {
             let takes_input = op.request_body.is_some()
-                || op.parameters.as_ref().is_some_and(|ps| ps.iter().any(|p| matches!(p.parameter_in, ParameterIn::Path | ParameterIn::Query)));
+                || op
+                    .parameters
+                    .as_ref()
+                    .is_some_and(|ps| ps.iter().any(|p| matches!(p.parameter_in, ParameterIn::Path | ParameterIn::Query)));
             if takes_input && !op.responses.responses.contains_key("400") {
                 let bad = ResponseBuilder::new().description("not valid: a parameter or the body does not parse (the problem is named)");
                 op.responses.responses.insert("400".into(), bad.build().into());

@@ -129,7 +129,9 @@ pub async fn authorize(matched: Option<MatchedPath>, req: Request, next: Next) -
         if !allowed.is_empty() {
             let mut response = (
                 axum::http::StatusCode::METHOD_NOT_ALLOWED,
-                axum::Json(serde_json::json!({"error": format!("{} is not served here; this route takes {}", req.method(), allowed.join(", "))})),
+                axum::Json(
+                    serde_json::json!({"error": format!("{} is not served here; this route takes {}", req.method(), allowed.join(", "))}),
+                ),
             )
                 .into_response();
             if let Ok(v) = axum::http::HeaderValue::from_str(&allowed.join(", ")) {

@@ -180,7 +180,11 @@ async fn a_warp_build_and_server_cannot_reach_arbiters_data_or_its_database() {
     let build = std::fs::read_to_string(repo.join("build.sh")).unwrap();
     let build = build.replacen("set -eu\n", &format!("set -eu\npython3 - <<'PY'\n{}PY\n", probes("build")), 1);
     std::fs::write(repo.join("build.sh"), build).unwrap();
-    std::fs::write(repo.join("launcher.sh"), format!("#!/bin/sh\npython3 - >&2 <<'PY'\n{}PY\nexec \"@S3S_FS@\" \"$@\"\n", probes("server"))).unwrap();
+    std::fs::write(
+        repo.join("launcher.sh"),
+        format!("#!/bin/sh\npython3 - >&2 <<'PY'\n{}PY\nexec \"@S3S_FS@\" \"$@\"\n", probes("server")),
+    )
+    .unwrap();
     common::git::git(&repo, &["commit", "-q", "-am", "looks around first"]);
     // links: the build leaves target/s3-server as a link to Arbiter's database.
     common::git::git(&repo, &["checkout", "-q", "-b", "links", "main"]);
@@ -189,9 +193,8 @@ async fn a_warp_build_and_server_cannot_reach_arbiters_data_or_its_database() {
     common::git::git(&repo, &["commit", "-q", "-am", "links the database"]);
     common::git::git(&repo, &["checkout", "-q", "main"]);
 
-    let second = launcher
-        .launch(json!({"suite": "s3s-fast", "head": "snoops", "base": "main", "arms": [{"name": "links", "ref": "links"}]}))
-        .await;
+    let second =
+        launcher.launch(json!({"suite": "s3s-fast", "head": "snoops", "base": "main", "arms": [{"name": "links", "ref": "links"}]})).await;
     let e = launcher.wait_until_ended(second, 240).await;
     assert_eq!(e["status"], "judged", "{e}");
     let trial = |arm: &str| -> Value {

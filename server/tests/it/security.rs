@@ -375,7 +375,8 @@ async fn sign_in_is_throttled_per_account_and_client_and_a_stranger_cannot_lock_
     // Many strangers together: past 5 failures on the account, each attempt waits a growing delay — which
     // the admin meets too, but for at most max_delay (2 s), then signs in.
     for i in 0..7 {
-        let r = as_client(&format!("203.0.113.{}", 20 + i)).post_form("/login", &[("username", &name), ("password", "nope nope nope")]).await;
+        let r =
+            as_client(&format!("203.0.113.{}", 20 + i)).post_form("/login", &[("username", &name), ("password", "nope nope nope")]).await;
         if r.status == 429 {
             tokio::time::sleep(Duration::from_millis(2100)).await;
         }

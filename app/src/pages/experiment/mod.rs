@@ -320,4 +320,3 @@ pub fn shown_job(job: &str) -> &str {
         _ => job,
     }
 }
-

@@ -206,7 +206,8 @@ impl TestApp {
     pub async fn with_token(&self, role: Role) -> (Client, i64) {
         let (id, _) = self.user(role).await;
         let user = self.store.user_by_id(id).await.unwrap().unwrap();
-        let (token_id, secret) = server::auth::users::issue_api_token(&self.store, Some(id), &user, "test", role, None, None).await.unwrap();
+        let (token_id, secret) =
+            server::auth::users::issue_api_token(&self.store, Some(id), &user, "test", role, None, None).await.unwrap();
         let mut c = self.anonymous();
         c.bearer = Some(secret);
         c.origin = None;
