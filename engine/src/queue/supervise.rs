@@ -86,6 +86,11 @@ pub fn job_id(pid: u32) -> String {
     }
 }
 
+/// The pid a local job id (`PID@START`, or a bare `PID` from before the start time was recorded) names.
+pub fn pid_of(job_id: &str) -> Option<u32> {
+    job_id.split_once('@').map_or(job_id, |(pid, _)| pid).parse().ok()
+}
+
 fn start_time(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
@@ -96,9 +101,10 @@ fn start_time(pid: u32) -> Option<u64> {
 /// recorded time (an id without one, from before this check, is taken on its command line alone), with
 /// `marker` in its command line. Only such a process is waited on or signalled after a restart.
 pub fn still_ours(job_id: &str, marker: &str) -> Option<u32> {
-    let (pid, start) = match job_id.split_once('@') {
-        Some((pid, start)) => (pid.parse::<u32>().ok()?, Some(start.parse::<u64>().ok()?)),
-        None => (job_id.parse::<u32>().ok()?, None),
+    let pid = pid_of(job_id)?;
+    let start = match job_id.split_once('@') {
+        Some((_, start)) => Some(start.parse::<u64>().ok()?),
+        None => None,
     };
     if pid == 0 || !is_alive(pid) || start.is_some_and(|s| start_time(pid) != Some(s)) {
         return None;

@@ -136,7 +136,7 @@ async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
         let trials = app.store.trials(id).await.unwrap();
         if let Some(t) = trials.iter().find(|t| t.state == judge::TrialState::Running) {
             if let Some(job) = app.store.trial_run(t.id).await.unwrap().job_id {
-                break job.parse::<u32>().unwrap();
+                break engine::queue::supervise::pid_of(&job).unwrap_or_else(|| panic!("a local job id names its pid: {job}"));
             }
         }
         assert!(Instant::now() < deadline, "no trial started");
