@@ -22,6 +22,15 @@ pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
     if trials.iter().any(|t| !t.state.is_terminal()) {
         return;
     }
+    // Trials run side by side: of two ending at once, one concludes the experiment.
+    match engine.store.claim_conclusion(experiment_id).await {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(e) => {
+            tracing::error!(error = %e, experiment_id, "cannot mark the experiment concluded");
+            return;
+        }
+    }
     let Ok(plan) = plan_of(engine, experiment_id).await else {
         let _ = engine.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         return;
@@ -128,8 +137,12 @@ pub async fn verdict(
     let config =
         PipelineConfig { worker_ram: plan.worker_ram(), noise, method: plan.suite.judge_method(paired), ..PipelineConfig::default() };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
+    let pairing = pairing(store, plan, trials, &arm_name).await;
     let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
-        Ok(r) => (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?),
+        Ok(mut r) => {
+            r.pairing = Some(pairing);
+            (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?)
+        }
         Err(e) => (Verdict::Inconclusive, vec![format!("cannot compare: {e}")], serde_json::json!({})),
     };
     let control_failed = failed.contains_key(&control);
@@ -148,6 +161,33 @@ pub async fn verdict(
         None => "uncalibrated: spreads from this run's own trials, and the default spread where they are too few (launch a calibration of this suite and fingerprint to measure them)".to_string(),
     });
     Ok((verdict, reasons, report, profile.map(|p| p.id)))
+}
+
+/// How an experiment's trials ran against each other, in words: pairs submitted together to a cluster
+/// (and which arm went first in how many), or one at a time on a host in the plan's order.
+async fn pairing(store: &store::Store, plan: &StoredPlan, trials: &[Trial], arm_name: &(dyn Fn(i64) -> String + Sync)) -> String {
+    let order = plan.launch.order.as_str();
+    let Some(experiment_id) = trials.first().map(|t| t.experiment_id) else { return String::new() };
+    let ranks = store.pair_ranks(experiment_id).await.unwrap_or_default();
+    let cluster = plan.suite.launcher == suite::definition::Launcher::Cluster;
+    if ranks.is_empty() {
+        return if cluster {
+            format!("trials were submitted to the cluster one at a time, in {order} order")
+        } else {
+            format!("trials ran one at a time on this host, in {order} order")
+        };
+    }
+    let pairs: std::collections::BTreeSet<i64> = ranks.iter().map(|r| r.0).collect();
+    let control = &plan.launch.arms[0].name;
+    let first_arm = |seq: i64| trials.iter().find(|t| t.seq == seq).map(|t| arm_name(t.arm_id)).unwrap_or_default();
+    let control_first = ranks.iter().filter(|r| r.2 == 0 && first_arm(r.1) == *control).count();
+    let drawn = if plan.launch.order == TrialOrder::Interleaved { "drawn at random" } else { "as the plan orders it" };
+    format!(
+        "{} of {} repeats ran as pairs submitted to the cluster together; the control went first in {control_first}, a treatment in {} (order within a pair {drawn})",
+        pairs.len(),
+        plan.launch.trials_per_arm,
+        pairs.len() - control_first
+    )
 }
 
 /// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and

@@ -48,6 +48,7 @@ pub fn progress(
     let durations: Vec<f64> =
         ended.iter().filter_map(|t| Some((t.finished_at? - t.started_at?) as f64 / 1000.0)).filter(|d| *d >= 0.0).collect();
     let left = positions.len() - ended.len();
+    let at_once = most_at_once(trials, now_ms);
     let remaining_s = (!durations.is_empty() && left > 0).then(|| {
         let mean = durations.iter().sum::<f64>() / durations.len() as f64;
         // Running trials are partly done: count what they have left of a mean trial.
@@ -57,7 +58,8 @@ pub fn progress(
             .filter_map(|t| t.started_at)
             .map(|s| ((now_ms - s) as f64 / 1000.0).min(mean))
             .sum();
-        (mean * left as f64 - running_done).max(0.0)
+        // Trials in flight side by side (a cluster) share the work left.
+        ((mean * left as f64 - running_done) / at_once.max(1) as f64).max(0.0)
     });
     // A cancelled experiment's running trials take a moment to stop: it is done once they have.
     let stopping = positions.values().any(|t| t.state == TrialState::Running);
@@ -70,6 +72,7 @@ pub fn progress(
         states,
         elapsed_s: first_start.map(|s| (now_ms - s).max(0) as f64 / 1000.0),
         remaining_s,
+        at_once,
         running: positions
             .values()
             .filter(|t| t.state == TrialState::Running)
@@ -88,6 +91,27 @@ pub fn progress(
         trials: app::pages::experiment::trial_views(arms, trials.to_vec()),
         now_ms: Some(now_ms),
     }
+}
+
+/// The most of these trials that were in flight at the same moment (0 before any started): 1 for
+/// trials run one at a time, up to the cluster suite's `max_parallel` for trials run side by side.
+fn most_at_once(trials: &[Trial], now_ms: i64) -> usize {
+    let mut edges: Vec<(i64, i32)> = Vec::new();
+    for t in trials {
+        if let Some(start) = t.started_at {
+            let end = t.finished_at.unwrap_or(now_ms).max(start);
+            edges.push((start, 1));
+            edges.push((end, -1));
+        }
+    }
+    // At one instant an end comes before a start: back-to-back trials are not side by side.
+    edges.sort();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most as usize
 }
 
 /// What the page shows of a running trial's log: its last 20 lines, at most 4 KiB.
@@ -283,6 +307,13 @@ mod tests {
         assert_eq!(p.elapsed_s, Some(26.0));
         // Mean of the ended positions' latest attempts: 10 s; two left, one of them 4 s in.
         assert_eq!(p.remaining_s, Some(16.0));
+        assert_eq!(p.at_once, 1, "back-to-back trials are one at a time");
+        // Side by side (a cluster): the two last trials both run; the work left is shared.
+        let mut side = trials.clone();
+        side[4] = trial(3, 0, TrialState::Running, Some(22_000), None);
+        let q = progress(judge::ExperimentStatus::Running, &side, &arms, 26_000, |_| String::new());
+        assert_eq!(q.at_once, 2);
+        assert_eq!(q.remaining_s, Some(6.0), "(2 × 10 s − 2 × 4 s done) / 2 at once");
         assert_eq!(p.running.len(), 1);
         assert_eq!((p.running[0].arm.as_str(), p.running[0].log_tail.as_str()), ("control", "log of 2"));
         let judged = progress(judge::ExperimentStatus::Judged, &trials[..3], &arms, 30_000, |_| String::new());

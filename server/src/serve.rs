@@ -104,6 +104,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
 /// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
 pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog>) {
     let (mut queue, owned) = finelog_queue(config).await;
+    queue.engine_cap = config.engine_cap;
     use engine::queue::sandbox::TrialSandbox;
     match &queue.sandbox {
         TrialSandbox::Bwrap(bwrap) => tracing::info!(bwrap = %bwrap.display(), "local pipeline trials run sandboxed"),

@@ -119,6 +119,12 @@ impl Store {
         Ok(rows.into_iter().map(|(ms,)| ms.max(0) as f64 / 1000.0).collect())
     }
 
+    pub async fn trial(&self, trial_id: i64) -> Result<Trial, StoreError> {
+        let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE id = $1");
+        let row: Option<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(trial_id).fetch_optional(pool).await)?;
+        row.ok_or(StoreError::NotFound { what: "trial", key: trial_id.to_string() })?.try_into()
+    }
+
     pub async fn trials(&self, experiment_id: i64) -> Result<Vec<Trial>, StoreError> {
         let sql = format!("SELECT {TRIAL_COLUMNS} FROM trials WHERE experiment_id = $1 ORDER BY seq, attempt");
         let rows: Vec<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;
@@ -222,7 +228,7 @@ impl Store {
     /// is not spent.
     pub async fn release_trial(&self, trial_id: i64) -> Result<(), StoreError> {
         on_pool!(self, pool => {
-            sqlx::query("UPDATE trials SET state = 'queued', claimed_by = NULL, started_at = NULL WHERE id = $1 AND state = 'running'")
+            sqlx::query("UPDATE trials SET state = 'queued', claimed_by = NULL, started_at = NULL, pair_rank = NULL WHERE id = $1 AND state = 'running'")
                 .bind(trial_id).execute(pool).await.map(|r| r.rows_affected())
         })?;
         Ok(())

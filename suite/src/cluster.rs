@@ -78,7 +78,17 @@ pub struct ClusterSpec {
     /// Longest wait between two status polls (the back-off starts at half a second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_max_secs: Option<u64>,
+    /// How many of this suite's trials may be in flight on the engine at once (default
+    /// `DEFAULT_MAX_PARALLEL`, at most `MAX_PARALLEL_LIMIT`); `arbiter serve --engine-cap` bounds every
+    /// suite on one engine together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_parallel: Option<u32>,
 }
+
+/// A cluster suite's trials in flight when it does not say (`[cluster] max_parallel`).
+pub const DEFAULT_MAX_PARALLEL: u32 = 4;
+/// The most a suite may ask for.
+pub const MAX_PARALLEL_LIMIT: u32 = 64;
 
 /// A cluster launcher with every field filled and every pattern compiled.
 #[derive(Debug, Clone)]
@@ -161,6 +171,7 @@ fn slurm() -> ClusterSpec {
         env: BTreeMap::new(),
         unreachable_after_secs: Some(120),
         poll_max_secs: Some(10),
+        max_parallel: None,
     }
 }
 
@@ -214,10 +225,22 @@ fn iris() -> ClusterSpec {
         env: BTreeMap::new(),
         unreachable_after_secs: Some(300),
         poll_max_secs: Some(30),
+        max_parallel: None,
     }
 }
 
 impl ClusterSpec {
+    /// How many of the suite's trials may be in flight at once.
+    pub fn max_parallel(&self) -> u32 {
+        self.max_parallel.unwrap_or(DEFAULT_MAX_PARALLEL)
+    }
+
+    /// What names the engine, for the server-wide cap: its profile and environment (two Slurm clusters
+    /// differ in `SLURM_CONF`), and its submit template.
+    pub fn engine_identity(&self) -> String {
+        serde_json::json!({"profile": self.profile, "env": self.env, "pass_env": self.pass_env, "submit": self.submit}).to_string()
+    }
+
     /// The spec with its profile's defaults filled in, patterns compiled and the must-haves checked.
     pub fn resolved(&self) -> Result<ResolvedCluster, String> {
         let base = match self.profile.as_deref() {
@@ -252,6 +275,9 @@ impl ClusterSpec {
             unreachable_after: std::time::Duration::from_secs(self.unreachable_after_secs.or(base.unreachable_after_secs).unwrap_or(120)),
             poll_max: std::time::Duration::from_secs(self.poll_max_secs.or(base.poll_max_secs).unwrap_or(10).max(1)),
         };
+        if let Some(n) = self.max_parallel.filter(|n| !(1..=MAX_PARALLEL_LIMIT).contains(n)) {
+            return Err(format!("cluster.max_parallel {n}: give 1 to {MAX_PARALLEL_LIMIT} trials in flight at once"));
+        }
         for (name, t) in [("submit", &r.submit), ("status", &r.status), ("cancel", &r.cancel)] {
             if t.is_empty() {
                 return Err(format!("cluster.{name}: give the command as argv (or a profile)"));
@@ -333,6 +359,38 @@ mod tests {
         assert!(s.lost.as_ref().unwrap().is_match("slurm_load_jobs error: Invalid job id specified"));
     }
 
+    /// The Iris-shaped profile against outputs of the shape its commands print (there is no Iris cluster
+    /// here to take real ones from): the submit prints the job id on a line of its own, the status a
+    /// `state: NAME` line, kill and logs take the id.
+    #[test]
+    fn iris_outputs_are_read() {
+        let s = ClusterSpec { profile: Some("iris".into()), ..Default::default() }.resolved().unwrap();
+        assert_eq!(&s.submit[..3], ["iris", "job", "run"]);
+        assert!(s.submit.contains(&"--no-wait".to_string()) && s.submit.contains(&"{cluster}".to_string()));
+        assert_eq!(s.submit.iter().skip_while(|e| *e != "--").nth(1).map(String::as_str), Some("{argv}"), "the argv after --");
+        assert!(s.status.contains(&"{job_id}".to_string()) && s.cancel.contains(&"{job_id}".to_string()));
+        assert_eq!(s.logs, ["iris", "job", "logs", "{job_id}", "--no-tail"]);
+        assert_eq!(s.read_job_id("\n/marin/arb-12-0-7f3a2c\n").as_deref(), Some("/marin/arb-12-0-7f3a2c"));
+        for (out, state, outcome) in [
+            ("job /marin/arb-12-0\n  state: PENDING\n", "PENDING", EngineOutcome::Queued),
+            ("job /marin/arb-12-0\n  state: BUILDING\n", "BUILDING", EngineOutcome::Queued),
+            ("state=RUNNING tasks=1/1", "RUNNING", EngineOutcome::Running),
+            ("State: SUCCEEDED", "SUCCEEDED", EngineOutcome::Succeeded),
+            ("state: FAILED (exit 1)", "FAILED", EngineOutcome::Failed),
+            ("state: OOM", "OOM", EngineOutcome::Oom),
+            ("state: PREEMPTED", "PREEMPTED", EngineOutcome::Preempted),
+            ("state: WORKER_FAILED", "WORKER_FAILED", EngineOutcome::NodeFail),
+            ("state: KILLED", "KILLED", EngineOutcome::Cancelled),
+        ] {
+            assert_eq!(s.read_state(out).unwrap(), (state.to_string(), outcome), "{out}");
+        }
+        assert!(s.read_state("state: LIMBO").unwrap_err().contains("LIMBO"));
+        assert_eq!(s.read_exit("state: FAILED"), (None, None), "no exit pattern: the state decides");
+        assert!(s.oom.as_ref().unwrap().is_match("task killed: Out Of Memory"));
+        assert!(s.lost.as_ref().unwrap().is_match("error: job /marin/arb-1 not found"));
+        assert_eq!(s.pass_env, ["IRIS_CONFIG", "GOOGLE_APPLICATION_CREDENTIALS"]);
+    }
+
     #[test]
     fn a_suite_may_override_a_profile_and_bad_specs_are_named() {
         let mut spec = ClusterSpec { profile: Some("slurm".into()), ..Default::default() };
@@ -348,7 +406,22 @@ mod tests {
         assert!(glued.resolved().unwrap_err().contains("element of its own"));
         assert!(ClusterSpec { profile: Some("k8s".into()), ..Default::default() }.resolved().unwrap_err().contains("k8s"));
         assert!(ClusterSpec::default().resolved().is_err(), "no profile and no templates");
-        let bad = ClusterSpec { state_pattern: Some("(".into()), ..spec };
+        let bad = ClusterSpec { state_pattern: Some("(".into()), ..spec.clone() };
         assert!(bad.resolved().unwrap_err().contains("state_pattern"));
+        assert_eq!(spec.max_parallel(), DEFAULT_MAX_PARALLEL);
+        for n in [0, MAX_PARALLEL_LIMIT + 1] {
+            let e = ClusterSpec { max_parallel: Some(n), ..spec.clone() }.resolved().unwrap_err();
+            assert!(e.contains("max_parallel") && e.contains(&n.to_string()), "{e}");
+        }
+        assert!(ClusterSpec { max_parallel: Some(8), ..spec.clone() }.resolved().is_ok());
+    }
+
+    #[test]
+    fn two_engines_differ_by_profile_or_environment() {
+        let a = ClusterSpec { profile: Some("slurm".into()), ..Default::default() };
+        let mut b = a.clone();
+        b.env.insert("SLURM_CONF".into(), "/etc/other/slurm.conf".into());
+        assert_ne!(a.engine_identity(), b.engine_identity());
+        assert_eq!(a.engine_identity(), ClusterSpec { max_parallel: Some(2), ..a.clone() }.engine_identity(), "caps do not name an engine");
     }
 }

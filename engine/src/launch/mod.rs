@@ -53,7 +53,11 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
         None => None,
     };
     let mut plan = resolve(req, &definition, &ctx, reused.as_ref()).await?;
-    plan.estimate_from(&engine.store.recent_trial_seconds(suite.id, 20).await?);
+    // How many run at once in the lane its trials will take, and how many trials are in that lane already.
+    let lane = submit::lane(&definition, &plan);
+    let at_once = if lane.key.starts_with("engine:") { lane.cap.min(engine.queue.engine_cap).max(1) } else { 1 };
+    let ahead = engine.store.trials_in_lane(&lane.key).await?;
+    plan.estimate_from(&engine.store.recent_trial_seconds(suite.id, 20).await?, at_once as usize, ahead as usize);
     if let Some(p) = req.detect_pct.filter(|p| !(*p > 0.0 && *p < 100.0)) {
         return Err(EngineError::Invalid(format!(
             "detect_pct: {p}: give the CPU change to size the trials for, in percent (above 0, below 100)"

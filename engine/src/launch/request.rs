@@ -313,13 +313,24 @@ fn warp_runs(
 }
 
 impl LaunchPlan {
-    /// A pipeline plan's expected time from how long the suite's recent trials ran (one at a time).
-    pub fn estimate_from(&mut self, recent_secs: &[f64]) {
+    /// A pipeline plan's expected time from how long the suite's recent trials ran, `at_once` of them in
+    /// flight side by side (1 on this host; a cluster suite's slots), after the `ahead` trials already
+    /// queued or running in the same lane (an upper bound: the fair queue may put this launch first).
+    pub fn estimate_from(&mut self, recent_secs: &[f64], at_once: usize, ahead: usize) {
         let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
+        let at_once = at_once.max(1);
+        let waves = self.trials.len().div_ceil(at_once) as f64 + ahead as f64 / at_once as f64;
         // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a few
         // one-second trials (seen on a fresh clone in CI).
-        self.estimated_minutes = Some((median * self.trials.len() as f64 / 60.0 * 10.0).ceil() / 10.0);
-        self.estimate_basis = Some(format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len()));
+        self.estimated_minutes = Some((median * waves / 60.0 * 10.0).ceil() / 10.0);
+        let mut basis = format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len());
+        if at_once > 1 {
+            basis.push_str(&format!(", up to {at_once} at once"));
+        }
+        if ahead > 0 {
+            basis.push_str(&format!(", after at most {ahead} trials already in its queue"));
+        }
+        self.estimate_basis = Some(basis);
     }
 }
 

@@ -35,6 +35,23 @@ pub fn fingerprint_hash(fingerprint: &suite::definition::Fingerprint) -> String 
     crate::sha256_hex(serde_json::to_string(fingerprint).unwrap_or_default().as_bytes())
 }
 
+/// Where a launch's trials run and how many at once (`store::claim` has the rules): a cluster suite on its
+/// engine (named by a hash of its profile, environment and submit template) with its `max_parallel`, an
+/// external warp endpoint one phase at a time, anything else in this host's one measured slot.
+pub fn lane(suite: &SuiteDefinition, launch: &LaunchPlan) -> store::claim::Lane {
+    if let Some(endpoint) = suite.warp.as_ref().and_then(|w| w.endpoint.as_ref()).filter(|_| suite.kind == judge::ExperimentKind::Warp) {
+        return store::claim::Lane { key: format!("endpoint:{endpoint}"), cap: 1, shuffle_pairs: false };
+    }
+    match (&suite.launcher, &suite.cluster) {
+        (suite::definition::Launcher::Cluster, Some(cluster)) => store::claim::Lane {
+            key: format!("engine:{}", &crate::sha256_hex(cluster.engine_identity().as_bytes())[..16]),
+            cap: i64::from(cluster.max_parallel()),
+            shuffle_pairs: launch.order == suite::definition::TrialOrder::Interleaved,
+        },
+        _ => store::claim::Lane::local(),
+    }
+}
+
 /// Stores the launch and its queued trials; returns the experiment id.
 pub async fn store_launch(
     store: &Store,
@@ -66,6 +83,10 @@ pub async fn store_launch(
             .collect(),
     };
     let id = store.insert_experiment(&new).await?;
+    if let Err(e) = store.set_experiment_lane(id, &lane(suite, launch)).await {
+        store.set_experiment_status(id, judge::ExperimentStatus::Errored).await.ok();
+        return Err(e);
+    }
     let arm_ids: Vec<i64> = store.arms(id).await?.into_iter().map(|a| a.0).collect();
     // The trials as planned (a warp phase with its drive-sync cell and leg; a reused control has none).
     let trials: Vec<InsertTrial> = launch

@@ -74,10 +74,14 @@ fn write_wrapper(data_dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let path = wrapper_path(data_dir);
     std::fs::create_dir_all(path.parent().unwrap_or(data_dir)).map_err(|e| e.to_string())?;
-    if std::fs::read_to_string(&path).ok().as_deref() != Some(WRAPPER) {
-        std::fs::write(&path, WRAPPER).map_err(|e| format!("{}: {e}", path.display()))?;
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(WRAPPER) {
+        return Ok(());
     }
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())
+    // Written aside and renamed into place: a job submitted meanwhile beside this one never reads half a script.
+    let aside = path.with_extension(format!("sh.{}.{:?}", std::process::id(), std::thread::current().id()).replace(['(', ')'], ""));
+    std::fs::write(&aside, WRAPPER).map_err(|e| format!("{}: {e}", aside.display()))?;
+    std::fs::set_permissions(&aside, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+    std::fs::rename(&aside, &path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// A template rendered for a trial whose job is `job_id`.

@@ -39,7 +39,15 @@ pub struct TrialQueue {
     /// Running trials: trial id → (experiment id, how to stop it); and the experiments cancelled while
     /// this server runs. One lock for both: a trial tracked after its experiment's cancel is stopped at once.
     running: Mutex<Running>,
+    /// The most trials in flight on one cluster engine, every suite and server together
+    /// (`arbiter serve --engine-cap`).
+    pub engine_cap: i64,
+    /// Lanes whose engine did not answer: lane → (parked until, the back-off that got it there).
+    parked: Mutex<HashMap<String, (std::time::Instant, Duration)>>,
 }
+
+/// `--engine-cap` when not given.
+pub const DEFAULT_ENGINE_CAP: i64 = 8;
 
 #[derive(Debug, Default)]
 struct Running {
@@ -78,7 +86,27 @@ impl TrialQueue {
                 Err(why) => sandbox::TrialSandbox::Missing(why),
             },
             running: Mutex::new(Running::default()),
+            engine_cap: DEFAULT_ENGINE_CAP,
+            parked: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The lanes not to claim from now.
+    fn parked_lanes(&self) -> Vec<String> {
+        let now = std::time::Instant::now();
+        let parked = self.parked.lock().unwrap_or_else(|e| e.into_inner());
+        parked.iter().filter(|(_, (until, _))| *until > now).map(|(lane, _)| lane.clone()).collect()
+    }
+
+    /// A lane's engine did not answer: no claims from it for a while, twice as long each time, a minute at most.
+    fn park(&self, lane: &str) {
+        let mut parked = self.parked.lock().unwrap_or_else(|e| e.into_inner());
+        let wait = parked.get(lane).map_or(Duration::from_secs(1), |(_, w)| (*w * 2).min(Duration::from_secs(60)));
+        parked.insert(lane.to_string(), (std::time::Instant::now() + wait, wait));
+    }
+
+    fn unpark(&self, lane: &str) {
+        self.parked.lock().unwrap_or_else(|e| e.into_inner()).remove(lane);
     }
 
     /// Stops the running trials of an experiment: a local trial's supervisor stops its whole process
@@ -126,26 +154,23 @@ pub(crate) enum Stop {
     Engine(Vec<String>, Box<suite::cluster::ResolvedCluster>),
 }
 
+/// The scheduler: claims what may start now (`store::claim` decides: one measured trial per host, up to
+/// the caps on a cluster engine, pairs together, fairly across launchers) and runs each claimed trial in a
+/// task of its own, so a cluster holds many trials in flight while local trials still run one at a time.
+/// A freed slot wakes it at once; otherwise it looks again every two seconds.
 pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         recover(&engine).await;
-        // While a cluster engine does not answer, its trials wait in the queue; the wait doubles to a minute.
-        let mut engine_wait = Duration::from_secs(1);
         loop {
-            match engine.store.claim_next_trial(&engine.queue.worker).await {
-                Ok(Some(trial)) => {
-                    let work = {
-                        let (engine, trial) = (engine.clone(), trial.clone());
-                        async move { run_one(&engine, trial).await }
-                    };
-                    if run_guarded(&engine, &trial, work).await == Some(Ran::EngineDown) {
-                        tokio::time::sleep(engine_wait).await;
-                        engine_wait = (engine_wait * 2).min(Duration::from_secs(60));
-                    } else {
-                        engine_wait = Duration::from_secs(1);
+            let parked = engine.queue.parked_lanes();
+            let rules = store::claim::ClaimRules { worker: &engine.queue.worker, engine_cap: engine.queue.engine_cap, parked: &parked };
+            match engine.store.claim_trials(&rules).await {
+                Ok(claimed) if !claimed.is_empty() => {
+                    for c in claimed {
+                        start(&engine, c);
                     }
                 }
-                Ok(None) => {
+                Ok(_) => {
                     tokio::select! {
                         _ = engine.queue.notify.notified() => {}
                         _ = tokio::time::sleep(Duration::from_secs(2)) => {}
@@ -158,6 +183,24 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Runs a claimed trial in a task of its own. While a cluster engine does not answer, its lane is parked
+/// (the wait doubles to a minute) and its trials wait in the queue; other lanes go on.
+fn start(engine: &Engine, claimed: store::claim::Claimed) {
+    let engine = engine.clone();
+    tokio::spawn(async move {
+        let trial = claimed.trial.clone();
+        let work = {
+            let (engine, trial) = (engine.clone(), trial.clone());
+            async move { run_one(&engine, trial).await }
+        };
+        match run_guarded(&engine, &trial, work).await {
+            Some(Ran::EngineDown) => engine.queue.park(&claimed.lane),
+            _ => engine.queue.unpark(&claimed.lane),
+        }
+        engine.queue.notify.notify_one();
+    });
 }
 
 /// Runs one trial's work in a task of its own: a panic there (a bug in Arbiter) becomes that trial's
@@ -396,11 +439,16 @@ async fn recover(engine: &Engine) {
         let run = engine.store.trial_run(trial.id).await.ok();
         let plan = plan_of(engine, trial.experiment_id).await.ok();
         if let Some(plan) = plan.as_ref().filter(|p| p.suite.launcher == suite::definition::Launcher::Cluster) {
-            let l = launch_of(engine);
             match (run.and_then(|r| r.job_id), arm_of(engine, &trial, plan).await) {
                 (Some(job_id), Some(arm)) => {
                     tracing::info!(trial = trial.id, job_id, "following the cluster job again");
-                    follow_job(engine, &l, &trial, plan, arm, &job_id).await;
+                    // Every job in flight is followed at once, each in a task of its own.
+                    let (engine, plan, arm) = (engine.clone(), plan.clone(), arm.clone());
+                    tokio::spawn(async move {
+                        let l = launch_of(&engine);
+                        follow_job(&engine, &l, &trial, &plan, &arm, &job_id).await;
+                        engine.queue.notify.notify_one();
+                    });
                 }
                 _ => {
                     let _ = engine.store.release_trial(trial.id).await;

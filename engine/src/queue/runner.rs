@@ -78,8 +78,20 @@ async fn git(dir: &Path, args: &[&str]) -> Result<(), String> {
     }
 }
 
+/// One lock per repository: trials running side by side (a cluster) share an arm's worktree, and the
+/// first of them creates it while the others wait (two `git worktree add` of one path would fail).
+fn repo_lock(repo: &Path) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    static LOCKS: std::sync::LazyLock<
+        std::sync::Mutex<std::collections::HashMap<std::path::PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    let mut locks = LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    locks.entry(repo.to_path_buf()).or_default().clone()
+}
+
 /// The arm's worktree, created on first use at the arm's SHA with its config diff applied.
 pub async fn ensure_worktree(repo: &Path, dir: &Path, arm: &PlannedArm) -> Result<(), String> {
+    let lock = repo_lock(repo);
+    let _held = lock.lock().await;
     if dir.join(".git").exists() {
         return Ok(());
     }

@@ -203,6 +203,7 @@ impl Summed {
             total: treatments_out.first().map(|a| a.total.clone()),
             treatments: treatments_out,
             sequential: None,
+            pairing: None,
         }
     }
 }

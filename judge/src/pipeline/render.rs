@@ -177,6 +177,9 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
         parts.join("; ")
     };
     let _ = writeln!(out, "Infrastructure: {infra}");
+    if let Some(pairing) = &report.pairing {
+        let _ = writeln!(out, "\nPairing: {pairing}");
+    }
     out
 }
 

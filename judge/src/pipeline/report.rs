@@ -296,6 +296,10 @@ pub struct PipelineReport {
     /// (absent for the fixed design).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<super::sequential::record::SequentialRecord>,
+    /// How the trials ran against each other, in words (one at a time on a host, or pairs submitted
+    /// together to a cluster and in which order); filled by the engine that ran them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<String>,
 }
 
 /// The level of a test as a percentage with the fewest decimals that keep it below 100: α 0.0016 →

@@ -35,6 +35,9 @@ pub struct JsonProgress {
     pub elapsed_s: Option<f64>,
     /// From the mean duration of the ended trials; unknown before the first one ends.
     pub remaining_s: Option<f64>,
+    /// The most of its trials in flight at one moment so far (trials on a cluster run side by side).
+    #[serde(default)]
+    pub at_once: usize,
     pub running: Vec<JsonRunning>,
     pub done: bool,
     /// Every attempt as the page's trials table shows it.
@@ -73,7 +76,9 @@ pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>) -> impl IntoView {
                     <p class="live-summary">
                         <progress max=p.total.max(1).to_string() value=p.ended.to_string()></progress>
                         " " <strong class="live-count">{format!("{}/{} trials ended", p.ended, p.total)}</strong>
-                        {format!(" · {} · elapsed {} · {}", p.status, p.elapsed_s.map(duration).unwrap_or_else(|| "not started".into()),
+                        {format!(" · {}{} · elapsed {} · {}", p.status,
+                            if p.at_once > 1 { format!(" · up to {} trials at once", p.at_once) } else { String::new() },
+                            p.elapsed_s.map(duration).unwrap_or_else(|| "not started".into()),
                             match (p.remaining_s, p.done) {
                                 (_, true) => "ended: loading the result…".to_string(),
                                 (Some(r), _) => format!("about {} left", duration(r)),

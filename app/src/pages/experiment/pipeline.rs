@@ -129,6 +129,7 @@ pub fn PipelineReportView(report: PipelineReport) -> impl IntoView {
             .then(|| format!("control trials dropped (a stage failed): {}", report.dropped_control_trials.join(", "))),
         (!report.retried.is_empty()).then(|| format!("retried after infrastructure failures: {}", report.retried.join(", "))),
         report.thresholds.worker_ram_bytes.map(|r| format!("worker RAM limit {}", bytes(r))),
+        report.pairing.clone(),
     ]
     .into_iter()
     .flatten()

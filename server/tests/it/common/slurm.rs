@@ -20,7 +20,7 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-fn conf(r: &Path, ctld_port: u16, slurmd_port: u16) -> String {
+fn conf(r: &Path, ctld_port: u16, slurmd_port: u16, cpus: u32) -> String {
     let r = r.display();
     format!(
         "ClusterName=arbiter-test\nSlurmctldHost=localhost(127.0.0.1)\nSlurmctldPort={ctld_port}\nSlurmdPort={slurmd_port}\n\
@@ -31,13 +31,20 @@ fn conf(r: &Path, ctld_port: u16, slurmd_port: u16) -> String {
          JobAcctGatherType=jobacct_gather/linux\nJobAcctGatherFrequency=task=1\nJobAcctGatherParams=OverMemoryKill\n\
          AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nMpiDefault=none\nSchedulerType=sched/backfill\n\
          SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nReturnToService=2\nMinJobAge=3600\nKillWait=2\n\
-         NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 RealMemory=16000 State=UNKNOWN\n\
+         SlurmdParameters=config_overrides\n\
+         NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=16000 State=UNKNOWN\n\
          PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP\n"
     )
 }
 
 impl Slurm {
     pub fn start() -> Slurm {
+        Slurm::start_with_cpus(2)
+    }
+
+    /// A node declared with `cpus` CPUs (`SlurmdParameters=config_overrides` lets slurmd accept more than
+    /// the hardware has): for sleep-bound jobs that test how many run at once, not how fast.
+    pub fn start_with_cpus(cpus: u32) -> Slurm {
         assert!(Path::new("/usr/sbin/slurmctld").exists(), "no slurm-wlm: run scripts/setup.sh --test");
         let dir = tempfile::tempdir().unwrap();
         let r = dir.path();
@@ -45,7 +52,7 @@ impl Slurm {
             std::fs::create_dir_all(r.join(d)).unwrap();
         }
         let conf_path = r.join("slurm.conf");
-        std::fs::write(&conf_path, conf(r, free_port(), free_port())).unwrap();
+        std::fs::write(&conf_path, conf(r, free_port(), free_port(), cpus)).unwrap();
         let key = r.join("munge/munge.key");
         let bytes: Vec<u8> = (0..1024).map(|i| (i as u8).wrapping_mul(31).wrapping_add(std::process::id() as u8)).collect();
         std::fs::write(&key, bytes).unwrap();
@@ -84,6 +91,24 @@ impl Slurm {
     pub fn cli(&self, program: &str, args: &[&str]) -> String {
         let out = Command::new(program).args(args).env("SLURM_CONF", &self.conf).output().unwrap();
         format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    }
+
+    /// The jobs the controller knows that are pending or running (`squeue`).
+    pub fn in_flight(&self) -> usize {
+        self.cli("squeue", &["-h", "-t", "PENDING,RUNNING,CONFIGURING,COMPLETING", "-o", "%i"])
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .count()
+    }
+
+    /// A job's start and end time in seconds (Slurm's `StartTime=`/`EndTime=`, one-second resolution).
+    pub fn job_times(&self, job: &str) -> (i64, i64) {
+        let out = self.cli("scontrol", &["show", "job", job, "-o"]);
+        let field = |name: &str| -> i64 {
+            let v = out.split_whitespace().find_map(|w| w.strip_prefix(name)).unwrap_or_else(|| panic!("no {name} in {out}"));
+            chrono_free_parse(v).unwrap_or_else(|| panic!("{name}{v}: not a time"))
+        };
+        (field("StartTime="), field("EndTime="))
     }
 
     /// Stops the controller (the node daemon and its jobs keep running).
@@ -137,4 +162,13 @@ impl Drop for Slurm {
             let _ = Command::new("kill").arg("-TERM").arg(pid.trim()).status();
         }
     }
+}
+
+/// `2026-12-03T09:55:01` (local time, which is UTC here) → seconds since an arbitrary origin, enough to
+/// compare the times of one run.
+fn chrono_free_parse(v: &str) -> Option<i64> {
+    let (date, time) = v.split_once('T')?;
+    let d: Vec<i64> = date.split('-').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let t: Vec<i64> = time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    (d.len() == 3 && t.len() == 3).then(|| ((d[0] * 400 + d[1] * 32 + d[2]) * 86_400) + t[0] * 3600 + t[1] * 60 + t[2])
 }

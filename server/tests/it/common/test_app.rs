@@ -31,6 +31,7 @@ pub struct TestAppBuilder {
     python: Option<std::path::PathBuf>,
     scheduler: bool,
     database_url: Option<String>,
+    engine_cap: i64,
 }
 
 pub struct TestApp {
@@ -172,6 +173,7 @@ impl TestApp {
             python: None,
             scheduler: false,
             database_url: None,
+            engine_cap: engine::queue::DEFAULT_ENGINE_CAP,
         }
     }
 
@@ -312,6 +314,11 @@ impl TestAppBuilder {
         self.database_url = Some(url.to_string());
         self
     }
+    /// `--engine-cap`: the most trials in flight on one cluster engine.
+    pub fn engine_cap(mut self, cap: i64) -> Self {
+        self.engine_cap = cap;
+        self
+    }
     pub fn metrics_token(mut self, secret: &str) -> Self {
         self.metrics_token = Some(secret.to_string());
         self
@@ -331,6 +338,7 @@ impl TestAppBuilder {
             suites_dir: dir.path().join("suites"),
             // The tests run where scripts/setup.sh installed bubblewrap: trials are sandboxed.
             unsandboxed_trials: false,
+            engine_cap: self.engine_cap,
             trusted_proxies: self.trusted_proxies.clone(),
             // Without the scheduler no trial runs, so launches only need some finelog URL to be accepted.
             finelog_url: self.finelog_url.clone().or_else(|| (!self.scheduler).then(|| "http://127.0.0.1:9".to_string())),
