@@ -7,7 +7,8 @@
 //! * **Slots.** An experiment's trials run in its *lane*: `local` (one measured trial per host: local
 //!   pipeline trials and local warp phases share it), `engine:KEY` (a cluster engine: at most the suite's
 //!   `max_parallel` trials of one suite, and at most the server's per-engine cap across suites), or
-//!   `endpoint:URL` (an external warp endpoint: one phase at a time, every server together).
+//!   `endpoint:URL` (an external warp endpoint: one phase at a time, every server together; its load driver
+//!   runs here, so it also takes this host's measured slot).
 //! * **Fair order.** The next trial comes from the launcher with the fewest trials in flight, ties going to
 //!   the one served least recently; within that launcher, the experiment with the fewest in flight, then the
 //!   one served least recently, then the oldest; within the experiment, plan order.
@@ -77,13 +78,15 @@ fn is_engine(lane: &str) -> bool {
 
 /// How many more trials of this candidate's kind may start now.
 fn room(c: &Candidate, running: &[Busy], rules: &ClaimRules) -> i64 {
+    // This host's measured slot: a local trial, or an external warp phase (its load driver runs here).
+    let on_host = |b: &&Busy| !is_engine(&b.lane) && b.claimed_by.as_deref() == Some(rules.worker);
+    let host_room = 1 - running.iter().filter(on_host).count() as i64;
     if c.lane == "local" {
-        let mine = running.iter().filter(|b| b.lane == "local" && b.claimed_by.as_deref() == Some(rules.worker)).count() as i64;
-        return 1 - mine;
+        return host_room;
     }
     let in_lane = running.iter().filter(|b| b.lane == c.lane).count() as i64;
     if !is_engine(&c.lane) {
-        return 1 - in_lane; // an endpoint: one phase at a time
+        return host_room.min(1 - in_lane); // an endpoint: one phase at a time, every server together
     }
     let of_suite = running.iter().filter(|b| b.lane == c.lane && b.suite_id == c.suite_id).count() as i64;
     (rules.engine_cap - in_lane).min(c.lane_cap.max(1) - of_suite)
@@ -335,6 +338,10 @@ mod tests {
         assert!(pick(&q, &[], &Served::default(), &rules(&["engine:a".into()])).is_empty());
         let ep = [cand(40, 4, 0, 1, "endpoint:http://s3", 1)];
         assert!(pick(&ep, &[busy(8, 2, "endpoint:http://s3", "h2")], &Served::default(), &rules(&[])).is_empty());
+        assert!(pick(&ep, &[busy(8, 2, "local", "h1")], &Served::default(), &rules(&[])).is_empty(), "its driver needs this host's slot");
+        assert_eq!(pick(&ep, &[busy(8, 2, e, "h1")], &Served::default(), &rules(&[])), [(40, None)], "cluster jobs run elsewhere");
+        let local = [cand(41, 5, 0, 1, "local", 1)];
+        assert!(pick(&local, &[busy(8, 2, "endpoint:http://s3", "h1")], &Served::default(), &rules(&[])).is_empty());
     }
 
     #[test]

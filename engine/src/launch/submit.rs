@@ -39,8 +39,12 @@ pub fn fingerprint_hash(fingerprint: &suite::definition::Fingerprint) -> String 
 /// engine (named by a hash of its profile, environment and submit template) with its `max_parallel`, an
 /// external warp endpoint one phase at a time, anything else in this host's one measured slot.
 pub fn lane(suite: &SuiteDefinition, launch: &LaunchPlan) -> store::claim::Lane {
-    if let Some(endpoint) = suite.warp.as_ref().and_then(|w| w.endpoint.as_ref()).filter(|_| suite.kind == judge::ExperimentKind::Warp) {
-        return store::claim::Lane { key: format!("endpoint:{endpoint}"), cap: 1, shuffle_pairs: false };
+    if suite.kind == judge::ExperimentKind::Warp {
+        // Warp phases run on this host (the measured slot) or against one external endpoint.
+        return match suite.warp.as_ref().and_then(|w| w.endpoint.as_ref()) {
+            Some(endpoint) => store::claim::Lane { key: format!("endpoint:{endpoint}"), cap: 1, shuffle_pairs: false },
+            None => store::claim::Lane::local(),
+        };
     }
     match (&suite.launcher, &suite.cluster) {
         (suite::definition::Launcher::Cluster, Some(cluster)) => store::claim::Lane {
