@@ -73,6 +73,7 @@ pub fn progress(
         elapsed_s: first_start.map(|s| (now_ms - s).max(0) as f64 / 1000.0),
         remaining_s,
         at_once,
+        queued_ahead: 0,
         running: positions
             .values()
             .filter(|t| t.state == TrialState::Running)
@@ -185,10 +186,10 @@ fn principal_key(p: &Principal) -> String {
 /// One tick: a single store query (the experiment's status and trials with their log paths), then the
 /// running trials' log tails from their files.
 async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)]) -> ApiResult<JsonProgress> {
-    let (status, rows) = match state.store.progress_rows(id).await? {
-        Some(found) => found,
+    let (status, ahead, rows) = match state.store.progress_rows(id).await? {
+        Some(found) => (found.status, found.lane_ahead.max(0) as usize, found.trials),
         // No trials (an import): the summary says its state.
-        None => (state.store.experiment_summary(id).await?.status, Vec::new()),
+        None => (state.store.experiment_summary(id).await?.status, 0, Vec::new()),
     };
     let mut logs = BTreeMap::new();
     for (t, path) in rows.iter().filter(|(t, _)| t.state == TrialState::Running) {
@@ -198,7 +199,10 @@ async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)]) -> 
         }
     }
     let trials: Vec<Trial> = rows.into_iter().map(|(t, _)| t).collect();
-    Ok(progress(status, &trials, arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default()))
+    let mut p = progress(status, &trials, arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default());
+    // Before any of its trials started, it waits behind the others in its lane (the fair queue may let it in sooner).
+    p.queued_ahead = if p.elapsed_s.is_none() && !p.done { ahead } else { 0 };
+    Ok(p)
 }
 
 /// Who is listening, asked again: `Err` with the reason once they may no longer read experiment `id`.

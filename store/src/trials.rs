@@ -76,6 +76,16 @@ struct ProgressRow {
     trial: TrialRow,
     log_path: Option<String>,
     experiment_status: String,
+    lane_ahead: i64,
+}
+
+/// What one tick of the live event stream reads.
+#[derive(Debug, Clone)]
+pub struct ProgressRows {
+    pub status: ExperimentStatus,
+    /// Other experiments' trials queued or running in this experiment's lane (what it may wait behind).
+    pub lane_ahead: i64,
+    pub trials: Vec<(Trial, Option<String>)>,
 }
 
 const TRIAL_COLUMNS: &str =
@@ -131,18 +141,22 @@ impl Store {
         rows.into_iter().map(Trial::try_from).collect()
     }
 
-    /// An experiment's progress in one query (the live event stream's tick): its status and every trial
-    /// with its log path, in plan order. `None` for an experiment without trials (or none at all).
-    pub async fn progress_rows(&self, experiment_id: i64) -> Result<Option<(ExperimentStatus, Vec<(Trial, Option<String>)>)>, StoreError> {
+    /// An experiment's progress in one query (the live event stream's tick): its status, every trial
+    /// with its log path in plan order, and how many other experiments' trials are queued or running in its
+    /// lane. `None` for an experiment without trials (or none at all).
+    pub async fn progress_rows(&self, experiment_id: i64) -> Result<Option<ProgressRows>, StoreError> {
         let columns = TRIAL_COLUMNS.split(", ").map(|c| format!("t.{}", c.trim())).collect::<Vec<_>>().join(", ");
         let sql = format!(
-            "SELECT {columns}, t.log_path, e.status AS experiment_status FROM trials t JOIN experiments e ON e.id = t.experiment_id \
-             WHERE t.experiment_id = $1 ORDER BY t.seq, t.attempt"
+            "SELECT {columns}, t.log_path, e.status AS experiment_status, \
+             (SELECT COUNT(*) FROM trials o JOIN experiments oe ON oe.id = o.experiment_id \
+              WHERE o.state IN ('queued', 'running') AND oe.lane = e.lane AND o.experiment_id <> e.id) AS lane_ahead \
+             FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE t.experiment_id = $1 ORDER BY t.seq, t.attempt"
         );
         let rows: Vec<ProgressRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;
-        let Some(status) = rows.first().map(|r| r.experiment_status.parse::<ExperimentStatus>()).transpose()? else { return Ok(None) };
+        let Some(first) = rows.first() else { return Ok(None) };
+        let (status, lane_ahead) = (first.experiment_status.parse::<ExperimentStatus>()?, first.lane_ahead);
         let trials = rows.into_iter().map(|r| Ok((Trial::try_from(r.trial)?, r.log_path))).collect::<Result<Vec<_>, StoreError>>()?;
-        Ok(Some((status, trials)))
+        Ok(Some(ProgressRows { status, lane_ahead, trials }))
     }
 
     /// Records how a running trial was started: its run tag, the supervisor's process id, host and log.

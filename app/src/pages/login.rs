@@ -6,9 +6,11 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-/// Only a path of this site is followed after sign-in, else `/experiments`.
+/// Only a path of this site is followed after sign-in, else `/experiments`. A space is encoded back
+/// (`%20`): the router's query map hands the login page `next` decoded twice, so a search such as
+/// `/experiments?q=smaller%20write%20buffer` arrives with spaces.
 pub fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| is_site_path(n)).unwrap_or_else(|| "/experiments".to_string())
+    next.map(|n| n.replace(' ', "%20")).filter(|n| is_site_path(n)).unwrap_or_else(|| "/experiments".to_string())
 }
 
 /// A path of this site: one `/` first, printable ASCII only (a browser drops tabs and newlines, so
@@ -68,6 +70,8 @@ mod tests {
             assert_eq!(safe_next(Some(bad.into())), "/experiments", "{bad:?}");
         }
         assert_eq!(safe_next(None), "/experiments");
+        assert_eq!(safe_next(Some("/experiments?q=smaller write buffer".into())), "/experiments?q=smaller%20write%20buffer");
+        assert_eq!(safe_next(Some("/ /evil.example".into())), "/%20/evil.example", "still a path of this site");
     }
 }
 

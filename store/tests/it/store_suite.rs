@@ -20,6 +20,7 @@ on_both_backends!(
     verdicts_mark_the_experiment_judged,
     trials_are_claimed_once_each,
     trial_outcomes_are_final,
+    claims_keep_lanes_caps_and_pairs,
     observations_round_trip_all_or_nothing,
     suites_and_noise_profiles_upsert,
     accounts_tokens_and_audit,
@@ -160,6 +161,47 @@ async fn trials_are_claimed_once_each(db: &TestDb) {
     all.sort();
     assert_eq!(claimed, all, "each trial claimed exactly once");
     assert!(db.store.trials(id).await.unwrap().iter().all(|t| t.state == TrialState::Running && t.started_at.is_some()));
+}
+
+/// The scheduler's claim on a real store: a cluster lane's pair comes together with its ranks, the suite's
+/// cap and the host's one local slot hold, the live stream's count of what waits ahead, and an experiment
+/// is concluded once.
+async fn claims_keep_lanes_caps_and_pairs(db: &TestDb) {
+    use store::claim::{ClaimRules, Lane};
+    let engine = Lane { key: "engine:k".into(), cap: 2, shuffle_pairs: true };
+    let mut ids = Vec::new();
+    for (title, lane) in [("x", engine.clone()), ("y", engine.clone()), ("z", Lane::local())] {
+        let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, title)).await.unwrap();
+        db.store.set_experiment_lane(id, &lane).await.unwrap();
+        let arms = db.store.arms(id).await.unwrap();
+        let plan: Vec<InsertTrial> =
+            (0..4).map(|seq| InsertTrial { arm_id: arms[seq as usize % 2].0, seq, cell: None, repeat_index: seq / 2 }).collect();
+        db.store.insert_trials(id, &plan).await.unwrap();
+        ids.push(id);
+    }
+    let ahead = |p: Option<store::trials::ProgressRows>| p.unwrap().lane_ahead;
+    assert_eq!(ahead(db.store.progress_rows(ids[1]).await.unwrap()), 4, "y waits behind x's four trials");
+    assert_eq!(ahead(db.store.progress_rows(ids[2]).await.unwrap()), 0, "nothing else is local");
+    let rules = ClaimRules { worker: "w", engine_cap: 8, parked: &[] };
+    let first = db.store.claim_trials(&rules).await.unwrap();
+    assert_eq!(first.len(), 2, "a pair: {first:?}");
+    assert!(first.iter().all(|c| c.trial.experiment_id == ids[0] && c.trial.repeat_index == 0 && c.lane == "engine:k"));
+    let mut ranks: Vec<Option<i64>> = first.iter().map(|c| c.pair_rank).collect();
+    ranks.sort();
+    assert_eq!(ranks, [Some(0), Some(1)]);
+    let mut more = Vec::new();
+    loop {
+        let c = db.store.claim_trials(&rules).await.unwrap();
+        if c.is_empty() {
+            break;
+        }
+        more.extend(c);
+    }
+    assert_eq!(more.len(), 1, "the suite's cap of 2 is taken: only the local slot is left: {more:?}");
+    assert_eq!(more[0].trial.experiment_id, ids[2]);
+    assert_eq!(db.store.pair_ranks(ids[0]).await.unwrap().len(), 2);
+    assert!(db.store.claim_conclusion(ids[0]).await.unwrap());
+    assert!(!db.store.claim_conclusion(ids[0]).await.unwrap(), "concluded once");
 }
 
 async fn trial_outcomes_are_final(db: &TestDb) {

@@ -38,6 +38,9 @@ pub struct JsonProgress {
     /// The most of its trials in flight at one moment so far (trials on a cluster run side by side).
     #[serde(default)]
     pub at_once: usize,
+    /// Before its first trial starts: other experiments' trials queued or running where its trials will run.
+    #[serde(default)]
+    pub queued_ahead: usize,
     pub running: Vec<JsonRunning>,
     pub done: bool,
     /// Every attempt as the page's trials table shows it.
@@ -82,6 +85,7 @@ pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>) -> impl IntoView {
                             match (p.remaining_s, p.done) {
                                 (_, true) => "ended: loading the result…".to_string(),
                                 (Some(r), _) => format!("about {} left", duration(r)),
+                                (None, _) if p.queued_ahead > 0 => format!("waiting behind at most {} trials of other experiments; remaining time known after the first trial", p.queued_ahead),
                                 (None, _) => "remaining time known after the first trial".to_string(),
                             })}
                     </p>
