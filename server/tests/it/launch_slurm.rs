@@ -67,9 +67,11 @@ async fn measured_the_example_suite_runs_on_a_real_slurm() {
     let (text, _) = example_suite_text(tmp.path());
     // The job's memory limit (sbatch --mem) is the suite's RAM: the baseline's driver and two shard
     // processes peak at ~470 MiB together, memory-hungry's tokenize shards at ~930 MiB each.
+    // max_parallel = 1: the test's node is this 2-core machine, where jobs side by side would measure each
+    // other's CPU (and the controller stop below is about one running trial and the queued ones).
     let text = text.replace("launcher = \"local\"", "launcher = \"cluster\"").replace("ram = \"512MiB\"", "ram = \"800MiB\"")
         + &format!(
-            "\n[cluster]\nprofile = \"slurm\"\nunreachable_after_secs = 4\npoll_max_secs = 1\nenv = {{ SLURM_CONF = {:?} }}\n",
+            "\n[cluster]\nprofile = \"slurm\"\nunreachable_after_secs = 4\npoll_max_secs = 1\nmax_parallel = 1\nenv = {{ SLURM_CONF = {:?} }}\n",
             slurm.conf.display().to_string()
         );
     std::fs::write(suites.join("zephyr-slurm.toml"), text).unwrap();
