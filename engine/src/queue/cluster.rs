@@ -17,6 +17,69 @@ use suite::cluster::{first_line, EngineOutcome, ResolvedCluster};
 const WRAPPER: &str = "#!/bin/sh\n# Arbiter's fixed job script: it runs its arguments (the arm's argv) and nothing else.\nexec \"$@\"\n";
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The two trials of a pair claimed together prepare apart (ping, worktree, wrapper) and are handed to
+/// the engine at one moment: each waits here, ready, until its partner is ready too (or has dropped out, or
+/// 30 s have passed), so neither starts seconds before the other because its own preparation was quicker.
+#[derive(Debug)]
+pub struct PairGate {
+    seen: tokio::sync::watch::Sender<usize>,
+    size: usize,
+}
+
+/// One trial's place at a [`PairGate`]: `ready` waits for the partner; dropped unused (the trial failed
+/// before submitting), it tells the partner not to wait.
+#[derive(Debug)]
+pub struct PairTicket {
+    gate: Option<std::sync::Arc<PairGate>>,
+    /// Its place in the pair: once all are ready, rank r is submitted r × [`PAIR_STAGGER`] after the first,
+    /// so the engine receives them in the drawn order.
+    rank: u32,
+}
+
+/// Between the submissions of a pair's trials, once both are ready: enough to keep their order at the
+/// engine, far below the engine's one-second clock.
+const PAIR_STAGGER: Duration = Duration::from_millis(50);
+
+/// How long a ready trial waits for its partner before it is submitted alone.
+const PAIR_WAIT: Duration = Duration::from_secs(30);
+
+impl PairGate {
+    /// Tickets for `size` trials submitted together.
+    pub fn tickets(size: usize) -> Vec<PairTicket> {
+        let gate = std::sync::Arc::new(PairGate { seen: tokio::sync::watch::channel(0).0, size });
+        (0..size).map(|rank| PairTicket { gate: Some(gate.clone()), rank: rank as u32 }).collect()
+    }
+}
+
+impl PairTicket {
+    /// A trial claimed alone: nothing to wait for.
+    pub fn alone() -> PairTicket {
+        PairTicket { gate: None, rank: 0 }
+    }
+
+    /// This trial is ready to submit: waits for the others of its pair.
+    pub async fn ready(&mut self) {
+        self.ready_within(PAIR_WAIT).await
+    }
+
+    async fn ready_within(&mut self, wait: Duration) {
+        if let Some(gate) = self.gate.take() {
+            let mut seen = gate.seen.subscribe();
+            gate.seen.send_modify(|n| *n += 1);
+            let _ = tokio::time::timeout(wait, seen.wait_for(|n| *n >= gate.size)).await;
+            tokio::time::sleep(PAIR_STAGGER * self.rank).await;
+        }
+    }
+}
+
+impl Drop for PairTicket {
+    fn drop(&mut self) {
+        if let Some(gate) = self.gate.take() {
+            gate.seen.send_modify(|n| *n += 1);
+        }
+    }
+}
+
 /// What a submission came to.
 pub enum Submitted {
     Job(String),
@@ -128,8 +191,9 @@ async fn cancel_when_back(spec: ResolvedCluster, argv: Vec<String>) {
     tracing::warn!(command = %argv.join(" "), "could not cancel the job of a lost trial within 10 minutes");
 }
 
-/// Submits a trial: the engine must answer its ping, then the worktree, the wrapper, the job.
-pub async fn submit(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Submitted {
+/// Submits a trial: the engine must answer its ping, then the worktree, the wrapper, the job — at the
+/// moment its pair's partner is submitted too (`pair`).
+pub async fn submit(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm, mut pair: PairTicket) -> Submitted {
     let failed = |e: String| Submitted::Failed(Outcome::launcher_error(e));
     let spec = match resolved(plan) {
         Ok(s) => s,
@@ -176,6 +240,7 @@ pub async fn submit(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plan
         ("ARBITER_WORKTREE", worktree.to_string_lossy().into_owned()),
         ("ARBITER_FINELOG_URL", v["finelog_url"].clone()),
     ];
+    pair.ready().await;
     match run_engine(&spec, &command, &env).await {
         Ok(a) if a.ok => match spec.read_job_id(&a.text) {
             Some(id) => Submitted::Job(id),
@@ -287,5 +352,49 @@ async fn finish(
         EngineOutcome::Timeout => with_ids(Outcome::infra(InfraReason::Timeout, format!("job {job_id} hit its time limit ({state})"))),
         EngineOutcome::Cancelled => with_ids(Outcome::cancelled(format!("job {job_id} {state}"))),
         EngineOutcome::Queued | EngineOutcome::Running => Outcome::launcher_error(format!("job {job_id} has not ended ({state})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_pair_is_released_together_and_a_dropped_partner_does_not_hold_the_other() {
+        let ms = |n| Duration::from_millis(n);
+        // The first trial is ready long before the second: it waits for it, then the second follows
+        // PAIR_STAGGER after it.
+        let mut t = PairGate::tickets(2);
+        let (mut b, mut a) = (t.pop().unwrap(), t.pop().unwrap());
+        let started = Instant::now();
+        let first = tokio::spawn(async move {
+            a.ready().await;
+            started.elapsed()
+        });
+        tokio::time::sleep(ms(400)).await;
+        b.ready().await;
+        let (first, second) = (first.await.unwrap(), started.elapsed());
+        assert!(first >= ms(400), "rank 0 waited for its partner: {first:?}");
+        assert!(second >= ms(400) + PAIR_STAGGER, "rank 1 goes PAIR_STAGGER after both were ready: {first:?} {second:?}");
+
+        // The partner fails before submitting (its ticket dropped): the ready one goes at once.
+        let mut t = PairGate::tickets(2);
+        let (b, mut a) = (t.pop().unwrap(), t.pop().unwrap());
+        drop(b);
+        let started = Instant::now();
+        a.ready().await;
+        assert!(started.elapsed() < ms(5_000), "{:?}", started.elapsed());
+
+        // A partner that never comes holds the other only as long as it may.
+        let mut t = PairGate::tickets(2);
+        let (_b, mut a) = (t.pop().unwrap(), t.pop().unwrap());
+        let started = Instant::now();
+        a.ready_within(ms(300)).await;
+        assert!(started.elapsed() >= ms(300) && started.elapsed() < ms(5_000), "{:?}", started.elapsed());
+
+        // Alone: no wait.
+        let started = Instant::now();
+        PairTicket::alone().ready_within(Duration::from_secs(30)).await;
+        assert!(started.elapsed() < ms(5_000));
     }
 }

@@ -166,8 +166,15 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
             let rules = store::claim::ClaimRules { worker: &engine.queue.worker, engine_cap: engine.queue.engine_cap, parked: &parked };
             match engine.store.claim_trials(&rules).await {
                 Ok(claimed) if !claimed.is_empty() => {
+                    // A pair claimed together is handed to its engine at one moment (cluster::PairGate).
+                    let paired = claimed.iter().filter(|c| c.pair_rank.is_some()).count();
+                    let mut tickets: Vec<Option<cluster::PairTicket>> = cluster::PairGate::tickets(paired).into_iter().map(Some).collect();
                     for c in claimed {
-                        start(&engine, c);
+                        let ticket = c
+                            .pair_rank
+                            .and_then(|rank| tickets.get_mut(usize::try_from(rank).ok()?)?.take())
+                            .unwrap_or_else(cluster::PairTicket::alone);
+                        start(&engine, c, ticket);
                     }
                 }
                 Ok(_) => {
@@ -187,13 +194,13 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
 
 /// Runs a claimed trial in a task of its own. While a cluster engine does not answer, its lane is parked
 /// (the wait doubles to a minute) and its trials wait in the queue; other lanes go on.
-fn start(engine: &Engine, claimed: store::claim::Claimed) {
+fn start(engine: &Engine, claimed: store::claim::Claimed, pair: cluster::PairTicket) {
     let engine = engine.clone();
     tokio::spawn(async move {
         let trial = claimed.trial.clone();
         let work = {
             let (engine, trial) = (engine.clone(), trial.clone());
-            async move { run_one(&engine, trial).await }
+            async move { run_one(&engine, trial, pair).await }
         };
         match run_guarded(&engine, &trial, work).await {
             Some(Ran::EngineDown) => engine.queue.park(&claimed.lane),
@@ -261,7 +268,7 @@ async fn arm_of<'p>(engine: &Engine, trial: &Trial, plan: &'p StoredPlan) -> Opt
     plan.launch.arms.iter().find(|a| a.name == name)
 }
 
-async fn run_one(engine: &Engine, trial: Trial) -> Ran {
+async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ran {
     let plan = match plan_of(engine, trial.experiment_id).await {
         Ok(p) => p,
         Err(e) => {
@@ -288,7 +295,7 @@ async fn run_one(engine: &Engine, trial: Trial) -> Ran {
     }
     let l = launch_of(engine);
     if plan.suite.launcher == suite::definition::Launcher::Cluster {
-        return run_on_engine(engine, &l, trial, &plan, arm).await;
+        return run_on_engine(engine, &l, trial, &plan, arm, pair).await;
     }
     match runner::start(&l, &trial, &plan, arm).await {
         Ok(mut child) => {
@@ -314,8 +321,15 @@ async fn run_one(engine: &Engine, trial: Trial) -> Ran {
 
 /// A cluster trial: submitted (or given back to the queue while the engine does not answer), its job
 /// recorded, followed to its end.
-async fn run_on_engine(engine: &Engine, l: &Launch<'_>, trial: Trial, plan: &StoredPlan, arm: &crate::launch::request::PlannedArm) -> Ran {
-    let job_id = match crate::queue::cluster::submit(l, &trial, plan, arm).await {
+async fn run_on_engine(
+    engine: &Engine,
+    l: &Launch<'_>,
+    trial: Trial,
+    plan: &StoredPlan,
+    arm: &crate::launch::request::PlannedArm,
+    pair: cluster::PairTicket,
+) -> Ran {
+    let job_id = match crate::queue::cluster::submit(l, &trial, plan, arm, pair).await {
         crate::queue::cluster::Submitted::Job(id) => id,
         crate::queue::cluster::Submitted::EngineDown(why) => {
             tracing::warn!(trial = trial.id, error = %why, "the cluster engine does not answer; the trial waits in the queue");

@@ -4,7 +4,7 @@
 
 use crate::launch::request::{run_vars, worktree_dir, JsonConfigDiff, PlannedArm, RunContext};
 use crate::launch::submit::StoredPlan;
-use crate::queue::finelog::Finelog;
+use crate::queue::finelog::{Finelog, FinelogError};
 use crate::queue::supervise::ExitStatus;
 use judge::pipeline::rows::{execution_key, StageRow};
 use judge::{InfraReason, TrialState};
@@ -273,6 +273,22 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
 /// The outcome of a command that ran to its end (locally or on a cluster engine): failed on a signal or
 /// a non-zero exit (keeping what rows it left), else its execution ids from the log and their rows from
 /// finelog, failed when a stage FAILED or went above the worker's RAM.
+/// The rows of executions whose trial has ended: asked again for a few seconds while there are none, since
+/// a trial's last rows may still be on their way to finelog (its client sends from a thread of its own)
+/// when the job's end is seen.
+async fn rows_when_written(f: &Finelog, ids: &[String]) -> Result<Vec<StageRow>, FinelogError> {
+    let mut wait = std::time::Duration::from_millis(500);
+    for _ in 0..4 {
+        let rows = f.stage_rows(ids).await?;
+        if !rows.is_empty() {
+            return Ok(rows);
+        }
+        tokio::time::sleep(wait).await;
+        wait *= 2;
+    }
+    f.stage_rows(ids).await
+}
+
 pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: Option<i32>, ram_limit: Option<f64>) -> Outcome {
     let ids = execution_ids_in(log);
     let exit_code = exit_code.map(i64::from);
@@ -309,16 +325,24 @@ pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: 
         };
     };
     let rows = match Finelog::new(url) {
-        Ok(f) => f.stage_rows(&ids).await,
+        Ok(f) => rows_when_written(&f, &ids).await,
         Err(e) => Err(e),
     };
     let rows = match rows {
         Ok(r) if r.is_empty() => {
-            return Outcome {
-                exit_code,
-                execution_ids: ids,
-                ..Outcome::infra(InfraReason::NoRows, "finelog has no zephyr.stage rows for these executions")
+            // What the trial's finelog client said of its writes, if anything (a dropped batch is logged there).
+            let said: Vec<&str> = log
+                .lines()
+                .filter(|l| l.contains("finelog") || l.contains("send failure") || l.contains("zephyr.stage"))
+                .filter(|l| !execution_ids_in(l).iter().any(|i| ids.contains(i)))
+                .take(3)
+                .map(str::trim)
+                .collect();
+            let mut detail = format!("finelog at {url} has no zephyr.stage rows for these executions");
+            if !said.is_empty() {
+                detail = format!("{detail}; the trial's log says: {}", said.join(" | "));
             }
+            return Outcome { exit_code, execution_ids: ids, ..Outcome::infra(InfraReason::NoRows, detail) };
         }
         Ok(r) => r,
         Err(e) => return Outcome { exit_code, execution_ids: ids, ..Outcome::infra(InfraReason::StatsUnreachable, e.to_string()) },

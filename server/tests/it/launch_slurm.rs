@@ -187,9 +187,13 @@ async fn a_restarted_server_follows_its_cluster_jobs() {
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     assert_eq!(e["status"], "judged", "{e}");
-    assert_eq!(trials(&e).len(), 6, "{e}");
-    assert!(trials(&e).iter().all(|t| t["state"] == "succeeded" && t["attempt"] == 1), "followed, not re-queued: {e}");
     let log = server.log_text();
+    assert!(
+        log.contains("adopted the finelog server a previous run left"),
+        "the restarted server reads the finelog its jobs write to: {log}"
+    );
+    assert_eq!(trials(&e).len(), 6, "{e}");
+    assert!(trials(&e).iter().all(|t| t["state"] == "succeeded" && t["attempt"] == 1), "followed, not re-queued: {e}\n{log}");
     assert_eq!(log.matches("following the cluster job again").count(), 6, "{log}");
     assert_eq!(log.matches("experiment judged").count(), 1, "judged once: {log}");
     assert!(server.stop().success(), "a clean stop (which also stops the finelog server it adopted)");
@@ -246,18 +250,19 @@ async fn a_cluster_runs_pairs_side_by_side_within_its_caps_and_fairly() {
     assert!((3..=4).contains(&most), "at most max_parallel = 4 jobs in flight, and more than one pair at a time: {most}");
 
     // Job times as Slurm reports them (one-second resolution).
-    let times = |e: &Value| -> Vec<(i64, i64, i64)> {
+    // (repeat, start, end, submit): the submit time says whether a late start was Arbiter's or the engine's.
+    let times = |e: &Value| -> Vec<(i64, i64, i64, i64)> {
         trials(e)
             .iter()
             .map(|t| {
-                let (start, end) = slurm.job_times(t["job_id"].as_str().unwrap());
-                (t["repeat_index"].as_i64().unwrap(), start, end)
+                let (submit, start, end) = slurm.job_times(t["job_id"].as_str().unwrap());
+                (t["repeat_index"].as_i64().unwrap(), start, end, submit)
             })
             .collect()
     };
     let (ta, tb) = (times(&ea), times(&eb));
-    let all: Vec<&(i64, i64, i64)> = ta.iter().chain(&tb).collect();
-    let mut durations: Vec<i64> = all.iter().map(|(_, s, e)| e - s).collect();
+    let all: Vec<&(i64, i64, i64, i64)> = ta.iter().chain(&tb).collect();
+    let mut durations: Vec<i64> = all.iter().map(|(_, s, e, _)| e - s).collect();
     durations.sort();
     let job = durations[durations.len() / 2].max(1);
     let span = all.iter().map(|t| t.2).max().unwrap() - all.iter().map(|t| t.1).min().unwrap();
@@ -265,9 +270,13 @@ async fn a_cluster_runs_pairs_side_by_side_within_its_caps_and_fairly() {
     assert!(span < 8 * job, "16 jobs of {job} s took {span} s: not run side by side");
     for t in [&ta, &tb] {
         for repeat in 0..4 {
+            // Arbiter's part: both jobs handed to Slurm at one moment (its clock has whole seconds).
+            let submits: Vec<i64> = t.iter().filter(|x| x.0 == repeat).map(|x| x.3).collect();
+            assert!((submits[0] - submits[1]).abs() <= 1, "a pair's jobs are submitted together (repeat, start, end, submit): {t:?}");
+            // Slurm's part (the test cluster schedules a batch job at submit: batch_sched_delay=0).
             let starts: Vec<i64> = t.iter().filter(|x| x.0 == repeat).map(|x| x.1).collect();
             assert_eq!(starts.len(), 2, "{t:?}");
-            assert!((starts[0] - starts[1]).abs() <= 2, "a pair's jobs start within 2 s of each other: {t:?}");
+            assert!((starts[0] - starts[1]).abs() <= 2, "a pair's jobs start within 2 s of each other (repeat, start, end, submit): {t:?}");
         }
     }
     let first_of_b = tb.iter().map(|t| t.1).min().unwrap();
@@ -371,7 +380,13 @@ async fn bench_cluster_parallelism() {
         let e = launcher.wait_until_ended(id, 1200).await;
         let wall = started.elapsed().as_secs_f64();
         assert_eq!(e["status"], "judged", "{e}");
-        let jobs: Vec<(i64, i64)> = trials(&e).iter().map(|t| slurm.job_times(t["job_id"].as_str().unwrap())).collect();
+        let jobs: Vec<(i64, i64)> = trials(&e)
+            .iter()
+            .map(|t| {
+                let (_, start, end) = slurm.job_times(t["job_id"].as_str().unwrap());
+                (start, end)
+            })
+            .collect();
         let mut durations: Vec<i64> = jobs.iter().map(|(s, e)| e - s).collect();
         durations.sort();
         let serial_wall = *serial.get_or_insert(wall);

@@ -30,6 +30,7 @@ fn conf(r: &Path, ctld_port: u16, slurmd_port: u16, cpus: u32) -> String {
          SlurmdLogFile={r}/log/slurmd.log\nProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n\
          JobAcctGatherType=jobacct_gather/linux\nJobAcctGatherFrequency=task=1\nJobAcctGatherParams=OverMemoryKill\n\
          AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\nMpiDefault=none\nSchedulerType=sched/backfill\n\
+         SchedulerParameters=batch_sched_delay=0\n\
          SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\nReturnToService=2\nMinJobAge=3600\nKillWait=2\n\
          SlurmdParameters=config_overrides\n\
          NodeName=localhost NodeAddr=127.0.0.1 CPUs={cpus} RealMemory=16000 State=UNKNOWN\n\
@@ -102,13 +103,14 @@ impl Slurm {
     }
 
     /// A job's start and end time in seconds (Slurm's `StartTime=`/`EndTime=`, one-second resolution).
-    pub fn job_times(&self, job: &str) -> (i64, i64) {
+    /// A job's (submit, start, end) times in seconds, as Slurm records them.
+    pub fn job_times(&self, job: &str) -> (i64, i64, i64) {
         let out = self.cli("scontrol", &["show", "job", job, "-o"]);
         let field = |name: &str| -> i64 {
             let v = out.split_whitespace().find_map(|w| w.strip_prefix(name)).unwrap_or_else(|| panic!("no {name} in {out}"));
             chrono_free_parse(v).unwrap_or_else(|| panic!("{name}{v}: not a time"))
         };
-        (field("StartTime="), field("EndTime="))
+        (field("SubmitTime="), field("StartTime="), field("EndTime="))
     }
 
     /// Stops the controller (the node daemon and its jobs keep running).
