@@ -19,6 +19,14 @@ use suite::definition::TrialOrder;
 /// `[notify]` asks for.
 pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
     let Ok(trials) = engine.store.trials(experiment_id).await else { return };
+    // An adaptive experiment looks at its settled pairs first, and may add the next (`adaptive`).
+    if let Ok(plan) = plan_of(engine, experiment_id).await {
+        if let crate::adaptive::Step::Added(_) = crate::adaptive::step(engine, experiment_id, &trials, &plan).await {
+            return;
+        }
+    }
+    // What the step may have changed (queued trials no longer needed are cancelled).
+    let Ok(trials) = engine.store.trials(experiment_id).await else { return };
     if trials.iter().any(|t| !t.state.is_terminal()) {
         return;
     }
@@ -106,6 +114,8 @@ pub async fn verdict(
                 }
             }
             TrialState::Failed => failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1)),
+            // An adaptive experiment's queued trials that its decision made unnecessary were never lost.
+            TrialState::Cancelled if plan.launch.adaptive.is_some() => {}
             _ => lost.push(format!(
                 "trial #{} of {arm} was lost: {} ({detail})",
                 t.seq + 1,
@@ -138,7 +148,16 @@ pub async fn verdict(
         PipelineConfig { worker_ram: plan.worker_ram(), noise, method: plan.suite.judge_method(paired), ..PipelineConfig::default() };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
     let pairing = pairing(store, plan, trials, &arm_name).await;
-    let (mut verdict, mut reasons, report) = match judge::pipeline::judge(&rows, &control_specs, &treatments, &config) {
+    // An adaptive experiment is judged by the sequential design it was run with (`adaptive`).
+    let judged = match plan.launch.adaptive {
+        Some(a) => {
+            let seq =
+                judge::pipeline::SequentialConfig { unit: judge::pipeline::sequential::Unit::Pair, max_pairs: Some(a.max_trials as usize) };
+            judge::pipeline::judge_sequential(&rows, &control_specs, &treatments, &config, &seq)
+        }
+        None => judge::pipeline::judge(&rows, &control_specs, &treatments, &config),
+    };
+    let (mut verdict, mut reasons, report) = match judged {
         Ok(mut r) => {
             r.pairing = Some(pairing);
             (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?)

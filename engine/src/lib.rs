@@ -5,6 +5,7 @@
 //! (`schedules`). Everything goes through one explicit handle, [`Engine`]. No HTTP, no pages: the server
 //! holds an `Engine` and serves it.
 
+pub mod adaptive;
 pub mod conclude;
 pub mod error;
 pub mod import;

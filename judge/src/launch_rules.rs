@@ -241,6 +241,97 @@ pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), Stri
     }
 }
 
+/// How many trials an arm runs: a fixed number, or `"auto"` — at least two pairs, then more while the
+/// sequential design leaves the verdict undecided, up to a budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JsonTrials {
+    Fixed(u32),
+    Auto(AutoWord),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AutoWord {
+    Auto,
+}
+
+impl JsonTrials {
+    pub const AUTO: JsonTrials = JsonTrials::Auto(AutoWord::Auto);
+
+    pub fn is_auto(self) -> bool {
+        matches!(self, JsonTrials::Auto(_))
+    }
+
+    /// The fixed number, if it is one.
+    pub fn fixed(self) -> Option<u32> {
+        match self {
+            JsonTrials::Fixed(n) => Some(n),
+            JsonTrials::Auto(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for JsonTrials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JsonTrials::Fixed(n) => write!(f, "{n}"),
+            JsonTrials::Auto(_) => f.write_str("auto"),
+        }
+    }
+}
+
+impl std::str::FromStr for JsonTrials {
+    type Err = String;
+
+    /// A whole number, or `auto` (any case, spaces around ignored).
+    fn from_str(s: &str) -> Result<JsonTrials, String> {
+        let s = s.trim();
+        if s.eq_ignore_ascii_case("auto") {
+            return Ok(JsonTrials::AUTO);
+        }
+        s.parse::<u32>().map(JsonTrials::Fixed).map_err(|_| format!("trials: {s:?} is neither a whole number nor \"auto\""))
+    }
+}
+
+impl From<u32> for JsonTrials {
+    fn from(n: u32) -> JsonTrials {
+        JsonTrials::Fixed(n)
+    }
+}
+
+/// Trials as typed in the form or given to the CLI: a whole number in range, or `auto` — adaptive trials,
+/// which only a pipeline A/B has (pairs added while the sequential design leaves the verdict undecided).
+pub fn check_trials_text(kind: crate::ExperimentKind, text: &str) -> Result<JsonTrials, String> {
+    let trials: JsonTrials = text.parse()?;
+    check_trials_choice(kind, trials)?;
+    Ok(trials)
+}
+
+/// A launch's trials: a number in range ([`check_trials`]), or `auto` for a pipeline suite.
+pub fn check_trials_choice(kind: crate::ExperimentKind, trials: JsonTrials) -> Result<(), String> {
+    match trials.fixed() {
+        Some(n) => check_trials(kind, n),
+        None if kind == crate::ExperimentKind::Warp => {
+            Err("trials: \"auto\" adds pairs of a pipeline A/B; a warp experiment repeats its phase order a fixed 1–20 times".into())
+        }
+        None => Ok(()),
+    }
+}
+
+/// The fewest trials an arm an adaptive launch may be held to: the sequential design's first look.
+pub const MIN_AUTO_TRIALS: u32 = 2;
+
+/// `max_trials` of an adaptive launch: from its first look (2 trials an arm) to the most a launch may ask.
+pub fn check_max_trials(max: u32) -> Result<(), String> {
+    if !(MIN_AUTO_TRIALS..=MAX_PIPELINE_TRIALS).contains(&max) {
+        return Err(format!(
+            "max_trials: {max}: an adaptive launch runs between {MIN_AUTO_TRIALS} and {MAX_PIPELINE_TRIALS} trials an arm at most"
+        ));
+    }
+    Ok(())
+}
+
 /// A warp launch's budgets, in %: 0 < warn ≤ fail ≤ 100.
 pub fn check_budgets(fail_pct: f64, warn_pct: f64) -> Result<(), String> {
     if !(warn_pct > 0.0 && warn_pct <= fail_pct && fail_pct <= 100.0) {

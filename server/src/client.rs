@@ -33,8 +33,12 @@ pub struct LaunchArgs {
     /// it is measured.
     #[arg(long, conflicts_with_all = ["control_ref", "reuse_baseline", "allow_regression", "comment_file"])]
     pub baseline: bool,
+    /// Trials an arm: a number, or `auto` (pairs added while the verdict is undecided, up to --max-trials).
     #[arg(long)]
-    pub trials: Option<u32>,
+    pub trials: Option<wire::launch::JsonTrials>,
+    /// With --trials auto: the most trials an arm (default: the suite's max_trials).
+    #[arg(long)]
+    pub max_trials: Option<u32>,
     /// A fingerprint field, FIELD=VALUE (integers and true/false are typed).
     #[arg(long = "set")]
     pub set: Vec<String>,
@@ -120,6 +124,20 @@ pub fn plan_text(plan: &Value) -> String {
     };
     let order = text(&plan["order_words"]);
     let _ = writeln!(out, "{trials} trials ({} per arm, {order} order); {time}", plan["trials_per_arm"]);
+    let a = &plan["adaptive"];
+    if let Some(max) = a["max_trials"].as_u64() {
+        let expected = match (a["expected_trials"].as_u64(), plan["estimated_minutes"].as_f64()) {
+            (Some(n), Some(m)) => format!("; about {} expected, {m} min", judge::units::trials_an_arm(n)),
+            (Some(n), None) => format!("; about {} expected", judge::units::trials_an_arm(n)),
+            _ => String::new(),
+        };
+        let budget = a["budget_minutes"].as_f64().map(|m| format!(" ({m} min)")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "trials auto: a pair at a time while the verdict is undecided, at most {}{budget}{expected}",
+            judge::units::trials_an_arm(max)
+        );
+    }
     if let Some(matrix) = plan["warp_matrix"].as_str() {
         let _ = writeln!(out, "matrix: {matrix}");
     }
@@ -193,6 +211,7 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
         arms,
         fingerprint,
         trials: args.trials,
+        max_trials: args.max_trials,
         baseline: args.baseline,
         reuse_baseline,
         exemption: args.allow_regression.then(|| JsonExemption { reason: args.reason.clone().unwrap_or_default() }),

@@ -92,6 +92,11 @@ const TRIAL_COLUMNS: &str =
     "id, experiment_id, arm_id, seq, cell, repeat_index, attempt, state, infra_reason, detail, claimed_by, created_at, started_at, finished_at, \
      job_id, engine_state";
 
+/// One queued trial of an experiment, on an arm of that experiment only ($1 experiment, $2 seq, $3 cell,
+/// $4 repeat, $5 state, $6 now, $7 arm).
+const INSERT_TRIAL: &str = "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, state, created_at) \
+     SELECT $1, a.id, $2, $3, $4, $5, $6 FROM arms a WHERE a.id = $7 AND a.experiment_id = $1 RETURNING id";
+
 impl Store {
     /// Stores the planned trials of an experiment, all `queued`, in one transaction.
     pub async fn insert_trials(&self, experiment_id: i64, trials: &[InsertTrial]) -> Result<Vec<i64>, StoreError> {
@@ -100,10 +105,7 @@ impl Store {
             let mut tx = pool.begin().await?;
             let mut ids = Vec::with_capacity(trials.len());
             for t in trials {
-                let id: i64 = sqlx::query_scalar(
-                    "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, state, created_at) \
-                     SELECT $1, a.id, $2, $3, $4, $5, $6 FROM arms a WHERE a.id = $7 AND a.experiment_id = $1 RETURNING id",
-                )
+                let id: i64 = sqlx::query_scalar(INSERT_TRIAL)
                 .bind(experiment_id).bind(t.seq).bind(&t.cell).bind(t.repeat_index)
                 .bind(TrialState::Queued.as_str()).bind(now).bind(t.arm_id)
                 .fetch_optional(&mut *tx).await?
@@ -112,6 +114,35 @@ impl Store {
             }
             tx.commit().await?;
             Ok(ids)
+        })
+    }
+
+    /// Grows an adaptive experiment from `from` to `to` repeats an arm with `trials` (queued), if no one
+    /// else has since it read `from`: a compare-and-set on `experiments.planned_repeats` (NULL counts as
+    /// `from`, the launch's own plan) in the same transaction as the inserts. False: another caller grew it
+    /// first, and nothing was added.
+    pub async fn add_repeats(&self, experiment_id: i64, from: i64, to: i64, trials: &[InsertTrial]) -> Result<bool, StoreError> {
+        let now = now_ms();
+        on_pool!(self, pool => {
+            let mut tx = pool.begin().await?;
+            let moved = sqlx::query(
+                "UPDATE experiments SET planned_repeats = $1 WHERE id = $2 AND COALESCE(planned_repeats, $3) = $3 \
+                 AND status IN ('queued', 'running')",
+            )
+            .bind(to).bind(experiment_id).bind(from)
+            .execute(&mut *tx).await?.rows_affected();
+            if moved != 1 {
+                return Ok(false);
+            }
+            for t in trials {
+                sqlx::query(INSERT_TRIAL)
+                .bind(experiment_id).bind(t.seq).bind(&t.cell).bind(t.repeat_index)
+                .bind(TrialState::Queued.as_str()).bind(now).bind(t.arm_id)
+                .fetch_optional(&mut *tx).await?
+                .ok_or_else(|| StoreError::NotFound { what: "arm of this experiment", key: t.arm_id.to_string() })?;
+            }
+            tx.commit().await?;
+            Ok(true)
         })
     }
 

@@ -115,19 +115,37 @@ pub enum Launcher {
     Cluster,
 }
 
-pub use wire::launch::TrialOrder;
+pub use wire::launch::{JsonTrials, TrialOrder};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrialDefaults {
+    /// Trials an arm: a number, or `"auto"` (pipeline suites: pairs added while the verdict is undecided).
     #[serde(default = "default_trials")]
-    pub trials: u32,
+    pub trials: JsonTrials,
     #[serde(default = "default_order")]
     pub order: TrialOrder,
+    /// With `trials = "auto"`: the most trials an arm runs before the experiment ends undecided.
+    #[serde(default = "default_max_trials", skip_serializing_if = "is_default_max_trials")]
+    pub max_trials: u32,
+    /// With `trials = "auto"`: no pair is added once the experiment has run this long (minutes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<u32>,
 }
 
-fn default_trials() -> u32 {
-    3
+fn default_trials() -> JsonTrials {
+    JsonTrials::Fixed(3)
+}
+
+/// `max_trials` when a suite does not say.
+pub const DEFAULT_MAX_TRIALS: u32 = 20;
+
+fn default_max_trials() -> u32 {
+    DEFAULT_MAX_TRIALS
+}
+
+fn is_default_max_trials(n: &u32) -> bool {
+    *n == DEFAULT_MAX_TRIALS
 }
 fn default_order() -> TrialOrder {
     TrialOrder::Interleaved
@@ -135,7 +153,7 @@ fn default_order() -> TrialOrder {
 
 impl Default for TrialDefaults {
     fn default() -> Self {
-        TrialDefaults { trials: default_trials(), order: default_order() }
+        TrialDefaults { trials: default_trials(), order: default_order(), max_trials: DEFAULT_MAX_TRIALS, max_minutes: None }
     }
 }
 
@@ -261,8 +279,16 @@ impl SuiteDefinition {
             }
             (Launcher::Local, None) => {}
         }
-        if self.defaults.trials == 0 || self.defaults.trials > 100 {
-            return Err(format!("defaults.trials {}: use 1–100", self.defaults.trials));
+        if let Some(n) = self.defaults.trials.fixed() {
+            if n == 0 || n > 100 {
+                return Err(format!("defaults.trials {n}: use 1–100, or \"auto\""));
+            }
+        }
+        if !(2..=100).contains(&self.defaults.max_trials) {
+            return Err(format!("defaults.max_trials {}: use 2–100", self.defaults.max_trials));
+        }
+        if self.defaults.max_minutes == Some(0) {
+            return Err("defaults.max_minutes 0: give the minutes after which no pair is added, or leave it out".into());
         }
         if self.resources.cpu.is_nan() || self.resources.cpu <= 0.0 {
             return Err(format!("resources.cpu {}: must be above 0", self.resources.cpu));
@@ -310,8 +336,17 @@ impl SuiteDefinition {
         if self.repository.trim().is_empty() {
             return Err("repository: give a local path or a clone URL".into());
         }
-        if self.defaults.trials == 0 || self.defaults.trials > 20 {
-            return Err(format!("defaults.trials {}: a warp suite repeats its phase order 1–20 times", self.defaults.trials));
+        match self.defaults.trials.fixed() {
+            None => {
+                return Err(
+                    "defaults.trials \"auto\": adaptive trials are for pipeline suites; a warp suite repeats its phase order 1–20 times"
+                        .into(),
+                )
+            }
+            Some(n) if n == 0 || n > 20 => {
+                return Err(format!("defaults.trials {n}: a warp suite repeats its phase order 1–20 times"));
+            }
+            Some(_) => {}
         }
         warp.check()?;
         self.check_placeholders("warp.server", &warp.server, super::warp::SERVER_PLACEHOLDERS)?;

@@ -157,6 +157,35 @@ mod tests {
     }
 
     #[test]
+    fn a_suite_may_default_to_auto_trials_within_a_budget() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let text = std::fs::read_to_string(dir.join("zephyr-pipeline.toml")).unwrap();
+        assert!(text.contains("[defaults]\ntrials = 3\n"), "the shipped suite's defaults moved");
+        let with = |defaults: &str| text.replacen("[defaults]\ntrials = 3\n", &format!("[defaults]\n{defaults}\n"), 1);
+        let auto = super::SuiteDefinition::from_toml(&with("trials = \"auto\"\nmax_trials = 12\nmax_minutes = 90"));
+        let auto = auto.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (auto.defaults.trials, auto.defaults.max_trials, auto.defaults.max_minutes),
+            (wire::launch::JsonTrials::AUTO, 12, Some(90))
+        );
+        let written = super::to_toml(&serde_json::to_value(&auto).unwrap()).unwrap();
+        assert!(written.contains("trials = \"auto\"") && written.contains("max_trials = 12"), "{written}");
+        assert_eq!(super::SuiteDefinition::from_toml(&written).unwrap(), auto, "{written}");
+        let plain = super::SuiteDefinition::from_toml(&text).unwrap();
+        let written = super::to_toml(&serde_json::to_value(&plain).unwrap()).unwrap();
+        assert!(!written.contains("max_trials"), "the default budget is not written out: {written}");
+        let err = super::SuiteDefinition::from_toml(&with("trials = \"auto\"\nmax_trials = 1")).unwrap_err();
+        assert!(err.contains("defaults.max_trials 1"), "{err}");
+        let warp = std::fs::read_to_string(dir.join("s3s-fs-warp.toml")).unwrap().replacen(
+            "[defaults]\ntrials = 1",
+            "[defaults]\ntrials = \"auto\"",
+            1,
+        );
+        let err = super::SuiteDefinition::from_toml(&warp).unwrap_err();
+        assert!(err.contains("adaptive trials are for pipeline suites"), "{err}");
+    }
+
+    #[test]
     fn the_shipped_suites_commented_schedule_is_valid_when_uncommented() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");
         let text = std::fs::read_to_string(path).unwrap();

@@ -26,6 +26,8 @@ impl TrialOrder {
     }
 }
 
+pub use judge::launch_rules::{AutoWord, JsonTrials};
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -42,8 +44,14 @@ pub struct JsonLaunch {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub fingerprint: serde_json::Map<String, serde_json::Value>,
+    /// Trials an arm: a whole number, or `"auto"` (pipeline suites: pairs are added while the verdict is
+    /// undecided, up to `max_trials`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trials: Option<u32>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub trials: Option<JsonTrials>,
+    /// With `trials = "auto"`: the most trials an arm may run (default: the suite's `max_trials`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_trials: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<TrialOrder>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -186,5 +194,24 @@ impl WarpPreset {
             WarpPreset::Smoke => "smoke",
             WarpPreset::Full => "full",
         }
+    }
+}
+
+#[cfg(test)]
+mod trials_tests {
+    use super::*;
+
+    #[test]
+    fn trials_read_as_a_number_or_auto() {
+        let l: JsonLaunch = serde_json::from_str(r#"{"suite": "s", "head": "h", "trials": 4}"#).unwrap();
+        assert_eq!(l.trials, Some(JsonTrials::Fixed(4)));
+        let l: JsonLaunch = serde_json::from_str(r#"{"suite": "s", "head": "h", "trials": "auto", "max_trials": 12}"#).unwrap();
+        assert_eq!((l.trials, l.max_trials), (Some(JsonTrials::AUTO), Some(12)));
+        assert!(serde_json::from_str::<JsonLaunch>(r#"{"suite": "s", "head": "h", "trials": "many"}"#).is_err());
+        assert_eq!(serde_json::to_value(JsonTrials::AUTO).unwrap(), "auto");
+        assert_eq!(serde_json::to_value(JsonTrials::Fixed(3)).unwrap(), 3);
+        assert_eq!(" Auto ".parse::<JsonTrials>(), Ok(JsonTrials::AUTO));
+        assert_eq!("7".parse::<JsonTrials>(), Ok(JsonTrials::Fixed(7)));
+        assert!("seven".parse::<JsonTrials>().unwrap_err().contains("\"seven\""));
     }
 }

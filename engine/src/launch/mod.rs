@@ -57,7 +57,6 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
     let lane = submit::lane(&definition, &plan);
     let at_once = if lane.key.starts_with("engine:") { lane.cap.min(engine.queue.engine_cap).max(1) } else { 1 };
     let ahead = engine.store.trials_in_lane(&lane.key).await?;
-    plan.estimate_from(&engine.store.recent_trial_seconds(suite.id, 20).await?, at_once as usize, ahead as usize);
     if let Some(p) = req.detect_pct.filter(|p| !(*p > 0.0 && *p < 100.0)) {
         return Err(EngineError::Invalid(format!(
             "detect_pct: {p}: give the CPU change to size the trials for, in percent (above 0, below 100)"
@@ -70,8 +69,17 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
         let paired = plan.order != suite::definition::TrialOrder::Blocked && plan.reused_baseline.is_none();
         let method = definition.judge_method(paired);
         let arms = plan.arms.len().saturating_sub(1);
-        plan.detectable = Some(judge::pipeline::power::detectable(plan.trials_per_arm, arms, &method, profile.as_ref(), req.detect_pct));
+        let detectable = judge::pipeline::power::detectable(plan.trials_per_arm, arms, &method, profile.as_ref(), req.detect_pct);
+        // An adaptive launch expects about what a fixed design needs to detect the margin (a clear change
+        // stops sooner, a change at the margin may take longer), within its first look and its budget.
+        if let Some(a) = plan.adaptive.as_mut() {
+            let first = a.step * judge::pipeline::sequential::MIN_PAIRS as u32;
+            let needed = detectable.trials_for_target.unwrap_or(a.max_trials);
+            a.expected_trials = Some(needed.div_ceil(a.step) * a.step).map(|n| n.clamp(first, a.max_trials));
+        }
+        plan.detectable = Some(detectable);
     }
+    plan.estimate_from(&engine.store.recent_trial_seconds(suite.id, 20).await?, at_once as usize, ahead as usize);
     if req.dry_run {
         return Ok(Launched::DryRun(Box::new(plan)));
     }

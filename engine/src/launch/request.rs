@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use suite::definition::{is_safe_value, Fingerprint, SuiteDefinition, TrialOrder};
 
-pub use wire::launch::{JsonBudgets, JsonConfigDiff, JsonExemption, JsonExtraArm, JsonLaunch, LatestWord, ReuseBaseline};
+pub use wire::launch::{JsonBudgets, JsonConfigDiff, JsonExemption, JsonExtraArm, JsonLaunch, JsonTrials, LatestWord, ReuseBaseline};
 
 /// The baseline run an experiment reused as its control (kept with its plan and shown on its page).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +90,9 @@ pub struct LaunchPlan {
     /// chosen change needs (`judge::pipeline::power`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detectable: Option<judge::pipeline::power::Detectable>,
+    /// `trials = "auto"`: the budget pairs are added within (`trials_per_arm` is then the first look's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptivePlan>,
 }
 
 /// Where the plan's argv points for things only a launch knows.
@@ -125,8 +128,22 @@ pub async fn resolve(
         }
         None => None,
     };
-    let trials = req.trials.unwrap_or(suite.defaults.trials);
-    rules::check_trials(suite.kind, trials)?;
+    // A suite whose default is "auto" still runs a fixed number where a launch cannot be adaptive.
+    let order = req.order.unwrap_or(suite.defaults.order);
+    let cannot_adapt = req.calibration || req.baseline || req.reuse_baseline.is_some() || order != TrialOrder::Interleaved;
+    let choice = match (req.trials, suite.defaults.trials) {
+        (Some(t), _) => t,
+        (None, JsonTrials::Auto(_)) if cannot_adapt => JsonTrials::Fixed(FIXED_WHEN_NOT_ADAPTIVE),
+        (None, t) => t,
+    };
+    rules::check_trials_choice(suite.kind, choice)?;
+    let adaptive = adaptive_plan(req, suite, choice, order)?;
+    // An adaptive launch plans its first look (two units); the engine adds the rest.
+    let trials = match (choice.fixed(), &adaptive) {
+        (Some(n), _) => n,
+        (None, Some(a)) => a.step * judge::pipeline::sequential::MIN_PAIRS as u32,
+        (None, None) => unreachable!("auto trials have an adaptive plan"),
+    };
     if let Some(b) = req.budgets {
         if suite.kind != judge::ExperimentKind::Warp {
             return Err("budgets: only a warp suite has relative budgets".into());
@@ -195,7 +212,6 @@ pub async fn resolve(
         arms.push(PlannedArm { name: extra.name.clone(), role: "treatment".into(), git_ref: extra.git_ref.clone(), sha, config });
     }
 
-    let order = req.order.unwrap_or(suite.defaults.order);
     let mut runs = Vec::new();
     let mut estimated_minutes = None;
     let mut estimate_basis = None;
@@ -230,7 +246,9 @@ pub async fn resolve(
         fingerprint,
         region: locality.and_then(|l| l.region.clone()),
         cluster: locality.and_then(|l| l.cluster.clone()),
-        max_minutes: runs.len() as u64 * u64::from(suite.timeout_minutes),
+        // An adaptive launch's worst case is its budget: every arm at max_trials.
+        max_minutes: adaptive.as_ref().map_or(runs.len() as u64, |a| (a.max_trials as usize * (arms.len() - skip)) as u64)
+            * u64::from(suite.timeout_minutes),
         estimated_minutes,
         estimate_basis,
         arms,
@@ -249,7 +267,71 @@ pub async fn resolve(
         warp_matrix: suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| w.describe_matrix()),
         warp_settings: req.warp.clone().filter(|m| !m.is_empty()),
         detectable: None,
+        adaptive,
     })
+}
+
+/// Trials an arm of a launch that cannot be adaptive (a calibration, a baseline run, a reused baseline,
+/// blocked order) when its suite's default is `"auto"` and the launch names no number.
+pub const FIXED_WHEN_NOT_ADAPTIVE: u32 = 5;
+
+/// `trials = "auto"`: the budget and the unit pairs are added in, or why this launch cannot be adaptive.
+fn adaptive_plan(
+    req: &JsonLaunch,
+    suite: &SuiteDefinition,
+    choice: JsonTrials,
+    order: TrialOrder,
+) -> Result<Option<AdaptivePlan>, EngineError> {
+    if !choice.is_auto() {
+        if req.max_trials.is_some() {
+            return Err("max_trials: only with trials = \"auto\" (a fixed number of trials is its own budget)".into());
+        }
+        return Ok(None);
+    }
+    if req.calibration || req.baseline {
+        return Err("trials: \"auto\" adds pairs until an A/B is decided; a calibration or baseline run takes a number of trials".into());
+    }
+    if req.reuse_baseline.is_some() {
+        return Err(
+            "trials: \"auto\" judges pairs that ran side by side; a reused baseline's trials have no partners — give a number".into()
+        );
+    }
+    let step = match order {
+        TrialOrder::Interleaved => 1,
+        TrialOrder::Abba => {
+            return Err("order: \"abba\" with trials = \"auto\" is not supported yet (blocks of four would be added); use interleaved".into())
+        }
+        TrialOrder::Blocked => {
+            return Err("order: \"blocked\" runs every control before any treatment, so it has no pairs to add; use interleaved or abba with trials = \"auto\"".into())
+        }
+    };
+    let max_trials = req.max_trials.unwrap_or(suite.defaults.max_trials);
+    rules::check_max_trials(max_trials)?;
+    Ok(Some(AdaptivePlan {
+        max_trials: max_trials - max_trials % step,
+        max_minutes: suite.defaults.max_minutes,
+        step,
+        expected_trials: None,
+        budget_minutes: None,
+    }))
+}
+
+/// An adaptive launch (`trials = "auto"`): the engine adds `step` trials an arm (a pair, or an ABBA block)
+/// after each look the sequential design leaves undecided, up to `max_trials` an arm, and adds none once
+/// the experiment has run `max_minutes`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AdaptivePlan {
+    pub max_trials: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<u32>,
+    /// Trials an arm in one unit of the design: 1 (a pair), 2 (an ABBA block).
+    pub step: u32,
+    /// The trials an arm it is expected to take (the preview's figure; see `launch::mod`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_trials: Option<u32>,
+    /// The time its whole budget would take at the suite's recent trial times (the estimate's basis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_minutes: Option<f64>,
 }
 
 /// A warp experiment's phases: the server's start argv (keys and port shown as placeholders) and the
@@ -319,10 +401,22 @@ impl LaunchPlan {
     pub fn estimate_from(&mut self, recent_secs: &[f64], at_once: usize, ahead: usize) {
         let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
         let at_once = at_once.max(1);
-        let waves = self.trials.len().div_ceil(at_once) as f64 + ahead as f64 / at_once as f64;
-        // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a few
-        // one-second trials (seen on a fresh clone in CI).
-        self.estimated_minutes = Some((median * waves / 60.0 * 10.0).ceil() / 10.0);
+        let arms = self.trials.len() / (self.trials_per_arm.max(1) as usize);
+        let minutes = |trials: usize| {
+            let waves = trials.div_ceil(at_once) as f64 + ahead as f64 / at_once as f64;
+            // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a
+            // few one-second trials (seen on a fresh clone in CI).
+            (median * waves / 60.0 * 10.0).ceil() / 10.0
+        };
+        // An adaptive plan: its expected trials (the fixed design's figure), and its budget's time beside.
+        let expected = match &mut self.adaptive {
+            Some(a) => {
+                a.budget_minutes = Some(minutes(a.max_trials as usize * arms));
+                a.expected_trials.map_or(self.trials.len(), |t| t as usize * arms)
+            }
+            None => self.trials.len(),
+        };
+        self.estimated_minutes = Some(minutes(expected));
         let mut basis = format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len());
         if at_once > 1 {
             basis.push_str(&format!(", up to {at_once} at once"));

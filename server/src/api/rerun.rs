@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::Extension;
 use engine::launch::submit::StoredPlan;
-use wire::launch::{JsonBudgets, JsonExtraArm, JsonLaunch};
+use wire::launch::{JsonBudgets, JsonExtraArm, JsonLaunch, JsonTrials};
 
 /// "Title (re-run of #ID)", replacing an earlier re-run's suffix rather than stacking them.
 fn rerun_title(title: &str, id: i64) -> String {
@@ -40,7 +40,9 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
             .map(|a| JsonExtraArm { name: a.name.clone(), git_ref: a.sha.clone(), config: a.config.clone() })
             .collect(),
         fingerprint: launch.fingerprint.clone().into_iter().collect(),
-        trials: Some(launch.trials_per_arm),
+        // An adaptive experiment re-runs adaptive, within the same budget.
+        trials: Some(if launch.adaptive.is_some() { JsonTrials::AUTO } else { JsonTrials::Fixed(launch.trials_per_arm) }),
+        max_trials: launch.adaptive.map(|a| a.max_trials),
         order: Some(launch.order),
         title: Some(rerun_title(&launch.title, id)),
         exemption: None,

@@ -176,3 +176,51 @@ async fn the_finelog_arbiter_starts_outlives_a_crash_and_is_adopted() {
     }
     assert!(!state_file.exists(), "and forgets it");
 }
+
+/// kill -9 in the middle of an adaptive experiment (`trials = "auto"`): after the restart it goes on from
+/// the pairs done — the running trial re-attached, no pair added twice — and stops where an uninterrupted
+/// run stops (here: an A/A on its budget of 4 pairs, which the design cannot call equivalent so soon).
+#[tokio::test]
+async fn an_adaptive_experiment_goes_on_from_its_pairs_after_a_crash() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 1.0);
+    let finelog = FinelogServer::start(None);
+    let data = tmp.path().join("data");
+    let server = start(&data, &suites, &finelog.url).await;
+    let launch = json!({"suite": "crash", "head": "main", "base": "main", "trials": "auto", "max_trials": 4});
+    let (status, body) = server.post_json("/api/v1/experiments", &launch).await;
+    assert_eq!(status, 201, "{body}");
+    let id = body["id"].as_i64().unwrap();
+    // Wait for a pair the engine added (the launch planned repeats 0 and 1), running.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        let added = e["trials"].as_array().unwrap().iter().any(|t| t["repeat_index"].as_i64() >= Some(2) && t["state"] == "running");
+        if added {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no added pair ran: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    server.crash();
+
+    let server = start(&data, &suites, &finelog.url).await;
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let trials = e["trials"].as_array().unwrap();
+    // Each (repeat, arm) once, repeats 0..n without a gap: no pair added twice.
+    let mut slots: Vec<(i64, i64)> = trials.iter().map(|t| (t["repeat_index"].as_i64().unwrap(), t["arm_id"].as_i64().unwrap())).collect();
+    slots.sort();
+    let n = slots.len() / 2;
+    let mut expected: Vec<(i64, i64)> = (0..n as i64).flat_map(|r| slots[..2].iter().map(move |s| (r, s.1))).collect();
+    expected.sort();
+    assert_eq!(slots, expected, "{e}");
+    assert!(trials.iter().all(|t| t["attempt"] == 1 && t["state"] == "succeeded"), "re-attached, nothing re-queued: {e}");
+    let seq = &e["report"]["sequential"];
+    if seq["stopped"] == false {
+        assert_eq!(n, 4, "an undecided A/A runs its whole budget: {e}");
+    }
+    assert_eq!(seq["pairs_used"].as_u64(), Some(n as u64), "{seq}");
+    assert!(server.log_text().contains("re-attached"), "{}", server.log_text());
+}

@@ -328,3 +328,47 @@ async fn a_repository_git_cannot_fetch_is_a_bad_gateway_not_a_bad_request() {
     assert_eq!(r.status, 502, "{}", r.text);
     assert!(r.text.contains("is not a git repository"), "{}", r.text);
 }
+
+/// `trials = "auto"`: the plan holds the first look (two pairs) and the budget; the preview says the
+/// expected and the most trials; what cannot be adaptive is refused with the field named.
+#[tokio::test]
+async fn an_auto_launch_plans_its_first_pairs_and_its_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    repository(&repo);
+    let (_app, launcher) = app_with_suite(&repo.to_string_lossy()).await;
+    let dry = |extra: Value| {
+        let mut body = json!({"suite": "dedup", "head": "feature/faster", "dry_run": true});
+        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let r = launcher.post_json("/api/v1/experiments", dry(json!({"trials": "auto", "max_trials": 12}))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let plan = &r.json()["plan"];
+    assert_eq!(plan["trials"].as_array().unwrap().len(), 4, "the first look: two pairs");
+    assert_eq!(plan["trials_per_arm"], 2);
+    let a = &plan["adaptive"];
+    assert_eq!((a["max_trials"].as_u64(), a["step"].as_u64()), (Some(12), Some(1)), "{plan}");
+    // Uncalibrated at the default spread, the margin needs more than the budget: it expects to spend it.
+    let expected = a["expected_trials"].as_u64().unwrap();
+    assert!((2..=12).contains(&expected), "{a}");
+    assert_eq!(plan["max_minutes"], 2 * 12 * 60, "the worst case is the budget, every trial to its timeout");
+    let text = server::client::plan_text(plan);
+    assert!(text.contains("trials auto: a pair at a time while the verdict is undecided, at most 12 trials an arm"), "{text}");
+    // A number still plans exactly that many.
+    let r = launcher.post_json("/api/v1/experiments", dry(json!({"trials": 4}))).await;
+    assert!(r.json()["plan"]["adaptive"].is_null() && r.json()["plan"]["trials"].as_array().unwrap().len() == 8, "{}", r.text);
+    for (body, says) in [
+        (json!({"trials": "auto", "max_trials": 1}), "max_trials: 1"),
+        (json!({"trials": "auto", "max_trials": 500}), "max_trials: 500"),
+        (json!({"trials": 3, "max_trials": 8}), "max_trials: only with trials = \"auto\""),
+        (json!({"trials": "auto", "order": "abba"}), "order: \"abba\" with trials = \"auto\""),
+        (json!({"trials": "auto", "order": "blocked"}), "order: \"blocked\""),
+        (json!({"trials": "many"}), "trials"),
+    ] {
+        let r = launcher.post_json("/api/v1/experiments", dry(body.clone())).await;
+        assert_eq!(r.status, 400, "{body}: {}", r.text);
+        let error = r.json()["error"].as_str().unwrap_or_default().to_string();
+        assert!(error.contains(says), "{body}: {error}");
+    }
+}

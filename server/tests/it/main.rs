@@ -7,6 +7,7 @@ mod compare_cli;
 mod finelog;
 mod gate_cli;
 mod imports;
+mod launch_adaptive;
 mod launch_crash;
 mod launch_plan;
 mod launch_run;

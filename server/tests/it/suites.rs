@@ -56,7 +56,7 @@ fn given(v: Value) -> Map<String, Value> {
 #[test]
 fn a_suite_parses_with_its_defaults() {
     let s = suite();
-    assert_eq!((s.defaults.trials, s.timeout_minutes, s.base_branch.as_str()), (4, 20, "main"));
+    assert_eq!((s.defaults.trials, s.timeout_minutes, s.base_branch.as_str()), (wire::launch::JsonTrials::Fixed(4), 20, "main"));
     assert_eq!(s.resources.ram_bytes().unwrap(), 2 * 1024 * 1024 * 1024);
     let fp = s.validate_fingerprint(&Map::new()).unwrap();
     assert_eq!(fp["workers"], 2);

@@ -21,6 +21,7 @@ on_both_backends!(
     trials_are_claimed_once_each,
     trial_outcomes_are_final,
     claims_keep_lanes_caps_and_pairs,
+    an_adaptive_experiment_grows_once_per_look,
     observations_round_trip_all_or_nothing,
     suites_and_noise_profiles_upsert,
     accounts_tokens_and_audit,
@@ -442,4 +443,31 @@ async fn schedule_ticks_are_claimed_once_and_stale_claims_taken_over(db: &TestDb
     assert!(!db.store.finish_tick(first.unwrap(), "b", later, "failed", None, None, "twice").await.unwrap(), "finished once");
     let much_later = later + 10 * lease;
     assert_eq!(db.store.claim_tick(suite, "night", tick, "d", much_later, lease).await.unwrap(), None, "a finished tick is never retaken");
+}
+
+/// `add_repeats` is a compare-and-set: of two callers that read the same plan (two trials ending at once),
+/// one adds the pair; a stale or ended experiment gets none.
+async fn an_adaptive_experiment_grows_once_per_look(db: &TestDb) {
+    let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "auto")).await.unwrap();
+    let arms = db.store.arms(id).await.unwrap();
+    let pair = |repeat: i64| -> Vec<InsertTrial> {
+        (0..2).map(|a| InsertTrial { arm_id: arms[a as usize].0, seq: repeat * 2 + a, cell: None, repeat_index: repeat }).collect()
+    };
+    db.store.insert_trials(id, &[pair(0), pair(1)].concat()).await.unwrap();
+    // Two callers read "2 repeats planned" at once: one wins.
+    let third = pair(2);
+    let (a, b) = tokio::join!(db.store.add_repeats(id, 2, 3, &third), db.store.add_repeats(id, 2, 3, &third));
+    assert_eq!([a.unwrap(), b.unwrap()].iter().filter(|won| **won).count(), 1);
+    assert_eq!(db.store.trials(id).await.unwrap().len(), 6, "one pair added, not two");
+    assert!(!db.store.add_repeats(id, 2, 3, &pair(2)).await.unwrap(), "a stale read adds nothing");
+    assert!(db.store.add_repeats(id, 3, 4, &pair(3)).await.unwrap());
+    // A trial on another experiment's arm is refused, and the plan does not move.
+    let other = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "other")).await.unwrap();
+    let foreign = InsertTrial { arm_id: db.store.arms(other).await.unwrap()[0].0, seq: 8, cell: None, repeat_index: 4 };
+    assert!(db.store.add_repeats(id, 4, 5, &[foreign]).await.is_err());
+    assert!(db.store.add_repeats(id, 4, 5, &pair(4)).await.unwrap(), "the failed add left the plan at 4");
+    // An ended experiment grows no more.
+    db.store.set_experiment_status(id, ExperimentStatus::Cancelled).await.unwrap();
+    assert!(!db.store.add_repeats(id, 5, 6, &pair(5)).await.unwrap());
+    assert_eq!(db.store.trials(id).await.unwrap().len(), 10);
 }

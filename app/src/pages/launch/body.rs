@@ -107,14 +107,7 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
     if !f.title.trim().is_empty() {
         put("title".into(), rules::check_text("title", &f.title, rules::TITLE_MAX));
     }
-    put(
-        "trials".into(),
-        f.trials
-            .trim()
-            .parse::<u32>()
-            .map_err(|_| format!("trials: {:?} is not a whole number", f.trials))
-            .and_then(|t| rules::check_trials(suite.kind, t)),
-    );
+    put("trials".into(), rules::check_trials_text(suite.kind, &f.trials).map(|_| ()));
     if !f.detect_pct.trim().is_empty() {
         let ok = f.detect_pct.trim().parse::<f64>().is_ok_and(|p| p > 0.0 && p < 100.0);
         put(
@@ -176,7 +169,7 @@ pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibrati
         suite: suite.name.clone(),
         head: f.head.trim().to_string(),
         fingerprint,
-        trials: f.trials.trim().parse::<u32>().ok(),
+        trials: f.trials.parse::<rules::JsonTrials>().ok(),
         detect_pct: f.detect_pct.trim().parse::<f64>().ok().filter(|_| dry_run && suite.kind == judge::ExperimentKind::Pipeline),
         dry_run,
         ..JsonLaunch::default()
@@ -240,7 +233,7 @@ mod tests {
             kind: judge::ExperimentKind::Pipeline,
             description: "x".into(),
             base_branch: "main".into(),
-            trials: 3,
+            trials: rules::JsonTrials::Fixed(3),
             order: "abba".into(),
             fingerprint,
             budgets: None,

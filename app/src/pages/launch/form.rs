@@ -125,7 +125,10 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
             <fieldset>
                 <legend>"Trials"</legend>
                 <label>{move || if is_warp() { "Repeats of the phase order" } else { "Trials per arm" }}
-                    <input name="trials" type="number" min="1" prop:value=move || values.with(|v| v.trials.clone()) on:input=edit(|v, x| v.trials = x) />
+                    <input name="trials" type="text" inputmode="numeric" prop:value=move || values.with(|v| v.trials.clone()) on:input=edit(|v, x| v.trials = x) />
+                    <Show when=move || !is_warp()>
+                        <span class="hint">"A number, or " <code>"auto"</code> ": pairs are added while the verdict is undecided, up to the suite's budget."</span>
+                    </Show>
                     {message("trials")}
                 </label>
                 <Show when=move || suite.with(|s| s.kind == judge::ExperimentKind::Pipeline)>

@@ -21,7 +21,8 @@ pub struct SuiteChoice {
     pub kind: judge::ExperimentKind,
     pub description: String,
     pub base_branch: String,
-    pub trials: u32,
+    /// Trials an arm by default: a number, or "auto".
+    pub trials: judge::launch_rules::JsonTrials,
     pub order: String,
     pub fingerprint: BTreeMap<String, FieldSpec>,
     /// Warp suites: the relative budgets (FAIL beyond, WARN beyond), in %.

@@ -160,7 +160,7 @@ pub fn judge_sequential(
         // The report of this look: every metric as it was decided, the undecided as they stand now.
         let stopped = stop_reason.is_some();
         let stop_reason = stop_reason.unwrap_or_else(|| {
-            let budget = if j < keys.len() { "the budget" } else { "every unit given" };
+            let budget = if j < keys.len() || seq.max_pairs == Some(j) { "the budget" } else { "every unit given" };
             format!("{budget} ({j} {}) is spent with {undecided_cpu} CPU metric(s) undecided", plural(seq.unit, j))
         });
         let mut metrics = Vec::new();
