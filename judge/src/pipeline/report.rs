@@ -340,7 +340,13 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
         MetricOutcome::Unclear => {
             let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
             interval(&mut tail, t.interval_pct);
-            let _ = write!(tail, "; detects ±{} at this run's error rate; ", fmt_margin(t.mde_pct.unwrap_or(f64::NAN)));
+            // (A sequential test has no fixed-design MDE: it says only what more pairs would take.)
+            match t.mde_pct.filter(|m| m.is_finite()) {
+                Some(mde) => {
+                    let _ = write!(tail, "; detects ±{} at this run's error rate; ", fmt_margin(mde));
+                }
+                None => tail.push_str("; "),
+            }
             tail.push_str(&fmt_more_pairs(t.more_pairs));
             let _ = write!(tail, " would decide it against ±{}", fmt_margin(t.margin_pct));
         }

@@ -58,7 +58,7 @@ fn an_obvious_regression_stops_at_the_minimum_with_a_profile() {
     let q = r.sequential.as_ref().unwrap();
     assert_eq!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
     assert_eq!((q.pairs_used, q.pairs_given, q.stopped), (2, 10, true), "{q:?}");
-    assert!(q.stop_reason.contains("a regression is decided after 2 pair"), "{}", q.stop_reason);
+    assert!(q.stop_reason.contains("a regression is decided after 2 pairs:"), "{}", q.stop_reason);
     let map = q.metrics.iter().find(|m| m.stage == "map" && m.metric == "cpu").unwrap();
     assert_eq!((map.decision, map.outcome, map.decided_after), (Decision::Different, MetricOutcome::Higher, Some(2)));
     // The report is the look it stopped at: two pairs, tested by the sequential design.
@@ -107,6 +107,9 @@ fn a_budget_ends_it_undecided_and_says_so() {
     assert_eq!(r.verdict, Verdict::Inconclusive);
     // An undecided metric says about how many more pairs would decide it.
     assert!(r.stages.iter().all(|s| s.cpu_test.as_ref().is_some_and(|t| t.more_pairs.is_some())));
+    // …in words, and no fixed-design MDE it does not have ("detects ±? %").
+    let reasons = r.reasons.join("\n");
+    assert!(reasons.contains("more pairs would decide it against ±") && !reasons.contains("±?"), "{reasons}");
 }
 
 #[test]

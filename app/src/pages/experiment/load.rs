@@ -212,12 +212,18 @@ fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::P
                 Some(_) => ("margins", format!("CPU ±{} %, summed elapsed ±{} %", t.cpu_pct, t.elapsed_pct)),
                 None => ("thresholds", format!("CPU ±{} %, summed elapsed ±{} %", t.cpu_pct, t.elapsed_pct)),
             };
-            vec![
+            let mut lines = vec![
                 line(first, margins),
                 line("floors", format!("a stage under {} CPU-s or {} s is not tested", t.cpu_floor_s, t.elapsed_floor_s)),
                 line("work", format!("items and bytes must match within ±{} %", t.equivalence_tolerance_pct)),
                 line("spread", spread),
-            ]
+            ];
+            // An adaptive (sequential) run: how many pairs it took and why it stopped.
+            if let Some(q) = &r.sequential {
+                let ended = if q.stopped { "stopped" } else { "not stopped" };
+                lines.push(line("pairs", format!("{} of {} used ({ended}): {}", q.pairs_used, q.pairs_given, q.stop_reason)));
+            }
+            lines
         }
         Some(StoredReport::Warp { gate, .. }) => {
             vec![line("budgets", format!("FAIL beyond {} %, WARN beyond {} % (relative to the baseline)", gate.fail_pct, gate.warn_pct))]

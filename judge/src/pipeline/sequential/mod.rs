@@ -147,7 +147,7 @@ pub fn judge_sequential(
             }
         }
         let stop_reason = if let Some(r) = &regression {
-            Some(format!("a regression is decided after {} {}: {r}", j, seq.unit.word()))
+            Some(format!("a regression is decided after {j} {}: {r}", plural(seq.unit, j)))
         } else if undecided_cpu == 0 && has_control {
             Some(format!("every CPU metric is decided after {} {}", j, plural(seq.unit, j)))
         } else {
