@@ -127,7 +127,7 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                 <label>{move || if is_warp() { "Repeats of the phase order" } else { "Trials per arm" }}
                     <input name="trials" type="text" inputmode="numeric" prop:value=move || values.with(|v| v.trials.clone()) on:input=edit(|v, x| v.trials = x) />
                     <Show when=move || !is_warp()>
-                        <span class="hint">"A number, or " <code>"auto"</code> ": pairs are added while the verdict is undecided, up to the suite's budget."</span>
+                        <span class="hint">"A number, or " <code>"auto"</code> ": pairs are added while the verdict is undecided, within a budget."</span>
                     </Show>
                     {message("trials")}
                 </label>
