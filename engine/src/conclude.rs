@@ -18,15 +18,17 @@ use suite::definition::TrialOrder;
 /// Judges the experiment once none of its trials is queued or running, then sends what its suite's
 /// `[notify]` asks for.
 pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
-    let Ok(trials) = engine.store.trials(experiment_id).await else { return };
-    // An adaptive experiment looks at its settled pairs first, and may add the next (`adaptive`).
-    if let Ok(plan) = plan_of(engine, experiment_id).await {
-        if let crate::adaptive::Step::Added(_) = crate::adaptive::step(engine, experiment_id, &trials, &plan).await {
+    let plan = plan_of(engine, experiment_id).await;
+    let Ok(mut trials) = engine.store.trials(experiment_id).await else { return };
+    // An adaptive experiment looks at its settled pairs first, and may add the next (`adaptive`); then its
+    // trials are read again (queued ones no longer needed were cancelled).
+    if let Some(p) = plan.as_ref().ok().filter(|p| p.launch.adaptive.is_some()) {
+        if let crate::adaptive::Step::Added(_) = crate::adaptive::step(engine, experiment_id, &trials, p).await {
             return;
         }
+        let Ok(again) = engine.store.trials(experiment_id).await else { return };
+        trials = again;
     }
-    // What the step may have changed (queued trials no longer needed are cancelled).
-    let Ok(trials) = engine.store.trials(experiment_id).await else { return };
     if trials.iter().any(|t| !t.state.is_terminal()) {
         return;
     }
@@ -39,7 +41,7 @@ pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
             return;
         }
     }
-    let Ok(plan) = plan_of(engine, experiment_id).await else {
+    let Ok(plan) = plan else {
         let _ = engine.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         return;
     };

@@ -175,6 +175,16 @@ pub struct Lane {
 }
 
 impl Lane {
+    /// How many of its trials run at once: a cluster engine's slots (the suite's cap within the server's
+    /// `engine_cap`), one elsewhere (this host's measured slot, or an endpoint).
+    pub fn at_once(&self, engine_cap: i64) -> i64 {
+        if is_engine(&self.key) {
+            self.cap.min(engine_cap).max(1)
+        } else {
+            1
+        }
+    }
+
     pub fn local() -> Lane {
         Lane { key: "local".into(), cap: 1, shuffle_pairs: false }
     }

@@ -55,7 +55,7 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
     let mut plan = resolve(req, &definition, &ctx, reused.as_ref()).await?;
     // How many run at once in the lane its trials will take, and how many trials are in that lane already.
     let lane = submit::lane(&definition, &plan);
-    let at_once = if lane.key.starts_with("engine:") { lane.cap.min(engine.queue.engine_cap).max(1) } else { 1 };
+    let at_once = lane.at_once(engine.queue.engine_cap);
     let ahead = engine.store.trials_in_lane(&lane.key).await?;
     if let Some(p) = req.detect_pct.filter(|p| !(*p > 0.0 && *p < 100.0)) {
         return Err(EngineError::Invalid(format!(
@@ -73,7 +73,7 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
         // An adaptive launch expects about what a fixed design needs to detect the margin (a clear change
         // stops sooner, a change at the margin may take longer), within its first look and its budget.
         if let Some(a) = plan.adaptive.as_mut() {
-            let first = a.step * judge::pipeline::sequential::MIN_PAIRS as u32;
+            let first = a.first_look();
             let needed = detectable.trials_for_target.unwrap_or(a.max_trials);
             a.expected_trials = Some(needed.div_ceil(a.step) * a.step).map(|n| n.clamp(first, a.max_trials));
         }

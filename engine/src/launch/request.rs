@@ -139,11 +139,7 @@ pub async fn resolve(
     rules::check_trials_choice(suite.kind, choice)?;
     let adaptive = adaptive_plan(req, suite, choice, order)?;
     // An adaptive launch plans its first look (two units); the engine adds the rest.
-    let trials = match (choice.fixed(), &adaptive) {
-        (Some(n), _) => n,
-        (None, Some(a)) => a.step * judge::pipeline::sequential::MIN_PAIRS as u32,
-        (None, None) => unreachable!("auto trials have an adaptive plan"),
-    };
+    let trials = choice.fixed().or(adaptive.as_ref().map(AdaptivePlan::first_look)).unwrap_or_default();
     if let Some(b) = req.budgets {
         if suite.kind != judge::ExperimentKind::Warp {
             return Err("budgets: only a warp suite has relative budgets".into());
@@ -332,6 +328,13 @@ pub struct AdaptivePlan {
     /// The time its whole budget would take at the suite's recent trial times (the estimate's basis).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_minutes: Option<f64>,
+}
+
+impl AdaptivePlan {
+    /// Trials an arm before the design's first look (two units).
+    pub fn first_look(&self) -> u32 {
+        self.step * judge::pipeline::sequential::MIN_PAIRS as u32
+    }
 }
 
 /// A warp experiment's phases: the server's start argv (keys and port shown as placeholders) and the
