@@ -28,7 +28,7 @@ pub struct ChartView {
 #[cfg(feature = "ssr")]
 mod server {
     use super::*;
-    use charts::{ChartName, Scale, WarpChart, PIPELINE_CHARTS, WARP_CHARTS};
+    use charts::{ChartName, Scale, WarpChart, PIPELINE_CHARTS, SEQUENTIAL_CHARTS, WARP_CHARTS};
     use judge::ExperimentKind;
 
     impl StoredReport {
@@ -45,10 +45,13 @@ mod server {
             }
         }
 
-        pub fn chart_names(&self) -> &'static [ChartName] {
+        /// The charts this report offers: a sequential (adaptive) report's course charts first, as its
+        /// course is what decided it.
+        pub fn chart_names(&self) -> Vec<ChartName> {
             match self {
-                StoredReport::Pipeline(_) => PIPELINE_CHARTS,
-                StoredReport::Warp { .. } => WARP_CHARTS,
+                StoredReport::Pipeline(r) if r.sequential.is_some() => SEQUENTIAL_CHARTS.iter().chain(PIPELINE_CHARTS).copied().collect(),
+                StoredReport::Pipeline(_) => PIPELINE_CHARTS.to_vec(),
+                StoredReport::Warp { .. } => WARP_CHARTS.to_vec(),
             }
         }
 
@@ -61,6 +64,8 @@ mod server {
                     "cpu-vs-elapsed" => Some(charts::pipeline_quadrant(r, scale)),
                     "cpu-forest" => Some(charts::pipeline_forest(r, charts::ForestMetric::Cpu)),
                     "elapsed-forest" => Some(charts::pipeline_forest(r, charts::ForestMetric::Elapsed)),
+                    "cpu-course" => Some(charts::sequential_course(r, charts::ForestMetric::Cpu)),
+                    "elapsed-course" => Some(charts::sequential_course(r, charts::ForestMetric::Elapsed)),
                     _ => None,
                 },
                 StoredReport::Warp { gate, .. } => WarpChart::from_name(name).map(|c| charts::warp_metric(gate, c, scale)),

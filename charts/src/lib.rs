@@ -7,6 +7,7 @@
 //! is `currentColor`, so an inlined chart follows the page's light or dark theme.
 
 mod bars;
+mod course;
 mod forest;
 mod pipeline;
 mod quadrant;
@@ -15,6 +16,7 @@ mod trend;
 mod warp;
 
 pub use bars::{Bar, BarChart, Group, Mark};
+pub use course::sequential_course;
 pub use forest::{pipeline_forest, ForestMetric};
 pub use pipeline::{pipeline_cpu, pipeline_memory};
 pub use quadrant::pipeline_quadrant;
@@ -80,6 +82,12 @@ pub const PIPELINE_CHARTS: &[ChartName] = &[
     ChartName { name: "stage-cpu", caption: "CPU per stage", scalable: true },
     ChartName { name: "stage-memory", caption: "Peak memory per stage", scalable: true },
     ChartName { name: "cpu-vs-elapsed", caption: "CPU change against elapsed change", scalable: false },
+];
+
+/// The charts only a sequential (adaptive) report has: each metric's interval look by look.
+pub const SEQUENTIAL_CHARTS: &[ChartName] = &[
+    ChartName { name: "cpu-course", caption: "CPU change pair by pair: interval against the margin", scalable: false },
+    ChartName { name: "elapsed-course", caption: "Summed elapsed change pair by pair: interval against the margin", scalable: false },
 ];
 
 pub const WARP_CHARTS: &[ChartName] = &[

@@ -56,6 +56,50 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await expect(page.locator("body")).not.toBeEmpty();
 });
 
+// Adaptive trials: the engine adds a pair at a time while the verdict is undecided, and the page draws
+// each CPU metric's interval narrowing look by look, live. Same code against itself on the tiny sample
+// stays undecided for many pairs, so a budget of 4 shows the looks at 2, 3 and 4 pairs.
+test("an auto launch adds pairs while the verdict is undecided and its interval chart updates without a reload", async ({ page }) => {
+  test.setTimeout(360_000);
+  await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
+  await hydrated(page);
+  await page.getByLabel("Treatment ref").fill("main");
+  await page.getByLabel("Trials per arm").fill("auto");
+  await page.getByLabel("Budget: at most this many trials an arm").fill("4");
+  await page.getByRole("button", { name: "Preview" }).click();
+  const plan = page.getByRole("region", { name: "Plan" });
+  await expect(plan.locator(".trial-count")).toHaveText("4 trials");
+  await expect(plan.locator(".adaptive-plan")).toContainText(
+    "the first look after 2 trials an arm; a pair at a time while the verdict is undecided, at most 4 trials an arm",
+  );
+  await looksRight(page, "launch-auto-preview");
+
+  await page.getByRole("button", { name: "Launch", exact: true }).click();
+  await expect(page).toHaveURL(/\/experiments\/\d+$/);
+  const pairs = page.getByRole("region", { name: "Pairs" });
+  await expect(pairs.locator(".pairs-line")).toContainText(/pairs done/);
+  await page.evaluate(() => ((window as unknown as { mark: number }).mark = 1));
+  // The first look (after two pairs) brings the chart; a later look redraws it, in the same document.
+  const look = async () => Number(await pairs.getAttribute("data-look"));
+  await expect.poll(look, { timeout: 180_000 }).toBeGreaterThanOrEqual(2);
+  const first = await look();
+  const chart = pairs.locator("svg[aria-label^='CPU change pair by pair']");
+  await expect(chart).toContainText(`after ${first} pairs`);
+  await looksRight(page, "auto-first-look");
+  await expect.poll(look, { timeout: 180_000 }).toBeGreaterThan(first);
+  const later = await look();
+  await expect(chart).toContainText(`after ${later} pairs`);
+  await expect(pairs.locator(".pairs-line")).toContainText(new RegExp(`^\\s*\\d+ of at most 4 pairs done|^\\s*\\d+/\\d+ pairs done`));
+  expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark), "no reload").toBe(1);
+  await looksRight(page, "auto-later-look");
+  // Judged: the page keeps the course among its charts, and says how many pairs it used and why it stopped.
+  await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 240_000 });
+  await expect(page.locator(".banner-verdict .muted")).toHaveText("judged");
+  await expect(page.locator("svg[aria-label^='CPU change pair by pair']")).toBeVisible();
+  await expect(page.getByRole("listitem").filter({ hasText: /^\s*pairs\s*\d of 4 used \((not )?stopped\): / })).toBeVisible();
+  await looksRight(page, "auto-judged");
+});
+
 test("a launcher cancels a running experiment, then re-runs it as a new one", async ({ page }) => {
   test.setTimeout(120_000);
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");

@@ -16,6 +16,9 @@
 //! * **Budget.** A re-queued infrastructure failure is the same repeat again and adds nothing to the count;
 //!   the budget counts repeats planned.
 //!
+//! **What the page sees.** Each look's report is kept on the experiment (`Store::set_look`, forward only),
+//! so the page's live chart draws each metric's interval narrowing pair by pair while it runs.
+//!
 //! The verdict itself is the sequential design's over every settled repeat (`conclude::verdict`): the report
 //! of the look it stopped at, or of the last look when the budget ran out (inconclusive, with the interval
 //! reached and what a decision would take).
@@ -24,6 +27,7 @@ use crate::conclude;
 use crate::launch::submit::StoredPlan;
 use crate::Engine;
 use judge::{ExperimentStatus, TrialState, Verdict};
+pub use store::trials::settled_prefix;
 use store::trials::{InsertTrial, Trial};
 
 /// What one step of an adaptive experiment did.
@@ -33,21 +37,6 @@ pub(crate) enum Step {
     Settle,
     /// This many repeats were added (or another caller added them first): trials are queued again.
     Added(usize),
-}
-
-/// The settled repeats from the first one on: how many, and the trials (latest attempts) they hold.
-pub fn settled_prefix(trials: &[Trial]) -> (i64, Vec<Trial>) {
-    let latest = store::trials::latest(trials);
-    let mut settled = 0;
-    loop {
-        let of_repeat: Vec<&&Trial> = latest.values().filter(|t| t.repeat_index == settled).collect();
-        if of_repeat.is_empty() || of_repeat.iter().any(|t| !t.state.is_terminal()) {
-            break;
-        }
-        settled += 1;
-    }
-    let prefix = trials.iter().filter(|t| t.repeat_index < settled).cloned().collect();
-    (settled, prefix)
 }
 
 /// Why no more pairs are added, if none are.
@@ -97,7 +86,13 @@ pub(crate) async fn step(engine: &Engine, experiment_id: i64, trials: &[Trial], 
     let (settled, prefix) = settled_prefix(trials);
     let look = if settled >= judge::pipeline::sequential::MIN_PAIRS as i64 {
         match conclude::verdict(store, plan, &prefix).await {
-            Ok((verdict, _, report, _)) => Some((verdict, report)),
+            Ok((verdict, _, report, _)) => {
+                // The page's live chart draws this look until the verdict is stored.
+                if let Err(e) = store.set_look(experiment_id, settled, &report).await {
+                    tracing::warn!(experiment_id, error = %e, "cannot keep the look for the page");
+                }
+                Some((verdict, report))
+            }
             Err(e) => {
                 tracing::warn!(experiment_id, error = %e, "cannot judge the settled pairs; adding none");
                 return Step::Settle;

@@ -124,19 +124,8 @@ pub fn plan_text(plan: &Value) -> String {
     };
     let order = text(&plan["order_words"]);
     let _ = writeln!(out, "{trials} trials ({} per arm, {order} order); {time}", plan["trials_per_arm"]);
-    let a = &plan["adaptive"];
-    if let Some(max) = a["max_trials"].as_u64() {
-        let expected = match (a["expected_trials"].as_u64(), plan["estimated_minutes"].as_f64()) {
-            (Some(n), Some(m)) => format!("; about {} expected, {m} min", judge::units::trials_an_arm(n)),
-            (Some(n), None) => format!("; about {} expected", judge::units::trials_an_arm(n)),
-            _ => String::new(),
-        };
-        let budget = a["budget_minutes"].as_f64().map(|m| format!(" ({m} min)")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "trials auto: a pair at a time while the verdict is undecided, at most {}{budget}{expected}",
-            judge::units::trials_an_arm(max)
-        );
+    if let Some(words) = wire::launch::adaptive_plan_words(plan) {
+        let _ = writeln!(out, "{words}");
     }
     if let Some(matrix) = plan["warp_matrix"].as_str() {
         let _ = writeln!(out, "matrix: {matrix}");
@@ -386,13 +375,12 @@ async fn comment(
     let share = call(http.post(format!("{base}/api/v1/experiments/{id}/shares")).bearer_auth(token), "share link").await?;
     let (page, secret) = (share["url"].as_str().unwrap_or_default(), share["token"].as_str().unwrap_or_default());
     let report = app::report::StoredReport::from_json(e.summary.kind, e.report.as_ref().unwrap_or(&Value::Null));
-    let (markdown, charts) = match &report {
-        Some(app::report::StoredReport::Pipeline(r)) => (judge::pipeline::render::markdown(r, &[]), charts::PIPELINE_CHARTS),
-        Some(app::report::StoredReport::Warp { gate, provenance }) => {
-            (judge::warp::gate_md::render(gate, provenance.as_ref()), charts::WARP_CHARTS)
-        }
-        None => (e.reasons.iter().map(|r| format!("- {r}\n")).collect(), &[][..]),
+    let markdown = match &report {
+        Some(app::report::StoredReport::Pipeline(r)) => judge::pipeline::render::markdown(r, &[]),
+        Some(app::report::StoredReport::Warp { gate, provenance }) => judge::warp::gate_md::render(gate, provenance.as_ref()),
+        None => e.reasons.iter().map(|r| format!("- {r}\n")).collect(),
     };
+    let charts = report.as_ref().map(|r| r.chart_names()).unwrap_or_default();
     let images: Vec<judge::comment::CommentChart> = charts
         .iter()
         .map(|c| judge::comment::CommentChart {

@@ -91,6 +91,7 @@ pub fn progress(
         done,
         trials: app::pages::experiment::trial_views(arms, trials.to_vec()),
         now_ms: Some(now_ms),
+        adaptive: None,
     }
 }
 
@@ -185,11 +186,11 @@ fn principal_key(p: &Principal) -> String {
 
 /// One tick: a single store query (the experiment's status and trials with their log paths), then the
 /// running trials' log tails from their files.
-async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)]) -> ApiResult<JsonProgress> {
-    let (status, ahead, rows) = match state.store.progress_rows(id).await? {
-        Some(found) => (found.status, found.lane_ahead.max(0) as usize, found.trials),
+async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)], adaptive: &mut AdaptiveLook) -> ApiResult<JsonProgress> {
+    let (status, ahead, look_pairs, rows) = match state.store.progress_rows(id).await? {
+        Some(found) => (found.status, found.lane_ahead.max(0) as usize, found.look_pairs, found.trials),
         // No trials (an import): the summary says its state.
-        None => (state.store.experiment_summary(id).await?.status, 0, Vec::new()),
+        None => (state.store.experiment_summary(id).await?.status, 0, None, Vec::new()),
     };
     let mut logs = BTreeMap::new();
     for (t, path) in rows.iter().filter(|(t, _)| t.state == TrialState::Running) {
@@ -202,7 +203,49 @@ async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)]) -> 
     let mut p = progress(status, &trials, arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default());
     // Before any of its trials started, it waits behind the others in its lane (the fair queue may let it in sooner).
     p.queued_ahead = if p.elapsed_s.is_none() && !p.done { ahead } else { 0 };
+    if adaptive.plan.is_some() && !p.done {
+        // A new look: read its report and draw it (once per look, not once a second).
+        let fresh = look_pairs.is_some() && look_pairs != adaptive.sent;
+        if fresh {
+            adaptive.look = state.store.look(id).await?;
+        }
+        let plan = adaptive.plan.as_ref().expect("checked");
+        let (look, trials_now) = (adaptive.look.clone(), trials.clone());
+        let a = tokio::task::spawn_blocking({
+            let plan = plan.clone();
+            move || app::pages::experiment::adaptive_progress(&plan, &trials_now, look.as_ref(), fresh)
+        })
+        .await
+        .ok()
+        .flatten();
+        if fresh && a.as_ref().is_some_and(|a| a.chart_svg.is_some()) {
+            adaptive.sent = look_pairs;
+        }
+        if let Some(a) = &a {
+            expected_remaining(&mut p, a, arms.len());
+        }
+        p.adaptive = a;
+    }
     Ok(p)
+}
+
+/// What a live stream of an adaptive experiment keeps between ticks: its plan (read once), the latest
+/// look read, and which look's chart it has sent.
+#[derive(Debug, Default)]
+struct AdaptiveLook {
+    plan: Option<serde_json::Value>,
+    look: Option<(i64, serde_json::Value)>,
+    sent: Option<i64>,
+}
+
+/// An adaptive experiment's time left counts the pairs the design expects, not just those planned yet.
+fn expected_remaining(p: &mut JsonProgress, a: &app::pages::experiment::JsonAdaptiveProgress, arms: usize) {
+    let (Some(r), Some(e)) = (p.remaining_s, a.expected) else { return };
+    let left_now = p.total.saturating_sub(p.ended);
+    let left_expected = (e as usize * arms).saturating_sub(p.ended).max(left_now);
+    if left_now > 0 {
+        p.remaining_s = Some(r * left_expected as f64 / left_now as f64);
+    }
 }
 
 /// Who is listening, asked again: `Err` with the reason once they may no longer read experiment `id`.
@@ -220,6 +263,7 @@ struct Tick {
     headers: HeaderMap,
     query: Option<String>,
     arms: Vec<(i64, String, String)>,
+    adaptive: AdaptiveLook,
     next: Option<JsonProgress>,
     ticks: u32,
     finished: bool,
@@ -237,8 +281,11 @@ pub async fn events(
     let slot = state.streams.open(principal_key(&principal)).map_err(|message| ApiError::TooMany { message, retry_after_secs: 10 })?;
     // A 404 for an unknown experiment, before the stream starts.
     let arms: Vec<(i64, String, String)> = state.store.arms(id).await?.into_iter().map(|(id, name, role, _)| (id, name, role)).collect();
-    let first = snapshot(&state, id, &arms).await?;
-    let tick = Tick { state, session, headers, query, arms, next: Some(first), ticks: 0, finished: false, _slot: slot };
+    // An adaptive experiment's plan, read once (its budget and expected pairs do not change).
+    let plan = state.store.experiment_plan(id).await?.0;
+    let mut adaptive = AdaptiveLook { plan: plan["launch"]["adaptive"].is_object().then_some(plan), ..AdaptiveLook::default() };
+    let first = snapshot(&state, id, &arms, &mut adaptive).await?;
+    let tick = Tick { state, session, headers, query, arms, adaptive, next: Some(first), ticks: 0, finished: false, _slot: slot };
     let stream = stream::unfold(tick, move |mut t| async move {
         if t.finished {
             return None;
@@ -254,7 +301,7 @@ pub async fn events(
                         return Some((Ok(Event::default().event("closed").data(why)), t));
                     }
                 }
-                match snapshot(&t.state, id, &t.arms).await {
+                match snapshot(&t.state, id, &t.arms, &mut t.adaptive).await {
                     Ok(p) => p,
                     Err(e) => {
                         t.finished = true;
@@ -331,6 +378,32 @@ mod tests {
         assert_eq!(p.trials.len(), 5);
         assert_eq!((p.trials[3].arm.as_str(), p.trials[3].colour.as_str(), p.trials[3].state.as_str()), ("control", "control", "running"));
         assert_eq!((p.trials[1].colour.as_str(), p.trials[1].note.as_str()), ("t0", ""));
+    }
+
+    #[test]
+    fn an_adaptive_run_counts_its_settled_pairs_and_the_time_its_expected_pairs_take() {
+        let arms = [(1, "control".to_string(), "control".to_string()), (2, "treatment".to_string(), "treatment".to_string())];
+        // Pair 0 ended, pair 1 half ended, pair 2 queued: one pair settled, three planned.
+        let trials = vec![
+            trial(0, 0, TrialState::Succeeded, Some(0), Some(10_000)),
+            trial(1, 0, TrialState::Succeeded, Some(10_000), Some(20_000)),
+            trial(2, 0, TrialState::Succeeded, Some(20_000), Some(30_000)),
+            trial(3, 0, TrialState::Running, Some(30_000), None),
+            trial(4, 0, TrialState::Queued, None, None),
+            trial(5, 0, TrialState::Queued, None, None),
+        ];
+        let plan = serde_json::json!({"launch": {"adaptive": {"max_trials": 20, "step": 1, "expected_trials": 6}}});
+        let a = app::pages::experiment::adaptive_progress(&plan, &trials, None, true).unwrap();
+        assert_eq!((a.settled, a.planned, a.expected, a.max, a.look), (1, 3, Some(6), 20, 0));
+        assert_eq!((a.status.as_str(), a.chart_svg.as_deref()), ("first look after 2 pairs", None));
+        assert!(
+            app::pages::experiment::adaptive_progress(&serde_json::json!({"launch": {"adaptive": null}}), &trials, None, true).is_none()
+        );
+        // Three positions left of those planned, nine of the six pairs expected: the time left grows to match.
+        let mut p = progress(judge::ExperimentStatus::Running, &trials, &arms, 35_000, |_| String::new());
+        let before = p.remaining_s.unwrap();
+        expected_remaining(&mut p, &a, 2);
+        assert!((p.remaining_s.unwrap() - before * 9.0 / 3.0).abs() < 1e-9, "{before} → {:?}", p.remaining_s);
     }
 
     #[test]

@@ -77,6 +77,7 @@ struct ProgressRow {
     log_path: Option<String>,
     experiment_status: String,
     lane_ahead: i64,
+    look_pairs: Option<i64>,
 }
 
 /// What one tick of the live event stream reads.
@@ -85,6 +86,8 @@ pub struct ProgressRows {
     pub status: ExperimentStatus,
     /// Other experiments' trials queued or running in this experiment's lane (what it may wait behind).
     pub lane_ahead: i64,
+    /// An adaptive experiment's latest look: how many units it judged (its report is [`Store::look`]).
+    pub look_pairs: Option<i64>,
     pub trials: Vec<(Trial, Option<String>)>,
 }
 
@@ -146,6 +149,30 @@ impl Store {
         })
     }
 
+    /// Keeps an adaptive experiment's look at `pairs` settled units (its report), unless a look at as many
+    /// or more is kept already (two trials ending at once may judge in either order). True when written.
+    pub async fn set_look(&self, experiment_id: i64, pairs: i64, report: &serde_json::Value) -> Result<bool, StoreError> {
+        let text = serde_json::to_string(report)?;
+        let n = on_pool!(self, pool => {
+            sqlx::query("UPDATE experiments SET look_pairs = $1, look_report = $2 WHERE id = $3 AND COALESCE(look_pairs, 0) < $1")
+                .bind(pairs).bind(&text).bind(experiment_id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(n == 1)
+    }
+
+    /// An adaptive experiment's latest look: (units judged, report); None before its first look.
+    pub async fn look(&self, experiment_id: i64) -> Result<Option<(i64, serde_json::Value)>, StoreError> {
+        let row: Option<(Option<i64>, Option<String>)> = on_pool!(self, pool => {
+            sqlx::query_as("SELECT look_pairs, look_report FROM experiments WHERE id = $1").bind(experiment_id).fetch_optional(pool).await
+        })?;
+        let (pairs, report) = match row {
+            None => return Err(StoreError::NotFound { what: "experiment", key: experiment_id.to_string() }),
+            Some((Some(p), Some(r))) => (p, r),
+            Some(_) => return Ok(None),
+        };
+        Ok(Some((pairs, serde_json::from_str(&report)?)))
+    }
+
     /// How long a suite's latest succeeded trials ran, in seconds, newest first: what a launch
     /// preview's time estimate rests on.
     pub async fn recent_trial_seconds(&self, suite_id: i64, limit: i64) -> Result<Vec<f64>, StoreError> {
@@ -178,16 +205,16 @@ impl Store {
     pub async fn progress_rows(&self, experiment_id: i64) -> Result<Option<ProgressRows>, StoreError> {
         let columns = TRIAL_COLUMNS.split(", ").map(|c| format!("t.{}", c.trim())).collect::<Vec<_>>().join(", ");
         let sql = format!(
-            "SELECT {columns}, t.log_path, e.status AS experiment_status, \
+            "SELECT {columns}, t.log_path, e.status AS experiment_status, e.look_pairs, \
              (SELECT COUNT(*) FROM trials o JOIN experiments oe ON oe.id = o.experiment_id \
               WHERE o.state IN ('queued', 'running') AND oe.lane = e.lane AND o.experiment_id <> e.id) AS lane_ahead \
              FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE t.experiment_id = $1 ORDER BY t.seq, t.attempt"
         );
         let rows: Vec<ProgressRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(experiment_id).fetch_all(pool).await)?;
         let Some(first) = rows.first() else { return Ok(None) };
-        let (status, lane_ahead) = (first.experiment_status.parse::<ExperimentStatus>()?, first.lane_ahead);
+        let (status, lane_ahead, look_pairs) = (first.experiment_status.parse::<ExperimentStatus>()?, first.lane_ahead, first.look_pairs);
         let trials = rows.into_iter().map(|r| Ok((Trial::try_from(r.trial)?, r.log_path))).collect::<Result<Vec<_>, StoreError>>()?;
-        Ok(Some(ProgressRows { status, lane_ahead, trials }))
+        Ok(Some(ProgressRows { status, lane_ahead, look_pairs, trials }))
     }
 
     /// Records how a running trial was started: its run tag, the supervisor's process id, host and log.
@@ -343,4 +370,19 @@ pub fn latest(trials: &[Trial]) -> std::collections::BTreeMap<i64, &Trial> {
         }
     }
     by_seq
+}
+
+/// The settled repeats from the first one on: how many, and the trials (latest attempts) they hold.
+pub fn settled_prefix(trials: &[Trial]) -> (i64, Vec<Trial>) {
+    let latest = latest(trials);
+    let mut settled = 0;
+    loop {
+        let of_repeat: Vec<&&Trial> = latest.values().filter(|t| t.repeat_index == settled).collect();
+        if of_repeat.is_empty() || of_repeat.iter().any(|t| !t.state.is_terminal()) {
+            break;
+        }
+        settled += 1;
+    }
+    let prefix = trials.iter().filter(|t| t.repeat_index < settled).cloned().collect();
+    (settled, prefix)
 }

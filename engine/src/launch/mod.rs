@@ -76,6 +76,7 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
             let first = a.first_look();
             let needed = detectable.trials_for_target.unwrap_or(a.max_trials);
             a.expected_trials = Some(needed.div_ceil(a.step) * a.step).map(|n| n.clamp(first, a.max_trials));
+            a.beyond_budget = detectable.trials_for_target.is_none_or(|n| n > a.max_trials);
         }
         plan.detectable = Some(detectable);
     }

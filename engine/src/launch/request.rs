@@ -308,6 +308,7 @@ fn adaptive_plan(
         max_minutes: suite.defaults.max_minutes,
         step,
         expected_trials: None,
+        beyond_budget: false,
         budget_minutes: None,
     }))
 }
@@ -325,6 +326,10 @@ pub struct AdaptivePlan {
     /// The trials an arm it is expected to take (the preview's figure; see `launch::mod`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_trials: Option<u32>,
+    /// The fixed design needs more trials than the budget for the margin: a change near the margin is
+    /// likely to end undecided at the budget (`expected_trials` is then the budget).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub beyond_budget: bool,
     /// The time its whole budget would take at the suite's recent trial times (the estimate's basis).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_minutes: Option<f64>,

@@ -33,10 +33,50 @@ fn interpretation(arm: &ArmReport) -> &'static str {
     }
 }
 
+/// When and why an adaptive (sequential) run stopped, and when each CPU metric was decided: "**Stopped after
+/// 3 of at most 20 pairs:** a regression is decided after 3 pairs: map: CPU higher. CPU: map higher after 3
+/// pairs; reduce equivalent after 3 pairs; 1 undecided."
+pub fn sequential_line(report: &PipelineReport) -> Option<String> {
+    use super::sequential::Decision;
+    let q = report.sequential.as_ref()?;
+    let unit = q.unit.word();
+    let units = |n: usize| if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") };
+    let of = match q.max_pairs {
+        Some(max) => format!("{} of at most {max}", q.pairs_used),
+        None => format!("{} of {}", q.pairs_used, q.pairs_given),
+    };
+    let head = if q.stopped { format!("**Stopped after {of} {unit}s:**") } else { format!("**Not stopped, {of} {unit}s used:**") };
+    let many = report.treatments.len() > 1;
+    let mut decided = Vec::new();
+    let mut open = 0;
+    for m in q.metrics.iter().filter(|m| m.metric == "cpu") {
+        let who = if many { format!("{} ({})", m.stage, m.arm) } else { m.stage.clone() };
+        match (m.decision, m.decided_after) {
+            (Decision::Continue, _) | (_, None) => open += 1,
+            (Decision::Different, Some(k)) => {
+                decided.push(format!("{who} {} after {}", if m.outcome == MetricOutcome::Lower { "lower" } else { "higher" }, units(k)))
+            }
+            (Decision::Equivalent, Some(k)) => decided.push(format!("{who} equivalent after {}", units(k))),
+        }
+    }
+    let shown = decided.len().min(6);
+    let mut cpu = decided[..shown].join("; ");
+    if decided.len() > shown {
+        cpu.push_str(&format!("; {} more", decided.len() - shown));
+    }
+    if open > 0 {
+        cpu.push_str(&format!("{}{open} undecided", if cpu.is_empty() { "" } else { "; " }));
+    }
+    Some(format!("{head} {}. CPU: {}.", q.stop_reason, if cpu.is_empty() { "none tested".into() } else { cpu }))
+}
+
 /// A report a reviewer reads in a pull request.
 pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## {} Pipeline A/B: {}\n", icon(report.verdict), report.verdict);
+    if let Some(line) = sequential_line(report) {
+        let _ = writeln!(out, "{line}\n");
+    }
     // What was detected leads, with its interval; then the rest of the reasons.
     let found = detected(report);
     if found.is_empty() {

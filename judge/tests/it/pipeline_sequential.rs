@@ -68,6 +68,11 @@ fn an_obvious_regression_stops_at_the_minimum_with_a_profile() {
     assert!(test.interval_pct[0] > 0.0, "{test:?}");
     let line = judge::pipeline::render::method_line(&r);
     assert!(line.contains("sequential") && line.contains("Stopped: 2 of 10 pairs used"), "{line}");
+    // report.md (and the PR comment) says when and why it stopped, under its heading.
+    let md = judge::pipeline::render::markdown(&r, &[]);
+    let said = md.lines().nth(2).unwrap_or_default();
+    assert!(said.starts_with("**Stopped after 2 of 10 pairs:** a regression is decided after 2 pairs: map: CPU higher."), "{md}");
+    assert!(said.contains("CPU: map higher after 2 pairs"), "{said}");
 }
 
 #[test]
@@ -105,11 +110,58 @@ fn a_budget_ends_it_undecided_and_says_so() {
     assert_eq!((q.pairs_used, q.stopped), (3, false));
     assert!(q.stop_reason.starts_with("the budget (3 pairs) is spent with 3 CPU metric(s) undecided"), "{}", q.stop_reason);
     assert_eq!(r.verdict, Verdict::Inconclusive);
+    let md = judge::pipeline::render::markdown(&r, &[]);
+    assert!(
+        md.contains(
+            "**Not stopped, 3 of at most 3 pairs used:** the budget (3 pairs) is spent with 3 CPU metric(s) undecided. CPU: 3 undecided."
+        ),
+        "{md}"
+    );
     // An undecided metric says about how many more pairs would decide it.
     assert!(r.stages.iter().all(|s| s.cpu_test.as_ref().is_some_and(|t| t.more_pairs.is_some())));
     // …in words, and no fixed-design MDE it does not have ("detects ±? %").
     let reasons = r.reasons.join("\n");
     assert!(reasons.contains("more pairs would decide it against ±") && !reasons.contains("±?"), "{reasons}");
+}
+
+#[test]
+fn every_metric_keeps_its_intervals_look_by_look_until_it_is_decided() {
+    let (rows, c, t) = pipeline(40, 1.0, 0.0);
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    for m in &q.metrics {
+        // One point a look, from the first whose interval is known (the default spread gives one at the
+        // first pair; elapsed is tested from three) to the look that decided it.
+        let last = m.decided_after.unwrap_or(q.pairs_used);
+        let looks: Vec<usize> = m.course.iter().map(|p| p.pairs).collect();
+        assert!(looks.first().is_some_and(|f| *f <= if m.metric == "cpu" { 2 } else { 3 }), "{m:?}");
+        assert_eq!(looks, (looks[0]..=last).collect::<Vec<_>>(), "{m:?}");
+        for p in &m.course {
+            assert!(p.interval_pct[0] <= p.estimate_pct && p.estimate_pct <= p.interval_pct[1], "{p:?}");
+            // The equivalence sequence is at a laxer level: never wider than the detection one.
+            assert!(p.equivalence_interval_pct[0] >= p.interval_pct[0] - 1e-9, "{p:?}");
+            assert!(p.margin_pct > 0.0);
+        }
+        // The interval narrows as pairs come in…
+        let width = |p: &judge::pipeline::sequential::CoursePoint| p.interval_pct[1] - p.interval_pct[0];
+        assert!(width(m.course.last().unwrap()) < width(&m.course[0]), "{m:?}");
+        // …and an equivalent CPU metric's last look is the one whose equivalence interval fits the band
+        // (a ratio band: ±2 % is −1.96 % … +2 %).
+        let inside = |p: &judge::pipeline::sequential::CoursePoint| {
+            let floor = (1.0 / (1.0 + p.margin_pct / 100.0) - 1.0) * 100.0;
+            p.equivalence_interval_pct[0] > floor + 0.001 && p.equivalence_interval_pct[1] < p.margin_pct - 0.001
+        };
+        if m.metric == "cpu" && m.decision == Decision::Equivalent {
+            assert!(inside(m.course.last().unwrap()), "{m:?}");
+            assert!(m.course.iter().rev().skip(1).all(|p| !inside(p)), "{m:?}");
+        }
+    }
+    // A decided regression's CPU interval clears zero at its deciding look.
+    let (rows, c, t) = pipeline(12, 1.0, 20.0);
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig::default());
+    let map = r.sequential.as_ref().unwrap().metrics.iter().find(|m| m.stage == "map" && m.metric == "cpu").unwrap().clone();
+    assert_eq!(map.course.last().map(|p| p.pairs), map.decided_after);
+    assert!(map.course.last().unwrap().interval_pct[0] > 0.0, "{map:?}");
 }
 
 #[test]

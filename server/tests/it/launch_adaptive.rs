@@ -16,7 +16,7 @@ async fn measured_auto_trials_add_pairs_until_the_verdict_is_decided_or_the_budg
     let _measuring = common::measuring().await;
     let tmp = tempfile::tempdir().unwrap();
     let finelog = FinelogServer::start(None);
-    let (_app, launcher) = crate::launch_run::app(tmp.path(), &finelog).await;
+    let (app, launcher) = crate::launch_run::app(tmp.path(), &finelog).await;
     let launch = |head: &str, max: u32| json!({"suite": "stage-bench", "head": head, "base": "main", "trials": "auto", "max_trials": max});
 
     // Three times the CPU: a regression the design decides after a few pairs, well inside the budget.
@@ -34,6 +34,15 @@ async fn measured_auto_trials_add_pairs_until_the_verdict_is_decided_or_the_budg
     assert_eq!(seq["pairs_given"].as_u64(), Some(used), "{seq}");
     let md = launcher.get(&format!("/experiments/{id}/export/report.md")).await.text;
     assert!(md.contains("(sequential)") && md.contains(&format!("Stopped: {used} of {used} pairs used.")), "{md}");
+    // …and says when and why it stopped under its heading, as the PR comment does.
+    assert!(md.contains(&format!("**Stopped after {used} of at most 10 pairs:** a regression is decided after {used} pairs")), "{md}");
+    // Every look was kept for the page's live chart, forward only: the last is the one it stopped at.
+    let look = app.store.look(id).await.unwrap().expect("a look was kept");
+    assert_eq!(look.0, used as i64, "{}", look.1["sequential"]);
+    // The judged page draws each CPU metric's course, pair by pair, from the stored report.
+    let chart = launcher.get(&format!("/experiments/{id}/charts/cpu-course.svg")).await;
+    assert_eq!(chart.status, 200, "{}", chart.text);
+    assert!(chart.text.contains("CPU change pair by pair") && chart.text.contains(&format!("after {used} pairs")), "{}", chart.text);
     eprintln!("auto: heavier (×3 CPU) decided {} after {used} pairs", e["verdict"]);
 
     // The same code, a budget of 3: it stops there (or sooner, decided equivalent), never beyond.

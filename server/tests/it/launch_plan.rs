@@ -355,6 +355,11 @@ async fn an_auto_launch_plans_its_first_pairs_and_its_budget() {
     assert_eq!(plan["max_minutes"], 2 * 12 * 60, "the worst case is the budget, every trial to its timeout");
     let text = server::client::plan_text(plan);
     assert!(text.contains("trials auto: a pair at a time while the verdict is undecided, at most 12 trials an arm"), "{text}");
+    assert_eq!(a["beyond_budget"], true, "{a}");
+    assert!(
+        text.contains("the fixed design needs more for the margin, so expect it to use the budget unless the change is clear"),
+        "{text}"
+    );
     // A number still plans exactly that many.
     let r = launcher.post_json("/api/v1/experiments", dry(json!({"trials": 4}))).await;
     assert!(r.json()["plan"]["adaptive"].is_null() && r.json()["plan"]["trials"].as_array().unwrap().len() == 8, "{}", r.text);

@@ -470,4 +470,14 @@ async fn an_adaptive_experiment_grows_once_per_look(db: &TestDb) {
     db.store.set_experiment_status(id, ExperimentStatus::Cancelled).await.unwrap();
     assert!(!db.store.add_repeats(id, 5, 6, &pair(5)).await.unwrap());
     assert_eq!(db.store.trials(id).await.unwrap().len(), 10);
+    // Its looks are kept forward only: a look at fewer pairs, judged late, does not replace a later one.
+    assert_eq!(db.store.look(id).await.unwrap(), None);
+    assert!(db.store.set_look(id, 3, &serde_json::json!({"pairs": 3})).await.unwrap());
+    assert!(!db.store.set_look(id, 2, &serde_json::json!({"pairs": 2})).await.unwrap(), "an older look is not kept");
+    assert!(!db.store.set_look(id, 3, &serde_json::json!({"pairs": "again"})).await.unwrap());
+    assert_eq!(db.store.look(id).await.unwrap(), Some((3, serde_json::json!({"pairs": 3}))));
+    assert_eq!(db.store.progress_rows(id).await.unwrap().unwrap().look_pairs, Some(3), "the live stream sees which look is kept");
+    assert!(db.store.set_look(id, 4, &serde_json::json!({"pairs": 4})).await.unwrap());
+    assert_eq!(db.store.look(id).await.unwrap().map(|l| l.0), Some(4));
+    assert!(db.store.look(i64::MAX).await.is_err(), "an unknown experiment is named");
 }

@@ -49,6 +49,71 @@ pub struct JsonProgress {
     /// The server's clock at this update (ms): a running trial's bar reaches it.
     #[serde(default)]
     pub now_ms: Option<i64>,
+    /// An adaptive experiment (trials = "auto"): its pairs and its latest look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<JsonAdaptiveProgress>,
+}
+
+/// An adaptive experiment's progress: pairs done against the pairs the design expects and the budget, and
+/// its latest look — each CPU metric's interval pair by pair against the margin (a chart) and in words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JsonAdaptiveProgress {
+    /// Pairs whose trials have all ended, from the first on: what the design looks at.
+    pub settled: usize,
+    /// Pairs planned so far (it adds one while undecided).
+    pub planned: usize,
+    /// The pairs the fixed design would need for the margin (the launch preview's figure).
+    pub expected: Option<u32>,
+    /// The budget: pairs at most.
+    pub max: u32,
+    /// Pairs judged at the latest look (0 before the first, after two pairs).
+    pub look: usize,
+    /// The latest look in words: what is undecided, or why it stopped.
+    pub status: String,
+    /// The latest look's chart (SVG), drawn on the server; sent again only when the look changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_svg: Option<String>,
+}
+
+/// The adaptive progress of an experiment whose stored plan is `plan` (`None` when it is not adaptive),
+/// from its trials and its latest kept look (`Store::look`); the chart is drawn only when `draw`.
+#[cfg(feature = "ssr")]
+pub fn adaptive_progress(
+    plan: &serde_json::Value,
+    trials: &[store::trials::Trial],
+    look: Option<&(i64, serde_json::Value)>,
+    draw: bool,
+) -> Option<JsonAdaptiveProgress> {
+    let a = plan.get("launch")?.get("adaptive").filter(|a| !a.is_null())?;
+    let max = a.get("max_trials")?.as_u64()? as u32;
+    let expected = a.get("expected_trials").and_then(serde_json::Value::as_u64).map(|n| n as u32);
+    let (settled, _) = store::trials::settled_prefix(trials);
+    let planned = trials.iter().map(|t| t.repeat_index + 1).max().unwrap_or(0).max(0) as usize;
+    let report = look.and_then(|(_, r)| serde_json::from_value::<judge::pipeline::report::PipelineReport>(r.clone()).ok());
+    let seq = report.as_ref().and_then(|r| r.sequential.as_ref());
+    let status = match seq {
+        None => format!("first look after {} pairs", judge::pipeline::sequential::MIN_PAIRS),
+        Some(q) if q.stopped => format!("stopped: {}", q.stop_reason),
+        Some(q) => {
+            let open =
+                q.metrics.iter().filter(|m| m.metric == "cpu" && m.decision == judge::pipeline::sequential::Decision::Continue).count();
+            let pairs = if q.pairs_used == 1 { "1 pair".to_string() } else { format!("{} pairs", q.pairs_used) };
+            format!("{open} CPU metric{} undecided after {pairs}", if open == 1 { "" } else { "s" })
+        }
+    };
+    let chart_svg = match (&report, draw) {
+        (Some(r), true) => charts::sequential_course(r, charts::ForestMetric::Cpu).ok(),
+        _ => None,
+    };
+    Some(JsonAdaptiveProgress {
+        settled: settled.max(0) as usize,
+        planned,
+        expected,
+        max,
+        look: seq.map_or(0, |q| q.pairs_used),
+        status,
+        chart_svg,
+    })
 }
 
 fn duration(s: f64) -> String {
@@ -60,13 +125,30 @@ fn duration(s: f64) -> String {
     }
 }
 
+/// "3/8 pairs done (8 expected: the fixed design's figure for the margin; at most 20; 4 planned) · 2 CPU
+/// metrics undecided after 3 pairs", or "3 of at most 8 pairs done (4 planned) · …" when the budget is
+/// smaller than the fixed design's figure.
+fn pairs_line(a: &JsonAdaptiveProgress) -> String {
+    let planned = if a.planned > a.settled { format!("; {} planned", a.planned) } else { String::new() };
+    let head = match a.expected.filter(|e| *e < a.max) {
+        Some(e) => {
+            format!("{}/{e} pairs done ({e} expected: the fixed design's figure for the margin; at most {}{planned})", a.settled, a.max)
+        }
+        None => format!("{} of at most {} pairs done ({} planned)", a.settled, a.max, a.planned.max(a.settled)),
+    };
+    format!("{head} · {}", a.status)
+}
+
 #[island]
-pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>) -> impl IntoView {
+pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>, adaptive: Option<JsonAdaptiveProgress>) -> impl IntoView {
     let progress = RwSignal::new(None::<JsonProgress>);
     let table = RwSignal::new(trials);
     let updates = RwSignal::new(0u32);
+    // The adaptive run's latest figures, and its latest chart (an event carries one only when the look changed).
+    let course = RwSignal::new(adaptive.as_ref().and_then(|a| a.chart_svg.clone()));
+    let pairs = RwSignal::new(adaptive.map(|a| JsonAdaptiveProgress { chart_svg: None, ..a }));
     #[cfg(feature = "hydrate")]
-    listen(id, progress, table, updates);
+    listen(id, progress, table, updates, course, pairs);
     #[cfg(not(feature = "hydrate"))]
     let _ = id;
     let states = ["queued", "running", "succeeded", "failed", "infra_failed", "cancelled"];
@@ -103,12 +185,31 @@ pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>) -> impl IntoView {
                 }),
             }}
         </section>
+        {move || pairs.get().map(|a| view! {
+            <section class="adaptive" aria-label="Pairs" data-look=a.look.to_string()>
+                <h2>"Pairs"</h2>
+                <p class="pairs-line"><progress max=a.expected.filter(|e| *e < a.max).unwrap_or(a.max).max(a.settled as u32).max(1).to_string() value=a.settled.to_string()></progress>
+                    " " {pairs_line(&a)}</p>
+                {move || match course.get() {
+                    Some(svg) => view! { <figure class="chart course"><div class="svg" inner_html=svg></div>
+                        <figcaption>"Each CPU metric's interval at every look: the lighter band is decided different once it clears 0, the darker one equivalent once it fits inside the grey ±margin."</figcaption></figure> }.into_any(),
+                    None => view! { <p class="muted">"The chart of each metric's interval appears at the first look, after two pairs."</p> }.into_any(),
+                }}
+            </section>
+        })}
         {move || view! { <super::trials::Timeline trials=table.get() now=progress.with(|p| p.as_ref().and_then(|p| p.now_ms)) /> }}
     }
 }
 
 #[cfg(feature = "hydrate")]
-fn listen(id: i64, progress: RwSignal<Option<JsonProgress>>, table: RwSignal<Vec<super::TrialView>>, updates: RwSignal<u32>) {
+fn listen(
+    id: i64,
+    progress: RwSignal<Option<JsonProgress>>,
+    table: RwSignal<Vec<super::TrialView>>,
+    updates: RwSignal<u32>,
+    course: RwSignal<Option<String>>,
+    pairs: RwSignal<Option<JsonAdaptiveProgress>>,
+) {
     use leptos::wasm_bindgen::{closure::Closure, JsCast};
     let Ok(source) = web_sys::EventSource::new(&format!("/experiments/{id}/events")) else { return };
     let on_progress = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
@@ -116,7 +217,13 @@ fn listen(id: i64, progress: RwSignal<Option<JsonProgress>>, table: RwSignal<Vec
             if !p.trials.is_empty() {
                 table.set(p.trials.clone());
             }
-            progress.set(Some(p));
+            if let Some(mut a) = p.adaptive.clone() {
+                if let Some(svg) = a.chart_svg.take() {
+                    course.set(Some(svg));
+                }
+                pairs.set(Some(a));
+            }
+            progress.set(Some(JsonProgress { adaptive: None, ..p }));
             updates.update(|n| *n += 1);
         }
     });

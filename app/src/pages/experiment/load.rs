@@ -86,6 +86,8 @@ pub struct ExperimentView {
     pub may_rejudge: bool,
     /// A calibration: the profile it fed.
     pub calibration: Option<CalibrationView>,
+    /// An adaptive experiment that has not ended: its pairs and latest look (the live section's start).
+    pub adaptive: Option<super::JsonAdaptiveProgress>,
 }
 
 /// One verdict the experiment has had (a re-judged experiment has several, newest first).
@@ -318,6 +320,15 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
             }
         })
         .collect();
+    let ended =
+        matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
+    let adaptive = if ended {
+        None
+    } else {
+        let (plan, _) = store.experiment_plan(id).await.map_err(failed)?;
+        let look = store.look(id).await.map_err(failed)?;
+        super::adaptive_progress(&plan, &trials, look.as_ref(), true)
+    };
     let roles: Vec<(i64, String, String)> = detail.arms.iter().map(|a| (a.id, a.name.clone(), a.role.clone())).collect();
     let trials = trial_views(&roles, trials);
     let dir = ctx.data_dir.join("experiments").join(id.to_string());
@@ -325,8 +336,6 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
     let mut files = tokio::task::spawn_blocking(move || list_files(&dir)).await.unwrap_or_default();
     // Only what this visitor may open (a share link without the files scope: the reports).
     files.retain(|f| principal.may_read_file(id, &f.path).is_ok());
-    let ended =
-        matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled);
     use crate::auth::ExperimentAct as Act;
     let may = |act| principal.may(act, id, detail.launched_by_id).is_ok();
     let may_share = may(Act::Share);
@@ -361,5 +370,6 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         verdicts,
         method_version,
         current_method,
+        adaptive,
     })
 }

@@ -10,7 +10,9 @@ mod share;
 pub(crate) mod trials;
 mod warp;
 
-pub use live::{JsonProgress, JsonRunning};
+#[cfg(feature = "ssr")]
+pub use live::adaptive_progress;
+pub use live::{JsonAdaptiveProgress, JsonProgress, JsonRunning};
 #[cfg(feature = "ssr")]
 pub use load::trial_views;
 pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView, VerdictEntry};
@@ -83,7 +85,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             })}
         </section>
         // While it runs, the trials table lives in the progress island, which redraws it with each event.
-        {running.then(|| view! { <live::LiveProgress id trials=view.trials.clone() /> })}
+        {running.then(|| view! { <live::LiveProgress id trials=view.trials.clone() adaptive=view.adaptive.clone() /> })}
         <dl class="facts">
             <dt>"Kind"</dt><dd>{s.kind.as_str()} {s.suite.clone().map(|x| format!(" · suite {x}"))}</dd>
             // A warp page speaks upstream's words: baseline and candidate (the gate and charts do).

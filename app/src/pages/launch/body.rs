@@ -20,6 +20,8 @@ pub struct FormValues {
     pub base: String,
     pub title: String,
     pub trials: String,
+    /// With trials "auto": the most trials an arm (empty: the suite's budget).
+    pub max_trials: String,
     pub order: String,
     pub fingerprint: BTreeMap<String, String>,
     pub arms: Vec<ExtraArm>,
@@ -44,6 +46,11 @@ pub struct FormValues {
 }
 
 impl FormValues {
+    /// Trials "auto": the engine adds pairs while the verdict is undecided.
+    pub fn is_auto(&self) -> bool {
+        self.trials.parse::<rules::JsonTrials>().is_ok_and(rules::JsonTrials::is_auto)
+    }
+
     /// A fresh form for a suite: its defaults filled in.
     pub fn for_suite(suite: &SuiteChoice) -> FormValues {
         let fingerprint = suite
@@ -108,6 +115,10 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
         put("title".into(), rules::check_text("title", &f.title, rules::TITLE_MAX));
     }
     put("trials".into(), rules::check_trials_text(suite.kind, &f.trials).map(|_| ()));
+    if f.is_auto() && !f.max_trials.trim().is_empty() {
+        let max = f.max_trials.trim().parse::<u32>().map_err(|_| format!("max_trials: {:?} is not a whole number", f.max_trials.trim()));
+        put("max_trials".into(), max.and_then(rules::check_max_trials));
+    }
     if !f.detect_pct.trim().is_empty() {
         let ok = f.detect_pct.trim().parse::<f64>().is_ok_and(|p| p > 0.0 && p < 100.0);
         put(
@@ -170,6 +181,7 @@ pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibrati
         head: f.head.trim().to_string(),
         fingerprint,
         trials: f.trials.parse::<rules::JsonTrials>().ok(),
+        max_trials: f.max_trials.trim().parse::<u32>().ok().filter(|_| f.is_auto()),
         detect_pct: f.detect_pct.trim().parse::<f64>().ok().filter(|_| dry_run && suite.kind == judge::ExperimentKind::Pipeline),
         dry_run,
         ..JsonLaunch::default()
@@ -234,6 +246,7 @@ mod tests {
             description: "x".into(),
             base_branch: "main".into(),
             trials: rules::JsonTrials::Fixed(3),
+            max_trials: 20,
             order: "abba".into(),
             fingerprint,
             budgets: None,
@@ -306,5 +319,25 @@ mod tests {
         assert_eq!(launch_body(&s, &f, false, false)["reuse_baseline"], "latest");
         f.base = "main".into();
         assert!(problems(&s, &f)["base"].contains("leave the control ref empty"));
+    }
+
+    #[test]
+    fn an_auto_launch_sends_its_budget_and_a_fixed_one_does_not() {
+        let s = suite();
+        let mut f = FormValues::for_suite(&s);
+        f.head = "feature".into();
+        f.fingerprint.insert("sample".into(), "a".into());
+        f.max_trials = "12".into();
+        assert!(launch_body(&s, &f, true, false)["max_trials"].is_null(), "a fixed launch has no budget to send");
+        f.trials = " Auto ".into();
+        assert!(f.is_auto() && problems(&s, &f).is_empty(), "{:?}", problems(&s, &f));
+        let b = launch_body(&s, &f, true, false);
+        assert_eq!((b["trials"].clone(), b["max_trials"].clone()), (json!("auto"), json!(12)));
+        for bad in ["1", "500", "many"] {
+            f.max_trials = bad.into();
+            assert!(problems(&s, &f)["max_trials"].starts_with("max_trials: "), "{bad}: {:?}", problems(&s, &f));
+        }
+        f.max_trials = String::new();
+        assert!(launch_body(&s, &f, true, false)["max_trials"].is_null(), "empty: the suite's budget");
     }
 }

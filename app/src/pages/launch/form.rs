@@ -131,6 +131,14 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                     </Show>
                     {message("trials")}
                 </label>
+                <Show when=move || !is_warp() && values.with(FormValues::is_auto)>
+                    <label>"Budget: at most this many trials an arm"
+                        <input name="max_trials" type="number" min="2" step="1" placeholder=move || suite.with(|s| format!("{} (the suite's budget)", s.max_trials))
+                            prop:value=move || values.with(|v| v.max_trials.clone()) on:input=edit(|v, x| v.max_trials = x) />
+                        <span class="hint">"The budget: it stops there undecided if the verdict is not settled by then."</span>
+                        {message("max_trials")}
+                    </label>
+                </Show>
                 <Show when=move || suite.with(|s| s.kind == judge::ExperimentKind::Pipeline)>
                     <label>"Size the trials for a CPU change of (%)"
                         <input name="detect_pct" type="number" step="0.5" min="0" placeholder="the suite's margin" prop:value=move || values.with(|v| v.detect_pct.clone()) on:input=edit(|v, x| v.detect_pct = x) />

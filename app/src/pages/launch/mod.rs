@@ -23,6 +23,9 @@ pub struct SuiteChoice {
     pub base_branch: String,
     /// Trials an arm by default: a number, or "auto".
     pub trials: judge::launch_rules::JsonTrials,
+    /// With trials "auto": the most trials an arm by default (the suite's budget).
+    #[serde(default)]
+    pub max_trials: u32,
     pub order: String,
     pub fingerprint: BTreeMap<String, FieldSpec>,
     /// Warp suites: the relative budgets (FAIL beyond, WARN beyond), in %.
@@ -59,6 +62,7 @@ impl SuiteChoice {
             description: d.description.clone(),
             base_branch: d.base_branch.clone(),
             trials: d.defaults.trials,
+            max_trials: d.defaults.max_trials,
             order: d.defaults.order.as_str().to_string(),
             fingerprint: d.fingerprint.clone(),
             budgets: d.warp.as_ref().map(|w| (w.fail_pct, w.warn_pct)),

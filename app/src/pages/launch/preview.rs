@@ -92,6 +92,9 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
                 {format!(" ({} per arm, {} order{}); time: {estimate}.", plan["trials_per_arm"], order,
                     if loads > 0 { format!(", {loads} load runs") } else { String::new() })}
             </p>
+            {wire::launch::adaptive_plan_words(&plan).map(|w| view! {
+                <p class="adaptive-plan"><strong>"Adaptive: "</strong>{format!("the first look after {} trials an arm; {}.", trials.len() / arms.len().max(1), w.trim_start_matches("trials auto: "))}</p>
+            })}
             {(!plan["detectable"].is_null()).then(|| view! { <Power d=plan["detectable"].clone() use_trials /> })}
             {plan["warp_matrix"].as_str().map(|m| view! { <p class="matrix"><strong>"Matrix: "</strong>{m.to_string()}</p> })}
             // A warp suite often has no fingerprint: then no empty "Fingerprint:" line.

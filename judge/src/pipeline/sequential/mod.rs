@@ -32,12 +32,13 @@
 pub mod record;
 mod sequence;
 
-pub use record::{Decision, LookRecord, SequentialMetric, SequentialRecord, Unit};
+pub use record::{CoursePoint, Decision, LookRecord, SequentialMetric, SequentialRecord, Unit};
 pub use sequence::{bayes_factor, decide, interval, more_pairs, radius_t, rejects, test, MIN_PAIRS, MIXTURE};
 
 use super::aggregate::TrialSpec;
 use super::decide::{quadrants, Pending, Prepared};
 use super::family::MetricTest;
+use super::method::ALPHA_EQUIVALENCE;
 use super::report::MetricOutcome;
 use super::rows::StageRow;
 use super::{fold_arm, ArmSpec, JudgeError, MethodConfig, PipelineConfig, PipelineReport, Summed};
@@ -100,6 +101,7 @@ pub fn judge_sequential(
     keys.dedup();
     let last = keys.len().min(seq.max_pairs.unwrap_or(usize::MAX)).max(1);
     let mut frozen: HashMap<Key, Frozen> = HashMap::new();
+    let mut courses: HashMap<Key, Vec<CoursePoint>> = HashMap::new();
     let mut looks = Vec::new();
     for j in 1..=last {
         let key = keys[j - 1];
@@ -122,6 +124,11 @@ pub fn judge_sequential(
                         for (metric, pending, alpha) in [("cpu", cpu, alpha_cpu), ("elapsed", elapsed, alpha_el)] {
                             let Some(p) = pending else { continue };
                             let k: Key = (a, report.stage.clone(), metric);
+                            if !frozen.contains_key(&k) {
+                                if let Some(point) = course_point(j, &p.estimate, alpha, p.margin_pct) {
+                                    courses.entry(k.clone()).or_default().push(point);
+                                }
+                            }
                             if !frozen.contains_key(&k) && j >= MIN_PAIRS {
                                 let (decision, outcome) = decide(&p.estimate, alpha, p.margin_pct);
                                 if decision != Decision::Continue {
@@ -182,6 +189,7 @@ pub fn judge_sequential(
                             decision,
                             outcome,
                             decided_after: after,
+                            course: courses.remove(&k).unwrap_or_default(),
                         });
                     }
                     (outcome, Some(t))
@@ -236,6 +244,21 @@ pub fn judge_sequential(
         return Ok(report);
     }
     unreachable!("the last look returns")
+}
+
+/// A metric's intervals at look `j`, rounded for the report; none while its spread is unknown (one pair).
+fn course_point(j: usize, e: &super::estimate::Estimate, alpha: f64, margin_pct: f64) -> Option<CoursePoint> {
+    let round = |v: f64| (v * 1000.0).round() / 1000.0;
+    let pcts = |i: [f64; 2]| [round(crate::stats::pct(i[0])), round(crate::stats::pct(i[1]))];
+    let (interval_pct, equivalence_interval_pct) = (pcts(interval(e, alpha)), pcts(interval(e, ALPHA_EQUIVALENCE)));
+    let finite = interval_pct.iter().chain(&equivalence_interval_pct).all(|v| v.is_finite()) && e.log_ratio.is_finite();
+    finite.then(|| CoursePoint {
+        pairs: j,
+        estimate_pct: round(crate::stats::pct(e.log_ratio)),
+        interval_pct,
+        equivalence_interval_pct,
+        margin_pct,
+    })
 }
 
 fn plural(unit: Unit, n: usize) -> String {

@@ -48,6 +48,25 @@ pub struct SequentialMetric {
     /// The unit (1-based) after which it was decided; absent while it continues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_after: Option<usize>,
+    /// Its intervals look by look, up to the look that decided it (or the last one): what the page's
+    /// pair-by-pair chart draws against the margin band.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub course: Vec<CoursePoint>,
+}
+
+/// A metric at one look: the estimate and the two confidence sequences the decisions are read from —
+/// *different* once `interval_pct` excludes 0, *equivalent* once `equivalence_interval_pct` lies inside
+/// ±`margin_pct`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CoursePoint {
+    /// Units (pairs or ABBA blocks) seen at this look.
+    pub pairs: usize,
+    pub estimate_pct: f64,
+    /// The sequence at the metric's share of the family's error rate.
+    pub interval_pct: [f64; 2],
+    /// The sequence at the equivalence level.
+    pub equivalence_interval_pct: [f64; 2],
+    pub margin_pct: f64,
 }
 
 /// One look: after how many units, and how many metrics were still undecided.
