@@ -53,13 +53,21 @@ fn state(m: &SequentialMetric, used: usize, unit: &str) -> String {
     }
 }
 
-/// The half-height of the value axis: the margin band and the latest look's interval in full, earlier
-/// (wider) ones cut at the edge.
-fn reach(course: &[CoursePoint]) -> f64 {
-    let last = course.last().map_or(0.0, |p| p.interval_pct[0].abs().max(p.interval_pct[1].abs()));
-    let est = course.iter().map(|p| p.estimate_pct.abs()).fold(0.0, f64::max);
-    let margin = course.iter().map(|p| p.margin_pct).fold(0.0, f64::max);
-    (last * 1.15).max(est * 1.3).max(margin * 2.5).clamp(1.0, MAX_REACH)
+/// The value axis: the margin band (and some room around it), every estimate, and the latest look's
+/// interval in full; earlier (wider) intervals are cut at its edges. A change cannot fall below −100 %.
+fn axis(course: &[CoursePoint]) -> (f64, f64) {
+    let margin = course.iter().map(|p| p.margin_pct).fold(0.0, f64::max).max(0.5);
+    let (mut lo, mut hi) = (band_floor(margin) * 2.5, margin * 2.5);
+    for p in course {
+        lo = lo.min(p.estimate_pct);
+        hi = hi.max(p.estimate_pct);
+    }
+    if let Some(last) = course.last() {
+        lo = lo.min(last.interval_pct[0]);
+        hi = hi.max(last.interval_pct[1]);
+    }
+    let pad = (hi - lo) * 0.08;
+    ((lo - pad).max(-100.0), (hi + pad).min(MAX_REACH))
 }
 
 /// The course chart of `metric` ("CPU change pair by pair…"); `Empty` when the report is not sequential.
@@ -109,8 +117,8 @@ pub fn sequential_course(report: &PipelineReport, metric: ForestMetric) -> Resul
         let panels = body.split_evenly((rows, cols));
         for (m, area) in metrics.iter().zip(panels.iter()) {
             let color = treatment_color(arm_index(&m.arm));
-            let r = reach(&m.course);
-            let cut = |v: f64| v.clamp(-r, r);
+            let (y0, y1) = axis(&m.course);
+            let cut = |v: f64| v.clamp(y0, y1);
             let x1 = last_look.max(m.course.last().map_or(2, |p| p.pairs)) as f64 + 0.5;
             let x0 = m.course.first().map_or(2, |p| p.pairs).min(2) as f64 - 0.5;
             let arm = if report.treatments.len() > 1 { format!(" · {}", m.arm) } else { String::new() };
@@ -121,7 +129,7 @@ pub fn sequential_course(report: &PipelineReport, metric: ForestMetric) -> Resul
                 .margin_right(18)
                 .x_label_area_size(30)
                 .y_label_area_size(58)
-                .build_cartesian_2d(x0..x1, -r..r)
+                .build_cartesian_2d(x0..x1, y0..y1)
                 .map_err(draw_err)?;
             let span = (x1 - x0).round() as usize;
             chart
@@ -176,8 +184,8 @@ pub fn sequential_course(report: &PipelineReport, metric: ForestMetric) -> Resul
             chart.draw_series(est.iter().map(|p| Circle::new(*p, 3, INK.filled()))).map_err(draw_err)?;
             // Hover: each look's figures in words.
             for p in &m.course {
-                let (px, top) = chart.backend_coord(&(p.pairs as f64, r));
-                let (_, bottom) = chart.backend_coord(&(p.pairs as f64, -r));
+                let (px, top) = chart.backend_coord(&(p.pairs as f64, y1));
+                let (_, bottom) = chart.backend_coord(&(p.pairs as f64, y0));
                 tips.push(Tip {
                     x0: px - 6,
                     y0: top,
@@ -276,8 +284,19 @@ mod tests {
         if q.metrics.iter().any(|m| m.stage == "reduce" && m.metric == "cpu" && m.decision == Decision::Continue) {
             assert!(reduce_at < map_at, "the undecided panel is drawn first");
         }
+        // The axis holds the latest interval and the band, and no room below −100 %.
         let last = map.course.last().unwrap();
-        let r = reach(&map.course);
-        assert!(r >= last.interval_pct[1] && r >= last.estimate_pct && r >= 2.5 * last.margin_pct, "reach {r}: {last:?}");
+        let (lo, hi) = axis(&map.course);
+        assert!(hi >= last.interval_pct[1] && hi >= last.estimate_pct && hi >= 2.5 * last.margin_pct, "{hi}: {last:?}");
+        assert!(lo <= band_floor(last.margin_pct) && lo >= -100.0, "{lo}");
+        let huge = CoursePoint {
+            pairs: 2,
+            estimate_pct: 250.0,
+            interval_pct: [80.0, 700.0],
+            equivalence_interval_pct: [90.0, 600.0],
+            margin_pct: 10.0,
+        };
+        assert_eq!(axis(&[huge]).1, MAX_REACH);
+        assert!(axis(&[huge]).0 < band_floor(10.0) && axis(&[huge]).0 > -100.0);
     }
 }
