@@ -9,6 +9,7 @@ use crate::warp::phase::{self, phase_file, Phase, PhaseRecord};
 use crate::warp::plan::sync_label;
 use crate::warp::verdict::{judge, PhaseData};
 use crate::Engine;
+use judge::warp::noise::WarpNoiseProfile;
 use judge::ExperimentStatus;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -87,6 +88,19 @@ async fn run_one_phase(
     outcome
 }
 
+/// What a warp noise profile is for: the matrix settings that shape a cell's noise (not its workloads:
+/// the profile is per cell) and where it ran — this host's name, or the external endpoint.
+pub fn profile_key(spec: &suite::warp::WarpSpec) -> serde_json::Value {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+    serde_json::json!({
+        "warp": {
+            "duration": spec.duration, "warmup": spec.warmup, "cooldown": spec.cooldown, "rounds": spec.rounds,
+            "concurrency": spec.concurrency, "disks": spec.disks, "tool": format!("{:?}", spec.tool).to_lowercase(),
+        },
+        "where": spec.endpoint.clone().unwrap_or(host),
+    })
+}
+
 /// Judges an ended warp experiment and stores the verdict, the gate report and gate.md.
 pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
     let store = &engine.store;
@@ -112,8 +126,42 @@ pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, tria
     }
     let arms: Vec<(String, String)> = plan.launch.arms.iter().map(|a| (a.name.clone(), a.sha.clone())).collect();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    let v =
-        judge(spec, &arms, &phases, plan.launch.exemption.as_deref(), plan.launch.warp_settings.as_ref(), judge::units::utc_rfc3339(now));
+    // The suite's warp noise profile for these matrix settings on this host (or endpoint), if any.
+    let key = profile_key(spec);
+    let hash = crate::sha256_hex(serde_json::to_string(&key).unwrap_or_default().as_bytes());
+    let suite_id = store.suite_by_name(&plan.suite.name).await.ok().map(|s| s.id);
+    let stored = match suite_id {
+        Some(id) => store.noise_profile(id, &hash).await.ok().flatten(),
+        None => None,
+    };
+    let profile: Option<WarpNoiseProfile> = stored.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
+    let mut v = judge(
+        spec,
+        &arms,
+        &phases,
+        plan.launch.exemption.as_deref(),
+        plan.launch.warp_settings.as_ref(),
+        judge::units::utc_rfc3339(now),
+        profile.as_ref(),
+    );
+    // An A/A (a treatment arm at the control's commit, unchanged): its cells calibrate the profile.
+    let same: Vec<&str> =
+        plan.launch.arms[1..].iter().filter(|a| a.sha == plan.launch.arms[0].sha && a.config.is_none()).map(|a| a.name.as_str()).collect();
+    if let (Some(suite_id), false) = (suite_id, same.is_empty()) {
+        let many = plan.launch.arms.len() > 2;
+        let cells: Vec<_> =
+            v.report.cells.iter().filter(|c| !many || same.iter().any(|arm| c.label.starts_with(&format!("{arm}:")))).cloned().collect();
+        let mut grown = profile.clone().unwrap_or_default();
+        grown.add_calibration(&cells);
+        match store.upsert_noise_profile(suite_id, &hash, &key, &serde_json::to_value(&grown).unwrap_or_default(), grown.calibrations.into()).await {
+            Ok(id) => v.reasons.push(format!(
+                "same binary in every phase: its rounds went into warp noise profile #{id} of this suite ({} calibration{} for these matrix settings on this host); later runs judge against it",
+                grown.calibrations,
+                if grown.calibrations == 1 { "" } else { "s" }
+            )),
+            Err(e) => tracing::warn!(error = %e, experiment_id, "cannot keep the warp noise profile"),
+        }
+    }
     let dir = crate::experiment_dir(&engine.data_dir, experiment_id).join("reports");
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(dir.join("gate.md"), &v.gate_md)) {
         tracing::warn!(error = %e, experiment_id, "cannot write gate.md");

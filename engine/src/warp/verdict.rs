@@ -10,6 +10,7 @@ use crate::warp::plan::sync_label;
 use judge::warp::gate::{GateConfig, GateReport, RowVerdict};
 use judge::warp::gate_md::Provenance;
 use judge::warp::matrix::{judge_matrix, Cell};
+use judge::warp::noise::{noise_gate, NoiseGate, NoiseVerdict, WarpNoiseProfile};
 use judge::warp::rounds::Round;
 use judge::{TrialState, Verdict};
 use std::collections::BTreeMap;
@@ -132,6 +133,7 @@ pub fn judge(
     exemption: Option<&str>,
     settings: Option<&wire::launch::JsonWarpMatrix>,
     generated: String,
+    profile: Option<&WarpNoiseProfile>,
 ) -> WarpVerdict {
     let names: Vec<String> = arms.iter().map(|a| a.0.clone()).collect();
     let config = GateConfig {
@@ -143,9 +145,15 @@ pub fn judge(
         tail_warn_pct: spec.tail_warn_pct,
         ..GateConfig::default()
     };
-    let report = judge_matrix(&cells(spec, &names, phases), &config);
-    let mut verdict = report.verdict;
+    let mut report = judge_matrix(&cells(spec, &names, phases), &config);
+    // The noise-aware reading: the verdict once the suite is calibrated for these settings on this host;
+    // until then upstream's rule decides and the reading is a reason beside it.
+    let noise = noise_gate(&report, &config, profile);
+    let calibrated = profile.is_some_and(|p| p.calibrations > 0);
+    let mut verdict = if calibrated { noise.verdict } else { report.verdict };
     let mut reasons = report.reasons();
+    reasons.extend(noise_reasons(&noise, calibrated));
+    report.noise = Some(noise);
     for p in phases.iter().filter(|p| p.state == TrialState::Failed) {
         reasons.push(format!("phase {} ({}, {}) failed: {}", p.leg, p.arm, sync_label(p.drive_sync), p.detail));
     }
@@ -222,6 +230,30 @@ pub fn judge(
     report.verdict = verdict;
     let gate_md = judge::warp::gate_md::render(&report, Some(&provenance));
     WarpVerdict { verdict, reasons, report, provenance, gate_md }
+}
+
+/// What the noise-aware reading adds to the reasons: each row it judges differently from upstream, and
+/// (uncalibrated) its overall reading beside upstream's verdict.
+fn noise_reasons(noise: &NoiseGate, calibrated: bool) -> Vec<String> {
+    let differ: Vec<String> = noise
+        .rows
+        .iter()
+        .filter(|r| r.verdict == NoiseVerdict::Inconclusive || (calibrated && r.verdict.label() != r.upstream.label()))
+        .map(|r| {
+            let change = r.change_pct.map(|c| format!(" {c:+.1} %")).unwrap_or_default();
+            format!("{} {}{change}: {} ({})", r.workload, r.metric, r.words, r.verdict.label())
+        })
+        .collect();
+    let mut out = Vec::new();
+    if !calibrated && !differ.is_empty() {
+        out.push(format!(
+            "noise-aware reading (uncalibrated, not the verdict): {} — {} breach(es) within the default phase spread; an A/A run of this suite calibrates it",
+            noise.verdict.as_str(),
+            differ.len()
+        ));
+    }
+    out.extend(differ.into_iter().take(6));
+    out
 }
 
 /// The machine a gate ran on, as gate.md names it: kernel, release, architecture.

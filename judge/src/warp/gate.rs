@@ -106,6 +106,10 @@ pub struct GateReport {
     /// baseline's ABBA drift and the suite's note on the cell.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cells: Vec<super::rounds::CellRounds>,
+    /// The noise-aware reading of the same rows (a matrix run: `super::noise`); gate.md shows it beside
+    /// upstream's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<super::noise::NoiseGate>,
 }
 
 fn missing(workload: &str, metric: &str, reason: &str) -> GateRow {
@@ -218,6 +222,7 @@ pub fn gate(rows: &[CompareRow], config: &GateConfig) -> GateReport {
         missing_skipped: if config.allow_missing { missing_count } else { 0 },
         drifted: Vec::new(),
         cells: Vec::new(),
+        noise: None,
     }
 }
 

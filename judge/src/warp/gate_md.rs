@@ -48,6 +48,52 @@ fn heading(v: Verdict) -> &'static str {
     }
 }
 
+fn signed(p: f64) -> String {
+    format!("{}{:.1}%", if p < 0.0 { "−" } else { "+" }, p.abs())
+}
+
+/// Arbiter's addition: the same rows judged against their noise (`super::noise`). Rows that pass in
+/// both readings are counted, not listed.
+fn noise_section(out: &mut String, n: &super::noise::NoiseGate) {
+    use super::noise::NoiseVerdict;
+    let _ = writeln!(out, "\n## Noise-aware (Arbiter) — {}\n", heading(n.verdict));
+    let spread = if n.calibrations == 0 {
+        "the default phase spread: the suite has no warp noise profile for these settings on this host (an A/A run of it makes one)"
+            .to_string()
+    } else {
+        format!("the suite's warp noise profile ({} calibration{})", n.calibrations, if n.calibrations == 1 { "" } else { "s" })
+    };
+    let _ = writeln!(
+        out,
+        "Each row's change has an interval from its rounds and {spread}, at a {}% error rate over the matrix ({} intervals). A breach inside the noise is INCONCLUSIVE, not PASS.\n",
+        budget(100.0 * n.alpha),
+        crate::pipeline::report::fmt_level(n.row_alpha)
+    );
+    let listed: Vec<&super::noise::NoiseRow> =
+        n.rows.iter().filter(|r| r.verdict != NoiseVerdict::Pass || r.upstream != super::gate::RowVerdict::Pass).collect();
+    if !listed.is_empty() {
+        let _ = writeln!(out, "| Workload | Metric | Change | Interval | Upstream | Noise-aware | Why |");
+        let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |");
+        for r in &listed {
+            let change = r.change_pct.map(signed).unwrap_or_else(|| "—".into());
+            let interval = r.interval_pct.map(|[l, h]| format!("{} … {}", signed(l), signed(h))).unwrap_or_else(|| "—".into());
+            let _ = writeln!(
+                out,
+                "| {} | {} | {change} | {interval} | {} | {} | {} |",
+                r.workload,
+                r.metric,
+                r.upstream.label(),
+                r.verdict.label(),
+                r.words
+            );
+        }
+    }
+    let quiet = n.rows.len() - listed.len();
+    if quiet > 0 {
+        let _ = writeln!(out, "\n{quiet} other row(s) pass in both readings.");
+    }
+}
+
 pub fn render(report: &GateReport, provenance: Option<&Provenance>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### Hotpath warp A/B gate — {}\n", heading(report.verdict));
@@ -74,6 +120,9 @@ pub fn render(report: &GateReport, provenance: Option<&Provenance>) -> String {
     let _ = writeln!(out, "| --- | --- | --- | --- |");
     for r in &report.rows {
         let _ = writeln!(out, "| {} | {} | {} | {} |", r.workload, r.metric, r.delta, r.verdict.label());
+    }
+    if let Some(n) = &report.noise {
+        noise_section(&mut out, n);
     }
     if let Some(p) = provenance {
         let _ = writeln!(out, "\n## Provenance\n");

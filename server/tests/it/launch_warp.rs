@@ -112,6 +112,27 @@ async fn measured_an_a_a_passes_and_a_cpu_starved_server_fails() {
     ] {
         assert!(gate.text.contains(line), "{line:?} in {}", gate.text);
     }
+    // The noise-aware reading beside upstream's (#31): every gated row has an interval from its rounds and
+    // the default phase spread, as the suite has no warp noise profile yet; upstream's verdict stands.
+    assert!(gate.text.contains("## Noise-aware (Arbiter) — "), "{}", gate.text);
+    let noise = &e["report"]["gate"]["noise"];
+    assert_eq!(noise["calibrations"], 0, "{noise}");
+    let starved_noise =
+        noise["rows"].as_array().unwrap().iter().find(|r| r["workload"] == "starved:put-4MiB/sync-on" && r["metric"] == "reqps").unwrap();
+    let [lo, hi] = [0, 1].map(|i| starved_noise["interval_pct"][i].as_f64().unwrap());
+    assert!(lo < hi && hi < 0.0, "the starved server is slower, whatever the noise: {starved_noise}");
+    assert_eq!(starved_noise["spread"], "default (uncalibrated)", "{starved_noise}");
+    // The A/A arm (the same commit as control) calibrated the suite: its cell is in a warp noise profile.
+    let reasons = e["reasons"].to_string();
+    assert!(reasons.contains("same binary in every phase: its rounds went into warp noise profile #"), "{reasons}");
+    let suite = app.store.suite_by_name("s3s").await.unwrap();
+    let profiles = app.store.noise_profiles(suite.id).await.unwrap();
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    let profile: judge::warp::noise::WarpNoiseProfile = serde_json::from_value(profiles[0].profile.clone()).unwrap();
+    assert_eq!(profile.calibrations, 1);
+    let spread = profile.spread("put-4MiB/sync-on", "reqps").expect("the A/A cell, without its arm's name");
+    assert_eq!((spread.df, spread.rounds), (1.0, 3), "{spread:?}");
+    assert!(profiles[0].fingerprint["warp"]["rounds"] == 3 && profiles[0].fingerprint["where"].is_string(), "{}", profiles[0].fingerprint);
     let log_b = launcher.get(&format!("/experiments/{id}/files/logs/trial-1-1.log")).await.text;
     assert!(log_b.contains("binary cache hit"), "{log_b}");
     // The keys never reach the saved environment or the logs.

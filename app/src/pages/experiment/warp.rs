@@ -4,6 +4,7 @@
 
 use judge::warp::gate::{GateReport, GateRow, RowVerdict};
 use judge::warp::gate_md::Provenance;
+use judge::warp::noise::{NoiseGate, NoiseRow, NoiseVerdict};
 use judge::warp::rounds::CellRounds;
 use leptos::prelude::*;
 
@@ -129,6 +130,7 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                 <h3>{format!("Failed, missing or warned: {} of {} rows", flagged.len(), total)}</h3>
                 <GateTable rows=flagged label="Rows that failed, are missing or warned" />
             })}
+            {gate.noise.clone().map(|noise| view! { <NoiseView noise /> })}
             {(!notes.is_empty()).then(|| view! {
                 <div class="cell-notes" aria-label="What the suite says about these cells">
                     {notes.into_iter().map(|(cell, note)| view! { <p class="note"><strong>{cell}</strong> " — known behaviour (from the suite): " {note}</p> }).collect_view()}
@@ -154,6 +156,58 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                 <dl class="facts">{provenance.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd><code>{v}</code></dd> }).collect_view()}</dl>
             })}
         </section>
+    }
+}
+
+fn signed(p: f64) -> String {
+    format!("{}{:.1} %", if p < 0.0 { "−" } else { "+" }, p.abs())
+}
+
+/// The noise-aware reading (`judge::warp::noise`): the verdict once the suite is calibrated, a reading
+/// beside upstream's until then; its rows that are not PASS, or that upstream did not pass.
+#[component]
+fn NoiseView(noise: NoiseGate) -> impl IntoView {
+    let calibrated = noise.calibrations > 0;
+    let rows: Vec<NoiseRow> =
+        noise.rows.iter().filter(|r| r.verdict != NoiseVerdict::Pass || r.upstream != RowVerdict::Pass).cloned().collect();
+    let quiet = noise.rows.len() - rows.len();
+    let verdict = match noise.verdict {
+        judge::Verdict::WarpPass => "PASS",
+        judge::Verdict::WarpWarn => "WARN",
+        judge::Verdict::WarpExempted => "EXEMPTED",
+        judge::Verdict::WarpInconclusive => "INCONCLUSIVE",
+        _ => "FAIL",
+    };
+    view! {
+        <h3>{format!("Noise-aware: {verdict}{}", if calibrated { "" } else { " (a reading beside upstream's verdict: the suite is not calibrated)" })}</h3>
+        <p class="muted">{if calibrated {
+            format!("The verdict: each row's change has an interval from its rounds and the suite's warp noise profile ({} calibration{}); a breach the interval does not support is INCONCLUSIVE. {} intervals, a {} % error rate over the matrix.",
+                noise.calibrations, plural(noise.calibrations as usize), judge::pipeline::report::fmt_level(noise.row_alpha), 100.0 * noise.alpha)
+        } else {
+            "Each row's change with an interval from its rounds and the default phase spread. An A/A run of this suite (the same commit as control and treatment) calibrates it for these matrix settings on this host; then this reading is the verdict.".to_string()
+        }}</p>
+        {(!rows.is_empty()).then(|| view! {
+            <div class="table-wrap">
+                <table class="data gate" aria-label="Noise-aware rows">
+                    <thead><tr>
+                        <th scope="col">"Cell"</th><th scope="col">"Metric"</th><th scope="col" class="num">"Change"</th>
+                        <th scope="col">"Interval"</th><th scope="col">"Upstream"</th><th scope="col">"Noise-aware"</th><th scope="col">"Why"</th>
+                    </tr></thead>
+                    <tbody>{rows.into_iter().map(|r| view! {
+                        <tr>
+                            <th scope="row">{r.workload.clone()}</th>
+                            <td>{r.metric.clone()}</td>
+                            <td class="num">{r.change_pct.map(signed).unwrap_or_else(|| "—".into())}</td>
+                            <td>{r.interval_pct.map(|[l, h]| format!("{} … {}", signed(l), signed(h))).unwrap_or_else(|| "—".into())}</td>
+                            <td>{r.upstream.label()}</td>
+                            <td class="verdict-cell">{r.verdict.label()}</td>
+                            <td class="muted">{r.words.clone()}{(!r.spread.is_empty()).then(|| format!(" · spread: {}", r.spread))}</td>
+                        </tr>
+                    }).collect_view()}</tbody>
+                </table>
+            </div>
+        })}
+        {(quiet > 0).then(|| view! { <p class="muted">{format!("{quiet} other row{} pass in both readings.", plural(quiet))}</p> })}
     }
 }
 

@@ -1,0 +1,516 @@
+//! The noise-aware warp gate: the upstream rule (a relative budget on two medians) knows nothing of how
+//! much a cell moves on its own, so a same-code A/B on a shared machine breaches it by chance. Here each
+//! gated row (cell × metric) gets an interval from its rounds and, where the run has too little to say,
+//! from the suite's warp noise profile; a breach of the budget counts only when the interval supports it.
+//! Every rule is here.
+//!
+//! **The estimate.** Per phase, the mean of the log values of its successful rounds (a phase mean); the
+//! change is the mean of the candidate's phase means minus the baseline's (a ratio of geometric means:
+//! robust to the skew of latencies, and close to upstream's ratio of medians).
+//!
+//! **The spread is the phase's, not the round's.** Rounds within one phase share a server process, its
+//! caches and the disk's state at that moment, so two phases of the *same* binary differ by more than
+//! their rounds' scatter suggests (this machine: a same-code put-4KiB/sync-on cell moved −13.5 % with three
+//! tight rounds a side). The variance of a phase mean, σ², comes from, pooled by degrees of freedom:
+//!
+//! * the run's own phases of one arm (ABBA: A1 and A2, B1 and B2 — one degree of freedom each);
+//! * the profile's phases (a calibration: the same binary in every phase; each calibration adds the
+//!   number of its phases less one);
+//! * below [`MIN_PHASE_DF`] degrees of freedom from those two (no profile, or a young one), a documented
+//!   default as well: [`DEFAULT_PHASE_SPREAD`] with [`DEFAULT_PHASE_DF`] degrees of freedom, so an
+//!   uncalibrated verdict is cautious and says so.
+//!
+//! and never less than the rounds' own scatter over their number (s²_round / n). The standard error of
+//! the change is σ·√(1/P + 1/Q) over P baseline and Q candidate phases, and its interval is Student's t at
+//! the row's share of [`ALPHA`] (Bonferroni over the gated rows of the matrix).
+//!
+//! **The decision** of a row, in regress terms (how much worse the candidate is, as upstream counts it):
+//! FAIL when the whole interval is beyond the fail budget; WARN when it is beyond the warn budget; a
+//! breach the interval does not support (upstream FAIL or WARN, or an estimate beyond the warn budget) is
+//! INCONCLUSIVE — "within noise: ±X % at N rounds", never a silent PASS; anything else PASS. The error-rate
+//! row (failed rounds) and MISSING rows keep upstream's verdict: a failed round is not noise. Overall: a
+//! FAIL (or blocking MISSING) fails, else an INCONCLUSIVE row makes it inconclusive, else the worst row.
+
+use super::gate::{GateConfig, GateReport, RowVerdict};
+use super::rounds::CellRounds;
+use crate::stats::{ln_pos, pct, t_quantile};
+use crate::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The family-wise error rate of the noise-aware gate over a matrix's gated rows.
+pub const ALPHA: f64 = 0.05;
+/// The spread of a phase mean (log scale, ≈ its CV) assumed without a profile.
+pub const DEFAULT_PHASE_SPREAD: f64 = 0.05;
+/// The weight of the default spread, in degrees of freedom.
+pub const DEFAULT_PHASE_DF: f64 = 4.0;
+
+/// Below this many degrees of freedom from the run and the profile together, the default spread is
+/// pooled in (one AB calibration gives a cell one degree of freedom: alone, its t quantile is useless).
+pub const MIN_PHASE_DF: f64 = 6.0;
+
+/// The metrics a row's rounds give values for (upstream's names); the error rate has no rounds to spread.
+pub const METRICS: [&str; 5] = ["reqps", "throughput", "latency", "p90-latency", "p99-latency"];
+
+/// One metric of one cell in a profile: the spread of same-binary phase means.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct PhaseSpread {
+    /// Sum of squared deviations of each calibration's phase means (log) from that calibration's mean.
+    pub ss: f64,
+    /// Σ (phases − 1) over the calibrations.
+    pub df: f64,
+    /// Rounds a phase had (the last calibration's): a profile is for the matrix settings it ran with.
+    pub rounds: u32,
+}
+
+impl PhaseSpread {
+    /// The standard deviation of a phase mean (log scale); NaN without degrees of freedom.
+    pub fn sd(&self) -> f64 {
+        if self.df > 0.0 {
+            (self.ss / self.df).sqrt()
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// A warp suite's noise profile: per cell label and metric, the spread of phase means that ran the same
+/// binary. Built from calibrations ([`WarpNoiseProfile::add_calibration`]); a later one adds to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct WarpNoiseProfile {
+    pub calibrations: u32,
+    pub cells: BTreeMap<String, BTreeMap<String, PhaseSpread>>,
+}
+
+/// A cell's label without its arm: "starved:put-4KiB/sync-on" → "put-4KiB/sync-on"; a mixed run's
+/// operation ("mixed-256KiB:GET/sync-on") keeps its own colon (arms are named before the workload).
+pub fn bare_label(label: &str) -> &str {
+    match label.split_once(':') {
+        Some((_, rest)) if ["put-", "get-", "mixed-"].iter().any(|w| rest.starts_with(w)) => rest,
+        _ => label,
+    }
+}
+
+/// A phase's mean of the log values of its successful rounds, and their count (None without a value).
+fn phase_mean(values: &[f64]) -> Option<(f64, usize)> {
+    let logs: Vec<f64> = values.iter().copied().filter(|v| v.is_finite() && *v > 0.0).map(ln_pos).collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64, logs.len()))
+}
+
+/// Sum of squared deviations from the mean.
+fn ss(xs: &[f64]) -> f64 {
+    let m = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    xs.iter().map(|x| (x - m).powi(2)).sum()
+}
+
+impl WarpNoiseProfile {
+    /// Adds a calibration: every phase of each cell ran the same binary (baseline and candidate alike).
+    /// Cells with fewer than two phases with values add nothing.
+    pub fn add_calibration(&mut self, cells: &[CellRounds]) {
+        self.calibrations += 1;
+        for cell in cells {
+            for metric in METRICS {
+                let phases: Vec<(f64, usize)> =
+                    [true, false].into_iter().flat_map(|b| cell.values(metric, b)).filter_map(|(_, v)| phase_mean(&v)).collect();
+                if phases.len() < 2 {
+                    continue;
+                }
+                let means: Vec<f64> = phases.iter().map(|p| p.0).collect();
+                let spread = self.cells.entry(bare_label(&cell.label).to_string()).or_default().entry(metric.to_string()).or_default();
+                spread.ss += ss(&means);
+                spread.df += (means.len() - 1) as f64;
+                spread.rounds = phases.iter().map(|p| p.1).min().unwrap_or(0) as u32;
+            }
+        }
+    }
+
+    /// A cell's spread of one metric; `cell` may carry an arm ("starved:put-4KiB/sync-on"): a profile
+    /// is per workload and drive sync, whatever the arm.
+    pub fn spread(&self, cell: &str, metric: &str) -> Option<&PhaseSpread> {
+        self.cells.get(bare_label(cell))?.get(metric).filter(|s| s.df > 0.0)
+    }
+}
+
+/// The noise-aware verdict of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum NoiseVerdict {
+    Pass,
+    Warn,
+    Fail,
+    Inconclusive,
+    Missing,
+}
+
+impl NoiseVerdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            NoiseVerdict::Pass => "✅ PASS",
+            NoiseVerdict::Warn => "⚠️ WARN",
+            NoiseVerdict::Fail => "❌ FAIL",
+            NoiseVerdict::Inconclusive => "❔ INCONCLUSIVE",
+            NoiseVerdict::Missing => "❓ MISSING",
+        }
+    }
+}
+
+/// One gated row, judged against its noise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseRow {
+    pub workload: String,
+    pub metric: String,
+    /// Upstream's verdict of the row.
+    pub upstream: RowVerdict,
+    pub verdict: NoiseVerdict,
+    /// The change (candidate against baseline, %) from the phase means, and its interval; absent for rows
+    /// without rounds (the error rate, MISSING evidence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_pct: Option<[f64; 2]>,
+    /// Successful rounds per phase (the fewest of any phase), and phases [baseline, candidate].
+    pub rounds: u32,
+    pub phases: [u32; 2],
+    /// Where the spread came from: "profile (N calibrations)", "run + profile", "run + default",
+    /// "default (uncalibrated)".
+    pub spread: String,
+    /// Why, in words ("within noise: ±18.2 % at 3 rounds").
+    pub words: String,
+}
+
+/// The noise-aware gate of a matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseGate {
+    pub verdict: Verdict,
+    pub alpha: f64,
+    /// The level of each row's interval (its share of `alpha`).
+    pub row_alpha: f64,
+    /// Calibrations behind the profile used (0: none, the default spread).
+    pub calibrations: u32,
+    pub rows: Vec<NoiseRow>,
+}
+
+/// The estimate of one row from its cell's rounds: (change on the log scale, its standard error, its
+/// degrees of freedom, fewest rounds a phase, phases [P, Q], spread source).
+struct RowEstimate {
+    log_change: f64,
+    se: f64,
+    df: f64,
+    rounds: u32,
+    phases: [u32; 2],
+    spread: String,
+}
+
+fn estimate(cell: &CellRounds, metric: &str, profile: Option<&PhaseSpread>, calibrations: u32) -> Option<RowEstimate> {
+    let arm =
+        |baseline: bool| -> Vec<(f64, usize)> { cell.values(metric, baseline).into_iter().filter_map(|(_, v)| phase_mean(&v)).collect() };
+    let (base, cand) = (arm(true), arm(false));
+    if base.is_empty() || cand.is_empty() {
+        return None;
+    }
+    let mean = |p: &[(f64, usize)]| p.iter().map(|x| x.0).sum::<f64>() / p.len() as f64;
+    let log_change = mean(&cand) - mean(&base);
+    // The run's own phase spread (ABBA: one degree of freedom an arm).
+    let run_ss = ss(&base.iter().map(|p| p.0).collect::<Vec<_>>()) + ss(&cand.iter().map(|p| p.0).collect::<Vec<_>>());
+    let run_df = (base.len() - 1 + cand.len() - 1) as f64;
+    let (mut total_ss, mut total_df) = (run_ss, run_df);
+    let mut parts: Vec<String> = Vec::new();
+    if run_df > 0.0 {
+        parts.push("run".into());
+    }
+    if let Some(p) = profile {
+        total_ss += p.ss;
+        total_df += p.df;
+        parts.push(format!("profile ({calibrations} calibration{})", if calibrations == 1 { "" } else { "s" }));
+    }
+    // Too few degrees of freedom (no profile, or a young one): the default spread is pooled in.
+    if total_df < MIN_PHASE_DF {
+        total_ss += DEFAULT_PHASE_DF * DEFAULT_PHASE_SPREAD * DEFAULT_PHASE_SPREAD;
+        total_df += DEFAULT_PHASE_DF;
+        parts.push(if profile.is_some() { "default".into() } else { "default (uncalibrated)".into() });
+    }
+    let spread = parts.join(" + ");
+    let mut var = total_ss / total_df;
+    // A phase mean is never steadier than its rounds say: their pooled scatter over their number.
+    let within: Vec<(f64, f64, usize)> = [true, false]
+        .into_iter()
+        .flat_map(|b| cell.values(metric, b))
+        .filter_map(|(_, v)| {
+            let logs: Vec<f64> = v.iter().copied().filter(|x| x.is_finite() && *x > 0.0).map(ln_pos).collect();
+            (logs.len() > 1).then(|| (ss(&logs), (logs.len() - 1) as f64, logs.len()))
+        })
+        .collect();
+    let rounds = base.iter().chain(&cand).map(|p| p.1).min().unwrap_or(0) as u32;
+    if !within.is_empty() {
+        let (w_ss, w_df): (f64, f64) = within.iter().fold((0.0, 0.0), |a, w| (a.0 + w.0, a.1 + w.1));
+        var = var.max(w_ss / w_df / f64::from(rounds.max(1)));
+    }
+    let (p, q) = (base.len() as f64, cand.len() as f64);
+    Some(RowEstimate {
+        log_change,
+        se: (var * (1.0 / p + 1.0 / q)).sqrt(),
+        df: total_df,
+        rounds,
+        phases: [base.len() as u32, cand.len() as u32],
+        spread,
+    })
+}
+
+fn higher_is_better(metric: &str) -> bool {
+    matches!(metric, "reqps" | "throughput")
+}
+
+/// The budgets a metric is held to (tail latencies may have their own).
+fn budgets(metric: &str, config: &GateConfig) -> (f64, f64) {
+    match metric {
+        "p90-latency" | "p99-latency" => (config.tail_fail_pct.unwrap_or(config.fail_pct), config.tail_warn_pct.unwrap_or(config.warn_pct)),
+        _ => (config.fail_pct, config.warn_pct),
+    }
+}
+
+/// Judges every row of `report` (upstream's, of a matrix run whose `cells` it holds) against its noise.
+pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&WarpNoiseProfile>) -> NoiseGate {
+    let gated = report.rows.iter().filter(|r| METRICS.contains(&r.metric.as_str()) && r.verdict != RowVerdict::Missing).count();
+    let row_alpha = ALPHA / gated.max(1) as f64;
+    let calibrations = profile.map_or(0, |p| p.calibrations);
+    let rows: Vec<NoiseRow> = report
+        .rows
+        .iter()
+        .map(|row| {
+            let keep = |verdict: NoiseVerdict, words: &str| NoiseRow {
+                workload: row.workload.clone(),
+                metric: row.metric.clone(),
+                upstream: row.verdict,
+                verdict,
+                change_pct: None,
+                interval_pct: None,
+                rounds: 0,
+                phases: [0, 0],
+                spread: String::new(),
+                words: words.into(),
+            };
+            let upstream_as = match row.verdict {
+                RowVerdict::Pass => NoiseVerdict::Pass,
+                RowVerdict::Warn => NoiseVerdict::Warn,
+                RowVerdict::Fail => NoiseVerdict::Fail,
+                RowVerdict::Missing => NoiseVerdict::Missing,
+            };
+            let cell = report.cells.iter().find(|c| c.label == row.workload);
+            let metric = row.metric.as_str();
+            if row.verdict == RowVerdict::Missing || !METRICS.contains(&metric) {
+                return keep(upstream_as, "as upstream (no rounds to measure its noise)");
+            }
+            let spread = profile.and_then(|p| p.spread(&row.workload, metric));
+            let Some(e) = cell.and_then(|c| estimate(c, metric, spread, calibrations)) else {
+                return keep(upstream_as, "as upstream (no rounds behind this row)");
+            };
+            let half = t_quantile(1.0 - row_alpha / 2.0, e.df) * e.se;
+            let (lo, hi) = (pct(e.log_change - half), pct(e.log_change + half));
+            // Regress: how much worse, as upstream counts it (a drop in obj/s, a rise in latency).
+            let (r_est, r_lo) = if higher_is_better(metric) { (-pct(e.log_change), -hi) } else { (pct(e.log_change), lo) };
+            let (fail, warn) = budgets(metric, config);
+            let breach = matches!(row.verdict, RowVerdict::Fail | RowVerdict::Warn) || r_est > warn;
+            let width = (hi - lo) / 2.0;
+            let (verdict, words) = if r_lo > fail {
+                (NoiseVerdict::Fail, format!("beyond the {fail} % budget even at the interval's edge ({:.1} %)", r_lo))
+            } else if r_lo > warn {
+                (NoiseVerdict::Warn, format!("beyond the {warn} % warn budget even at the interval's edge ({:.1} %)", r_lo))
+            } else if breach {
+                (NoiseVerdict::Inconclusive, format!("within noise: ±{width:.1} % at {} rounds", e.rounds))
+            } else {
+                (NoiseVerdict::Pass, format!("within the budget (±{width:.1} % at {} rounds)", e.rounds))
+            };
+            NoiseRow {
+                change_pct: Some(pct(e.log_change)),
+                interval_pct: Some([lo, hi]),
+                rounds: e.rounds,
+                phases: e.phases,
+                spread: e.spread,
+                words,
+                ..keep(verdict, "")
+            }
+        })
+        .collect();
+    let has = |v: NoiseVerdict| rows.iter().any(|r| r.verdict == v);
+    let verdict = if has(NoiseVerdict::Fail) || (has(NoiseVerdict::Missing) && !config.allow_missing) {
+        if config.allow_regression && !has(NoiseVerdict::Missing) {
+            Verdict::WarpExempted
+        } else {
+            Verdict::WarpFail
+        }
+    } else if has(NoiseVerdict::Inconclusive) || !report.drifted.is_empty() {
+        Verdict::WarpInconclusive
+    } else if has(NoiseVerdict::Warn) {
+        Verdict::WarpWarn
+    } else {
+        Verdict::WarpPass
+    };
+    NoiseGate { verdict, alpha: ALPHA, row_alpha, calibrations, rows }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::warp::gate::GateRow;
+    use crate::warp::rounds::{PhaseRounds, Round};
+
+    fn round(reqps: f64) -> Round {
+        Round {
+            ok: true,
+            reqps: Some(reqps),
+            throughput_bps: Some(reqps * 4096.0),
+            latency_ms: Some(8000.0 / reqps),
+            p90_ms: None,
+            p99_ms: None,
+        }
+    }
+
+    /// A cell whose phases (legs A…, B…) had these obj/s rounds.
+    fn cell(label: &str, baseline: &[&[f64]], candidate: &[&[f64]]) -> CellRounds {
+        let phases = baseline
+            .iter()
+            .enumerate()
+            .map(|(i, r)| PhaseRounds { leg: format!("A{}", i + 1), baseline: true, rounds: r.iter().map(|v| round(*v)).collect() })
+            .chain(candidate.iter().enumerate().map(|(i, r)| PhaseRounds {
+                leg: format!("B{}", i + 1),
+                baseline: false,
+                rounds: r.iter().map(|v| round(*v)).collect(),
+            }))
+            .collect();
+        CellRounds { label: label.into(), phases, drift_pct: None, note: None }
+    }
+
+    /// Upstream's report of these cells: one reqps row each, its regress from the medians.
+    fn upstream(cells: Vec<CellRounds>, config: &GateConfig) -> GateReport {
+        let rows = cells
+            .iter()
+            .map(|c| {
+                let med =
+                    |b: bool| crate::stats::median(&c.values("reqps", b).into_iter().flat_map(|(_, v)| v).collect::<Vec<_>>()).unwrap();
+                let regress = -(med(false) - med(true)) / med(true) * 100.0;
+                let verdict = if regress > config.fail_pct {
+                    RowVerdict::Fail
+                } else if regress > config.warn_pct {
+                    RowVerdict::Warn
+                } else {
+                    RowVerdict::Pass
+                };
+                GateRow {
+                    workload: c.label.clone(),
+                    metric: "reqps".into(),
+                    delta: format!("{:.2}%", -regress),
+                    new: Some(med(false)),
+                    baseline: Some(med(true)),
+                    regress: Some(regress),
+                    verdict,
+                    missing_reason: None,
+                }
+            })
+            .collect();
+        GateReport {
+            verdict: Verdict::WarpPass,
+            fail_pct: config.fail_pct,
+            warn_pct: config.warn_pct,
+            rows,
+            exemption: None,
+            missing_skipped: 0,
+            drifted: Vec::new(),
+            cells,
+            noise: None,
+        }
+    }
+
+    #[test]
+    fn a_same_code_phase_shift_inside_the_noise_is_inconclusive_not_fail() {
+        // This machine's put-4KiB/sync-on A/A: three tight rounds a side, the phases 13.5 % apart.
+        let c = cell("put-4KiB/sync-on", &[&[1000.0, 1010.0, 995.0]], &[&[865.0, 870.0, 862.0]]);
+        let config = GateConfig::default();
+        let report = upstream(vec![c.clone()], &config);
+        assert_eq!(report.rows[0].verdict, RowVerdict::Fail, "upstream cries wolf");
+        let n = noise_gate(&report, &config, None);
+        let row = &n.rows[0];
+        assert_eq!(row.verdict, NoiseVerdict::Inconclusive, "{row:?}");
+        assert!(row.words.starts_with("within noise: ±") && row.words.ends_with("at 3 rounds"), "{}", row.words);
+        assert_eq!(row.spread, "default (uncalibrated)");
+        assert_eq!(n.verdict, Verdict::WarpInconclusive);
+        let [lo, hi] = row.interval_pct.unwrap();
+        assert!(lo < -13.5 && hi > 0.0 && (row.change_pct.unwrap() + 13.4).abs() < 0.5, "{row:?}");
+
+        // A profile from calibrations whose same-binary phases moved that much as well: still within noise.
+        let mut profile = WarpNoiseProfile::default();
+        for shift in [0.86, 1.12, 0.93] {
+            profile.add_calibration(&[cell(
+                "put-4KiB/sync-on",
+                &[&[1000.0, 1005.0, 998.0]],
+                &[&[1000.0 * shift, 1004.0 * shift, 999.0 * shift]],
+            )]);
+        }
+        assert_eq!(profile.calibrations, 3);
+        let spread = profile.spread("put-4KiB/sync-on", "reqps").unwrap();
+        assert_eq!((spread.df, spread.rounds), (3.0, 3));
+        let with = noise_gate(&report, &config, Some(&profile));
+        assert_eq!(with.rows[0].verdict, NoiseVerdict::Inconclusive, "{:?}", with.rows[0]);
+        assert_eq!(with.rows[0].spread, "profile (3 calibrations) + default", "3 degrees of freedom: the default is pooled in");
+    }
+
+    #[test]
+    fn a_real_drop_beyond_the_noise_fails_and_a_steady_cell_passes() {
+        let config = GateConfig::default();
+        // A steady cell (profile: phases within ~1 %) that loses half its obj/s, and one that does not move.
+        let mut profile = WarpNoiseProfile::default();
+        for shift in [0.99, 1.01, 1.0, 0.995, 1.008] {
+            profile.add_calibration(&[
+                cell("get-4MiB/sync-off", &[&[500.0, 502.0, 499.0]], &[&[500.0 * shift, 501.0 * shift, 500.0 * shift]]),
+                cell("put-4MiB/sync-off", &[&[300.0, 301.0, 299.0]], &[&[300.0 * shift, 300.0 * shift, 301.0 * shift]]),
+            ]);
+        }
+        let report = upstream(
+            vec![
+                cell("get-4MiB/sync-off", &[&[500.0, 503.0, 498.0]], &[&[250.0, 251.0, 249.0]]),
+                cell("put-4MiB/sync-off", &[&[300.0, 302.0, 299.0]], &[&[301.0, 299.0, 300.0]]),
+            ],
+            &config,
+        );
+        let n = noise_gate(&report, &config, Some(&profile));
+        assert_eq!(n.rows[0].verdict, NoiseVerdict::Fail, "{:?}", n.rows[0]);
+        assert!(n.rows[0].words.starts_with("beyond the 10 % budget"), "{}", n.rows[0].words);
+        assert_eq!(n.rows[1].verdict, NoiseVerdict::Pass, "{:?}", n.rows[1]);
+        assert_eq!(n.verdict, Verdict::WarpFail);
+        // Bonferroni over the two gated rows.
+        assert!((n.row_alpha - ALPHA / 2.0).abs() < 1e-12);
+        // An exemption turns the FAIL into an exempted result, as upstream's does.
+        let exempt = GateConfig { allow_regression: true, ..config.clone() };
+        assert_eq!(noise_gate(&report, &exempt, Some(&profile)).verdict, Verdict::WarpExempted);
+    }
+
+    #[test]
+    fn a_profile_is_per_workload_and_drive_sync_whatever_the_arm() {
+        assert_eq!(bare_label("starved:put-4KiB/sync-on"), "put-4KiB/sync-on");
+        assert_eq!(bare_label("put-4KiB/sync-on"), "put-4KiB/sync-on");
+        assert_eq!(bare_label("mixed-256KiB:GET/sync-on"), "mixed-256KiB:GET/sync-on");
+        assert_eq!(bare_label("low-mem:mixed-256KiB:GET/sync-off"), "mixed-256KiB:GET/sync-off");
+        let mut profile = WarpNoiseProfile::default();
+        profile.add_calibration(&[cell("treatment:get-4MiB/sync-off", &[&[500.0, 502.0]], &[&[490.0, 495.0]])]);
+        assert!(profile.spread("starved:get-4MiB/sync-off", "reqps").is_some() && profile.spread("get-4MiB/sync-on", "reqps").is_none());
+    }
+
+    #[test]
+    fn rows_without_rounds_keep_the_upstream_verdict() {
+        let config = GateConfig::default();
+        let mut report = upstream(vec![cell("put-4KiB/sync-on", &[&[1000.0]], &[&[990.0]])], &config);
+        report.rows.push(GateRow {
+            workload: "put-4KiB/sync-on".into(),
+            metric: "error-rate".into(),
+            delta: "33.33pp".into(),
+            new: Some(33.3),
+            baseline: Some(0.0),
+            regress: Some(33.3),
+            verdict: RowVerdict::Fail,
+            missing_reason: None,
+        });
+        let n = noise_gate(&report, &config, None);
+        assert_eq!(n.rows[1].verdict, NoiseVerdict::Fail, "a failed round is not noise");
+        assert_eq!(n.verdict, Verdict::WarpFail);
+        assert!(n.rows[0].interval_pct.is_some() && n.rows[1].interval_pct.is_none());
+    }
+}
