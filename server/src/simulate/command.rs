@@ -3,8 +3,40 @@
 use super::table::markdown;
 use super::{grid, run_cells, Design, Looks};
 
+/// What `arbiter simulate` measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Kind {
+    /// The pipeline verdict (the default).
+    #[default]
+    Pipeline,
+    /// The warp gate: upstream's rule against the noise-aware one.
+    Warp,
+}
+
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimulateArgs {
+    /// Which verdict: the pipeline judge, or the warp gate (`--kind warp`: the options below marked warp).
+    #[arg(long, value_enum, default_value_t = Kind::Pipeline)]
+    pub kind: Kind,
+    /// warp: fit the cells' phase and round spreads from an A/A warp experiment's JSON
+    /// (`GET /api/v1/experiments/{id}`) instead of this machine's built-in fit.
+    #[arg(long)]
+    pub fit: Option<std::path::PathBuf>,
+    /// warp: cells in the matrix (the fitted cells repeated as needed).
+    #[arg(long, default_value_t = 24)]
+    pub cells: usize,
+    /// warp: rounds a phase, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [3])]
+    pub rounds: Vec<u32>,
+    /// warp: A/A calibrations behind the profile, comma-separated; 0 is none (the default spread).
+    #[arg(long, value_delimiter = ',', default_values_t = [0, 1, 3])]
+    pub calibrations: Vec<u32>,
+    /// warp: the obj/s drop of one cell in the power experiments, percent.
+    #[arg(long, default_value_t = 15.0)]
+    pub drop: f64,
+    /// warp: run each arm's phase twice (A1 B1 B2 A2) instead of once.
+    #[arg(long)]
+    pub abba: bool,
     /// Experiments per power cell (at least 2000 for the README's table).
     #[arg(long, default_value_t = 2000)]
     pub replications: u64,
@@ -53,7 +85,62 @@ pub struct SimulateArgs {
     pub threads: Option<usize>,
 }
 
+/// `--kind warp`: upstream's rule and the noise-aware one on the same simulated matrices.
+fn run_warp(args: &SimulateArgs) -> Result<i32, String> {
+    use super::warp::{drop_cell, fit, markdown, simulate, CellNoise, MACHINE};
+    if args.cells == 0 || args.cells > 500 || args.rounds.iter().any(|r| *r == 0 || *r > 50) || args.calibrations.iter().any(|c| *c > 50) {
+        return Err("--cells takes 1–500, --rounds 1–50 and --calibrations 0–50".into());
+    }
+    if !(args.drop > 0.0 && args.drop < 100.0) {
+        return Err("--drop takes a percentage above 0 and below 100".into());
+    }
+    let (base, fitted): (Vec<CellNoise>, String) = match &args.fit {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+            let cells = fit(&json).map_err(|e| format!("{}: {e}", path.display()))?;
+            let words = cells
+                .iter()
+                .map(|(l, p, r)| format!("{l} phase {:.1} % round {:.1} %", 100.0 * p, 100.0 * r))
+                .collect::<Vec<_>>()
+                .join("; ");
+            (cells, format!("fitted from {} ({words})", path.display()))
+        }
+        None => (MACHINE.iter().map(|(l, p, r)| (l.to_string(), *p, *r)).collect(), "this machine's fit (simulate/warp.rs)".into()),
+    };
+    let model: Vec<CellNoise> = (0..args.cells)
+        .map(|i| base[i % base.len()].clone())
+        .enumerate()
+        .map(|(i, (l, p, r))| (if i < base.len() { l } else { format!("{l}#{}", i / base.len() + 1) }, p, r))
+        .collect();
+    let started = std::time::Instant::now();
+    let mut results = Vec::new();
+    for &rounds in &args.rounds {
+        for &calibrations in &args.calibrations {
+            results.push(simulate(&model, rounds, args.abba, calibrations, args.drop, args.replications, args.seed));
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", markdown(&results, args.seed, &fitted, &model[drop_cell(&model)].0));
+        eprintln!(
+            "simulate: {} configurations of {} A/A and power experiments in {:.0} s",
+            results.len(),
+            args.replications,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(0)
+}
+
 pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
+    if args.kind == Kind::Warp {
+        if args.replications == 0 {
+            return Err("--replications must be at least 1".into());
+        }
+        return run_warp(&args);
+    }
     if args.replications == 0 || args.aa_replications == 0 {
         return Err("--replications and --aa-replications must be at least 1".into());
     }

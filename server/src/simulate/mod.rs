@@ -37,6 +37,7 @@ use std::sync::Mutex;
 
 mod command;
 mod table;
+pub mod warp;
 
 pub use command::{run_simulate, SimulateArgs};
 pub use table::markdown;
