@@ -190,9 +190,13 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
             if r.below || r.stage.missing_treatment().is_some() {
                 continue;
             }
-            let m = r.margin.min(reach);
+            // A ratio band, as the judge reads it: ±2 % reaches from −1.96 % to +2 %.
+            let (m_lo, m_hi) = (crate::course::band_floor(r.margin).max(-reach), r.margin.min(reach));
             chart
-                .draw_series(std::iter::once(Rectangle::new([(-m, y - 0.36), (m, y + 0.36)], RGBColor(150, 150, 150).mix(0.30).filled())))
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(m_lo, y - 0.36), (m_hi, y + 0.36)],
+                    RGBColor(150, 150, 150).mix(0.30).filled(),
+                )))
                 .map_err(draw_err)?;
             let Some(t) = r.test else {
                 chart

@@ -31,7 +31,7 @@
 //! **The decision** of a row, in regress terms (how much worse the candidate is, as upstream counts it):
 //! FAIL when the whole interval is beyond the fail budget; WARN when it is beyond the warn budget; a
 //! breach the interval does not support (upstream FAIL or WARN, or an estimate beyond the warn budget) is
-//! INCONCLUSIVE — "within noise: ±X % at N rounds", never a silent PASS; anything else PASS. The error-rate
+//! INCONCLUSIVE — "within noise: −X % … +Y % at N rounds", never a silent PASS; anything else PASS. The error-rate
 //! row (failed rounds) and MISSING rows keep upstream's verdict: a failed round is not noise. Overall: a
 //! FAIL (or blocking MISSING) fails, else an INCONCLUSIVE row makes it inconclusive, else the worst row.
 
@@ -178,7 +178,7 @@ pub struct NoiseRow {
     /// Where the spread came from: "profile (N calibrations)", "run + profile", "run + default",
     /// "default (uncalibrated)".
     pub spread: String,
-    /// Why, in words ("within noise: ±18.2 % at 3 rounds").
+    /// Why, in words ("within noise: −18.2 % … +22.3 % at 3 rounds").
     pub words: String,
 }
 
@@ -268,6 +268,11 @@ fn higher_is_better(metric: &str) -> bool {
     matches!(metric, "reqps" | "throughput")
 }
 
+/// "+3.1 %", "−94.1 %".
+fn signed(p: f64) -> String {
+    format!("{}{:.1} %", if p < 0.0 { "−" } else { "+" }, p.abs())
+}
+
 /// The budgets a metric is held to (tail latencies may have their own).
 fn budgets(metric: &str, config: &GateConfig) -> (f64, f64) {
     match metric {
@@ -318,15 +323,16 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
             let (r_est, r_lo) = if higher_is_better(metric) { (-pct(e.log_change), -hi) } else { (pct(e.log_change), lo) };
             let (fail, warn) = budgets(metric, config);
             let breach = matches!(row.verdict, RowVerdict::Fail | RowVerdict::Warn) || r_est > warn;
-            let width = (hi - lo) / 2.0;
+            // The interval in words: a ratio's interval is lopsided (−94 % … +594 %), so both ends, not a ±.
+            let span = format!("{} … {}", signed(lo), signed(hi));
             let (verdict, words) = if r_lo > fail {
                 (NoiseVerdict::Fail, format!("beyond the {fail} % budget even at the interval's edge ({:.1} %)", r_lo))
             } else if r_lo > warn {
                 (NoiseVerdict::Warn, format!("beyond the {warn} % warn budget even at the interval's edge ({:.1} %)", r_lo))
             } else if breach {
-                (NoiseVerdict::Inconclusive, format!("within noise: ±{width:.1} % at {} rounds", e.rounds))
+                (NoiseVerdict::Inconclusive, format!("within noise: {span} at {} rounds", e.rounds))
             } else {
-                (NoiseVerdict::Pass, format!("within the budget (±{width:.1} % at {} rounds)", e.rounds))
+                (NoiseVerdict::Pass, format!("within the budget ({span} at {} rounds)", e.rounds))
             };
             NoiseRow {
                 change_pct: Some(pct(e.log_change)),
@@ -438,7 +444,11 @@ mod tests {
         let n = noise_gate(&report, &config, None);
         let row = &n.rows[0];
         assert_eq!(row.verdict, NoiseVerdict::Inconclusive, "{row:?}");
-        assert!(row.words.starts_with("within noise: ±") && row.words.ends_with("at 3 rounds"), "{}", row.words);
+        assert!(
+            row.words.starts_with("within noise: −") && row.words.contains(" … +") && row.words.ends_with(" % at 3 rounds"),
+            "{}",
+            row.words
+        );
         assert_eq!(row.spread, "default (uncalibrated)");
         assert_eq!(n.verdict, Verdict::WarpInconclusive);
         let [lo, hi] = row.interval_pct.unwrap();
