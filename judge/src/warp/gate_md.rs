@@ -2,6 +2,7 @@
 //! optional Provenance section in upstream's `write_provenance()` shape.
 
 use super::gate::GateReport;
+use crate::pipeline::report::fmt_pct;
 use crate::Verdict;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -48,10 +49,6 @@ fn heading(v: Verdict) -> &'static str {
     }
 }
 
-fn signed(p: f64) -> String {
-    format!("{}{:.1}%", if p < 0.0 { "−" } else { "+" }, p.abs())
-}
-
 /// Arbiter's addition: the same rows judged against their noise (`super::noise`). Rows that pass in
 /// both readings are counted, not listed.
 fn noise_section(out: &mut String, n: &super::noise::NoiseGate) {
@@ -75,8 +72,8 @@ fn noise_section(out: &mut String, n: &super::noise::NoiseGate) {
         let _ = writeln!(out, "| Workload | Metric | Change | Interval | Upstream | Noise-aware | Why |");
         let _ = writeln!(out, "| --- | --- | --- | --- | --- | --- | --- |");
         for r in &listed {
-            let change = r.change_pct.map(signed).unwrap_or_else(|| "—".into());
-            let interval = r.interval_pct.map(|[l, h]| format!("{} … {}", signed(l), signed(h))).unwrap_or_else(|| "—".into());
+            let change = r.change_pct.map(fmt_pct).unwrap_or_else(|| "—".into());
+            let interval = r.interval_pct.map(|[l, h]| format!("{} … {}", fmt_pct(l), fmt_pct(h))).unwrap_or_else(|| "—".into());
             let _ = writeln!(
                 out,
                 "| {} | {} | {change} | {interval} | {} | {} | {} |",

@@ -37,6 +37,7 @@
 
 use super::gate::{GateConfig, GateReport, RowVerdict};
 use super::rounds::CellRounds;
+use crate::pipeline::report::fmt_pct;
 use crate::stats::{ln_pos, pct, t_quantile};
 use crate::Verdict;
 use serde::{Deserialize, Serialize};
@@ -268,11 +269,6 @@ fn higher_is_better(metric: &str) -> bool {
     matches!(metric, "reqps" | "throughput")
 }
 
-/// "+3.1 %", "−94.1 %".
-fn signed(p: f64) -> String {
-    format!("{}{:.1} %", if p < 0.0 { "−" } else { "+" }, p.abs())
-}
-
 /// The budgets a metric is held to (tail latencies may have their own).
 fn budgets(metric: &str, config: &GateConfig) -> (f64, f64) {
     match metric {
@@ -324,7 +320,7 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
             let (fail, warn) = budgets(metric, config);
             let breach = matches!(row.verdict, RowVerdict::Fail | RowVerdict::Warn) || r_est > warn;
             // The interval in words: a ratio's interval is lopsided (−94 % … +594 %), so both ends, not a ±.
-            let span = format!("{} … {}", signed(lo), signed(hi));
+            let span = format!("{} … {}", fmt_pct(lo), fmt_pct(hi));
             let (verdict, words) = if r_lo > fail {
                 (NoiseVerdict::Fail, format!("beyond the {fail} % budget even at the interval's edge ({:.1} %)", r_lo))
             } else if r_lo > warn {

@@ -2,6 +2,7 @@
 //! What failed leads; the suite's notes explain a flagged cell; the rounds and the ABBA drift behind each
 //! cell's medians follow, collapsed.
 
+use judge::pipeline::report::fmt_pct;
 use judge::warp::gate::{GateReport, GateRow, RowVerdict};
 use judge::warp::gate_md::Provenance;
 use judge::warp::noise::{NoiseGate, NoiseRow, NoiseVerdict};
@@ -159,10 +160,6 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
     }
 }
 
-fn signed(p: f64) -> String {
-    format!("{}{:.1} %", if p < 0.0 { "−" } else { "+" }, p.abs())
-}
-
 /// The noise-aware reading (`judge::warp::noise`): the verdict once the suite is calibrated, a reading
 /// beside upstream's until then; its rows that are not PASS, or that upstream did not pass.
 #[component]
@@ -197,8 +194,8 @@ fn NoiseView(noise: NoiseGate) -> impl IntoView {
                         <tr>
                             <th scope="row">{r.workload.clone()}</th>
                             <td>{r.metric.clone()}</td>
-                            <td class="num">{r.change_pct.map(signed).unwrap_or_else(|| "—".into())}</td>
-                            <td>{r.interval_pct.map(|[l, h]| format!("{} … {}", signed(l), signed(h))).unwrap_or_else(|| "—".into())}</td>
+                            <td class="num">{r.change_pct.map(fmt_pct).unwrap_or_else(|| "—".into())}</td>
+                            <td>{r.interval_pct.map(|[l, h]| format!("{} … {}", fmt_pct(l), fmt_pct(h))).unwrap_or_else(|| "—".into())}</td>
                             <td>{r.upstream.label()}</td>
                             <td class="verdict-cell">{r.verdict.label()}</td>
                             <td class="muted">{r.words.clone()}{(!r.spread.is_empty()).then(|| format!(" · spread: {}", r.spread))}</td>
