@@ -32,6 +32,12 @@ pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
     if trials.iter().any(|t| !t.state.is_terminal()) {
         return;
     }
+    // A warp experiment with adaptive rounds may add phases for cells still unsure (`warp::adaptive`).
+    if let Some(p) = plan.as_ref().ok().filter(|p| p.suite.warp.is_some()) {
+        if crate::warp::adaptive::step(engine, experiment_id, &trials, p).await {
+            return;
+        }
+    }
     // Trials run side by side: of two ending at once, one concludes the experiment.
     match engine.store.claim_conclusion(experiment_id).await {
         Ok(true) => {}

@@ -71,6 +71,13 @@ pub struct LaunchArgs {
     /// Warp suites: concurrent requests of the load driver.
     #[arg(long)]
     pub concurrency: Option<u32>,
+    /// Warp suites: no adaptive rounds (by default, once the suite is calibrated, a cell whose reading more
+    /// phases could change gets another pair of phases).
+    #[arg(long)]
+    pub no_adaptive_rounds: bool,
+    /// Warp suites: the most rounds a cell takes an arm with adaptive rounds (default: 18, or three times the planned if more).
+    #[arg(long)]
+    pub max_rounds: Option<u32>,
     /// Print the plan (every argv, the expected time, what the trials can detect) and launch nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -129,6 +136,9 @@ pub fn plan_text(plan: &Value) -> String {
     }
     if let Some(matrix) = plan["warp_matrix"].as_str() {
         let _ = writeln!(out, "matrix: {matrix}");
+    }
+    if let Some(words) = plan["warp_adaptive"].as_str() {
+        let _ = writeln!(out, "adaptive rounds: {words}");
     }
     let d = &plan["detectable"];
     if let Some(mde) = d["mde_pct"].as_f64() {
@@ -217,6 +227,8 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
             warmup: args.warmup.clone(),
             cooldown: args.cooldown.clone(),
             concurrency: args.concurrency,
+            adaptive_rounds: args.no_adaptive_rounds.then_some(false),
+            max_rounds: args.max_rounds,
         })
         .filter(|m| !m.is_empty()),
         ..JsonLaunch::default()

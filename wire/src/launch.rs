@@ -169,6 +169,12 @@ pub struct JsonWarpMatrix {
     pub cooldown: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// Adaptive rounds on or off for this launch (default: the suite's `adaptive_rounds`, on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive_rounds: Option<bool>,
+    /// The most rounds a cell takes an arm with adaptive rounds (default: 18, or three times the planned if more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rounds: Option<u32>,
 }
 
 impl JsonWarpMatrix {

@@ -38,6 +38,11 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
             None => return Err(EngineError::Invalid("warp: only a warp suite takes matrix settings".into())),
         }
     }
+    // The phase order asked for (ABBA) is the stored matrix's too: its rounds an arm, the adaptive cap and
+    // gate.md's matrix line follow it.
+    if let Some(warp) = definition.warp.as_mut().filter(|_| req.order == Some(suite::definition::TrialOrder::Abba)) {
+        warp.order = suite::warp::PhaseOrder::Abba;
+    }
     let ctx = RunContext {
         data_dir: &engine.data_dir,
         label: "dry".into(),

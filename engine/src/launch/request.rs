@@ -83,6 +83,9 @@ pub struct LaunchPlan {
     /// A warp experiment's matrix as it will run, in words (the suite's, or this launch's settings).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp_matrix: Option<String>,
+    /// A warp experiment's adaptive rounds in words: on (when, the cap, the worst case's extra time) or off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warp_adaptive: Option<String>,
     /// The matrix settings this launch asked for (none: the suite's own), kept with the experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warp_settings: Option<wire::launch::JsonWarpMatrix>,
@@ -235,6 +238,8 @@ pub async fn resolve(
         (_, true) => format!("{}: baseline of {}", suite.name, req.head),
         _ => format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head),
     });
+    let warp_adaptive =
+        suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| crate::warp::plan::adaptive_words(w, arms.len()));
     Ok(LaunchPlan {
         suite: suite.name.clone(),
         repo_dir: repo.dir.to_string_lossy().into_owned(),
@@ -261,6 +266,7 @@ pub async fn resolve(
         baseline: req.baseline,
         reused_baseline: reused.cloned(),
         warp_matrix: suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| w.describe_matrix()),
+        warp_adaptive,
         warp_settings: req.warp.clone().filter(|m| !m.is_empty()),
         detectable: None,
         adaptive,

@@ -39,6 +39,8 @@ pub(super) struct Phase<'a> {
     pub spec: &'a WarpSpec,
     pub log: std::fs::File,
     pub cancelled: &'a AtomicBool,
+    /// A phase added by adaptive rounds runs only these workloads (`None`: every one of the matrix).
+    pub only: Option<Vec<String>>,
 }
 
 impl Phase<'_> {

@@ -27,12 +27,27 @@ pub fn sync_label(drive_sync: bool) -> &'static str {
     }
 }
 
+/// An added phase's cell (adaptive rounds): only these workloads run — `sync-on/B3/get-4KiB,put-4KiB`.
+pub fn cell_with(drive_sync: bool, leg: &str, workloads: &[String]) -> String {
+    format!("{}/{leg}/{}", sync_label(drive_sync), workloads.join(","))
+}
+
 /// The drive-sync value and leg of a trial's cell.
 pub fn parse_cell(cell: &str) -> Option<(bool, &str)> {
-    let (sync, leg) = cell.split_once('/')?;
+    parse_phase(cell).map(|(sync, leg, _)| (sync, leg))
+}
+
+/// The drive-sync value, leg and — for a phase added by adaptive rounds — the workloads it runs
+/// (`None`: every workload of the matrix).
+pub fn parse_phase(cell: &str) -> Option<(bool, &str, Option<Vec<&str>>)> {
+    let (sync, rest) = cell.split_once('/')?;
+    let (leg, only) = match rest.split_once('/') {
+        Some((leg, list)) => (leg, Some(list.split(',').filter(|w| !w.is_empty()).collect::<Vec<_>>())),
+        None => (rest, None),
+    };
     match sync {
-        "sync-on" => Some((true, leg)),
-        "sync-off" => Some((false, leg)),
+        "sync-on" => Some((true, leg, only)),
+        "sync-off" => Some((false, leg, only)),
         _ => None,
     }
 }
@@ -135,6 +150,31 @@ pub fn estimated_phase_secs(spec: &WarpSpec) -> f64 {
     3.0 + rounds * (warmup + duration).as_secs_f64() + rounds * 2.0 + (rounds - 1.0).max(0.0) * cooldown.as_secs_f64()
 }
 
+/// The plan's words on adaptive rounds: off (and why), or when they act, the cap and the worst case —
+/// every cell unsure until the cap, each added pair of phases running the whole matrix of a drive-sync value.
+pub fn adaptive_words(spec: &WarpSpec, arms: usize) -> String {
+    if !spec.adaptive_rounds {
+        return "off (the suite's or this launch's setting): the planned phases only".into();
+    }
+    if arms != 2 {
+        return "off: adaptive rounds add phases to a two-arm experiment only".into();
+    }
+    let planned = spec.planned_rounds_an_arm();
+    let cap = spec.round_cap();
+    let pairs = (cap - planned) / spec.rounds.max(1);
+    if pairs == 0 {
+        return format!("off: the cap of {cap} rounds an arm is the planned rounds");
+    }
+    let worst = estimated_phase_secs(spec) * 2.0 * pairs as f64 * spec.sync_values().len() as f64 / 60.0;
+    format!(
+        "on once this suite is calibrated for these settings on this host (an A/A run): a cell whose noise-aware reading more phases could change gets another pair of phases ({} round{} each), up to {cap} rounds an arm ({pairs} more pair{}); clear cells stop; at worst about {:.0} more minutes",
+        spec.rounds,
+        if spec.rounds == 1 { "" } else { "s" },
+        if pairs == 1 { "" } else { "s" },
+        worst.max(1.0)
+    )
+}
+
 /// Where the arm's binary is (or will be): the suite's prebuilt path, or its cache entry — keyed by the
 /// SHA, plus a hash of the config diff when the arm has one.
 pub fn planned_binary(
@@ -175,5 +215,10 @@ mod tests {
         assert_eq!(repeated.iter().map(|s| s.repeat).collect::<Vec<_>>(), [0, 0, 0, 0, 1, 1, 1, 1]);
         assert_eq!(parse_cell("sync-off/B2"), Some((false, "B2")));
         assert_eq!(parse_cell("on/B2"), None);
+        let added = cell_with(true, "B3", &["get-4KiB".into(), "put-4MiB".into()]);
+        assert_eq!(added, "sync-on/B3/get-4KiB,put-4MiB");
+        assert_eq!(parse_phase(&added), Some((true, "B3", Some(vec!["get-4KiB", "put-4MiB"]))));
+        assert_eq!(parse_cell(&added), Some((true, "B3")));
+        assert_eq!(parse_phase("sync-off/A1"), Some((false, "A1", None)));
     }
 }

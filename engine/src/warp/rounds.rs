@@ -52,9 +52,12 @@ pub(super) async fn rounds(
 ) -> Outcome {
     let spec = p.spec;
     let workloads: Vec<WorkloadSpec> = match spec.workload_specs() {
-        Ok(w) => w,
+        Ok(w) => w.into_iter().filter(|w| p.only.as_ref().is_none_or(|only| only.contains(&w.name))).collect(),
         Err(e) => return Outcome::launcher_error(e),
     };
+    if workloads.is_empty() {
+        return Outcome::launcher_error(format!("the phase names no workload of the suite ({:?})", p.only));
+    }
     if spec.tool == suite::warp::LoadTool::Warp && spec.warp_program().is_none() {
         // Measuring with another tool than the suite names would change what is compared: refuse loudly.
         let which = spec.warp_bin.clone().unwrap_or_else(|| "warp on PATH".into());

@@ -55,9 +55,10 @@ async fn run_one_phase(
     on_server: impl FnOnce(u32),
 ) -> Outcome {
     let Some(spec) = plan.suite.warp.as_ref() else { return Outcome::launcher_error("the suite has no [warp] table".into()) };
-    let Some((drive_sync, leg)) = trial.cell.as_deref().and_then(crate::warp::plan::parse_cell) else {
+    let Some((drive_sync, leg, only)) = trial.cell.as_deref().and_then(crate::warp::plan::parse_phase) else {
         return Outcome::launcher_error(format!("trial cell {:?} is not a warp phase", trial.cell));
     };
+    let only: Option<Vec<String>> = only.map(|w| w.into_iter().map(str::to_string).collect());
     let (log_path, _) = trial_files(l.data_dir, trial);
     if let Some(dir) = log_path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -66,8 +67,9 @@ async fn run_one_phase(
         Ok(f) => f,
         Err(e) => return Outcome::launcher_error(format!("cannot write the phase log: {e}")),
     };
-    let mut p = Phase { l, trial, spec, log, cancelled };
-    p.say(&format!("phase {leg} of arm {} at {} with drive sync {}", arm.name, arm.sha, sync_label(drive_sync)));
+    let added = only.as_ref().map(|w| format!(" — added by adaptive rounds for {}", w.join(", "))).unwrap_or_default();
+    let mut p = Phase { l, trial, spec, log, cancelled, only };
+    p.say(&format!("phase {leg} of arm {} at {} with drive sync {}{added}", arm.name, arm.sha, sync_label(drive_sync)));
     let mut record = PhaseRecord {
         arm: arm.name.clone(),
         sha: arm.sha.clone(),
@@ -101,16 +103,28 @@ pub fn profile_key(spec: &suite::warp::WarpSpec) -> serde_json::Value {
     })
 }
 
-/// Judges an ended warp experiment and stores the verdict, the gate report and gate.md.
-pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+/// What a warp experiment's phases say so far: its verdict (as `finish` would store it) and the noise
+/// profile it was judged against, with that profile's key.
+pub(crate) struct Judged {
+    pub verdict: crate::warp::verdict::WarpVerdict,
+    pub phases: Vec<PhaseData>,
+    pub profile: Option<WarpNoiseProfile>,
+    pub suite_id: Option<i64>,
+    pub key: serde_json::Value,
+    pub hash: String,
+}
+
+/// Judges the latest attempt of every phase (`trials`) against the suite's warp noise profile for these
+/// matrix settings on this host (or endpoint), if it has one.
+pub(crate) async fn judge_phases(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) -> Option<Judged> {
     let store = &engine.store;
-    let Some(spec) = plan.suite.warp.as_ref() else { return };
-    let Ok(arm_rows) = store.arms(experiment_id).await else { return };
+    let spec = plan.suite.warp.as_ref()?;
+    let arm_rows = store.arms(experiment_id).await.ok()?;
     let arm_name = |id: i64| arm_rows.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
     let latest = store::trials::latest(trials);
     let mut phases = Vec::new();
     for t in latest.values() {
-        let Some((drive_sync, leg)) = t.cell.as_deref().and_then(crate::warp::plan::parse_cell) else { continue };
+        let Some((drive_sync, leg, only)) = t.cell.as_deref().and_then(crate::warp::plan::parse_phase) else { continue };
         let record: Option<PhaseRecord> =
             std::fs::read(phase::phase_file(&engine.data_dir, t, "phase.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
         phases.push(PhaseData {
@@ -122,11 +136,11 @@ pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, tria
             detail: t.detail.clone().unwrap_or_default(),
             rounds: store.warp_rounds(t.id).await.unwrap_or_default(),
             record,
+            only: only.map(|w| w.into_iter().map(str::to_string).collect()),
         });
     }
     let arms: Vec<(String, String)> = plan.launch.arms.iter().map(|a| (a.name.clone(), a.sha.clone())).collect();
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
-    // The suite's warp noise profile for these matrix settings on this host (or endpoint), if any.
     let key = profile_key(spec);
     let hash = crate::sha256_hex(serde_json::to_string(&key).unwrap_or_default().as_bytes());
     let suite_id = store.suite_by_name(&plan.suite.name).await.ok().map(|s| s.id);
@@ -135,7 +149,7 @@ pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, tria
         None => None,
     };
     let profile: Option<WarpNoiseProfile> = stored.as_ref().and_then(|p| serde_json::from_value(p.profile.clone()).ok());
-    let mut v = judge(
+    let verdict = judge(
         spec,
         &arms,
         &phases,
@@ -144,6 +158,15 @@ pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, tria
         judge::units::utc_rfc3339(now),
         profile.as_ref(),
     );
+    Some(Judged { verdict, phases, profile, suite_id, key, hash })
+}
+
+/// Judges an ended warp experiment and stores the verdict, the gate report and gate.md.
+pub async fn finish(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    let store = &engine.store;
+    let Some(Judged { verdict: mut v, profile, suite_id, key, hash, .. }) = judge_phases(engine, experiment_id, plan, trials).await else {
+        return;
+    };
     // An A/A (a treatment arm at the control's commit, unchanged): its cells calibrate the profile.
     let same: Vec<&str> =
         plan.launch.arms[1..].iter().filter(|a| a.sha == plan.launch.arms[0].sha && a.config.is_none()).map(|a| a.name.as_str()).collect();

@@ -28,6 +28,15 @@ pub struct PhaseData {
     pub detail: String,
     pub rounds: Vec<WarpRound>,
     pub record: Option<PhaseRecord>,
+    /// A phase added by adaptive rounds ran only these workloads (`None`: the whole matrix).
+    pub only: Option<Vec<String>>,
+}
+
+impl PhaseData {
+    /// Whether the phase was meant to run workload `w`.
+    pub fn runs(&self, w: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == w))
+    }
 }
 
 pub struct WarpVerdict {
@@ -73,8 +82,9 @@ pub fn cells(spec: &WarpSpec, arms: &[String], phases: &[PhaseData]) -> Vec<Cell
     for t in treatments {
         for sync in spec.sync_values() {
             for w in &spec.workloads {
-                let phases_of =
-                    |arm: &str| -> Vec<&PhaseData> { ordered.iter().copied().filter(|p| p.arm == arm && p.drive_sync == sync).collect() };
+                let phases_of = |arm: &str| -> Vec<&PhaseData> {
+                    ordered.iter().copied().filter(|p| p.arm == arm && p.drive_sync == sync && p.runs(w)).collect()
+                };
                 let of = |arm: &str| -> Vec<Vec<Round>> { phases_of(arm).into_iter().map(|p| rounds_of(p, w)).collect() };
                 let label = match treatments.len() {
                     1 => format!("{w}/{}", sync_label(sync)),
@@ -148,11 +158,13 @@ pub fn judge(
     let mut report = judge_matrix(&cells(spec, &names, phases), &config);
     // The noise-aware reading: the verdict once the suite is calibrated for these settings on this host;
     // until then upstream's rule decides and the reading is a reason beside it.
-    let noise = noise_gate(&report, &config, profile);
+    let mut noise = noise_gate(&report, &config, profile);
+    noise.planned_rounds = spec.planned_rounds_an_arm();
     let calibrated = profile.is_some_and(|p| p.calibrations > 0);
     let mut verdict = if calibrated { noise.verdict } else { report.verdict };
     let mut reasons = report.reasons();
     reasons.extend(noise_reasons(&noise, calibrated));
+    reasons.extend(adaptive_reasons(spec, phases, &report.cells, &noise));
     report.noise = Some(noise);
     for p in phases.iter().filter(|p| p.state == TrialState::Failed) {
         reasons.push(format!("phase {} ({}, {}) failed: {}", p.leg, p.arm, sync_label(p.drive_sync), p.detail));
@@ -253,6 +265,40 @@ fn noise_reasons(noise: &NoiseGate, calibrated: bool) -> Vec<String> {
         ));
     }
     out.extend(differ.into_iter().take(6));
+    out
+}
+
+/// What adaptive rounds did, when they added phases: how many pairs, the rounds an arm of each cell they
+/// extended, and the cells still unsure at the cap.
+fn adaptive_reasons(spec: &WarpSpec, phases: &[PhaseData], cells: &[judge::warp::rounds::CellRounds], noise: &NoiseGate) -> Vec<String> {
+    let added = phases.iter().filter(|p| p.only.is_some()).count();
+    if added == 0 {
+        return Vec::new();
+    }
+    let planned = spec.planned_rounds_an_arm();
+    let extended: Vec<String> = cells
+        .iter()
+        .filter_map(|c| {
+            let n = judge::warp::noise::rounds_an_arm(c).into_iter().max().unwrap_or(0);
+            (n > planned).then(|| format!("{} {n}", c.label))
+        })
+        .collect();
+    let mut out = vec![format!(
+        "adaptive rounds: {} more phase{} for cells still unsure after {planned} round{} an arm — rounds an arm now: {}",
+        added,
+        if added == 1 { "" } else { "s" },
+        if planned == 1 { "" } else { "s" },
+        extended.join(", ")
+    )];
+    let still: Vec<&str> = cells
+        .iter()
+        .filter(|c| noise.rows.iter().any(|r| r.unsure && r.workload == c.label))
+        .filter(|c| judge::warp::noise::rounds_an_arm(c).into_iter().max().unwrap_or(0) + spec.rounds > spec.round_cap())
+        .map(|c| c.label.as_str())
+        .collect();
+    if !still.is_empty() {
+        out.push(format!("still unsure at the cap of {} rounds an arm: {}", spec.round_cap(), still.join(", ")));
+    }
     out
 }
 

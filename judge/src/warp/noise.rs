@@ -179,8 +179,44 @@ pub struct NoiseRow {
     /// Where the spread came from: "profile (N calibrations)", "run + profile", "run + default",
     /// "default (uncalibrated)".
     pub spread: String,
-    /// Why, in words ("within noise: −18.2 % … +22.3 % at 3 rounds").
+    /// Why, in words ("within noise: −18.2 % … +22.3 % at 3 rounds": the successful rounds of the arm
+    /// with fewer, over its phases).
     pub words: String,
+    /// More phases could change this row's reading: INCONCLUSIVE, or WARN with the fail budget inside its
+    /// interval (adaptive rounds give its cell another pair of phases).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsure: bool,
+    /// For an unsure row: what more phases could do (see [`Reach::decidable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reach: Option<Reach>,
+}
+
+/// What an unsure row's interval would be with more phases: its spread and degrees of freedom now, its
+/// phases, its estimate and the budget it must clear (all in regress terms, log scale).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Reach {
+    /// The spread of a phase mean (log), and its degrees of freedom.
+    pub sd: f64,
+    pub df: f64,
+    pub phases: [u32; 2],
+    /// How much worse the candidate is (log: ln of the ratio, positive is worse).
+    pub regress: f64,
+    /// The budget the row must clear to be decided (log of 1 + budget).
+    pub target: f64,
+    /// The row's share of the error rate.
+    pub alpha: f64,
+}
+
+impl Reach {
+    /// Whether, with `phases` an arm, the interval could clear the budget if the estimate stayed where it
+    /// is (each added phase a degree of freedom more). A row it could not is left as it is: more phases would
+    /// only cost time (a same-code cell 7 % off with a ±30 % interval stays INCONCLUSIVE however long it runs).
+    pub fn decidable(&self, phases: u32) -> bool {
+        let [p, q] = self.phases.map(|n| n.max(phases) as f64);
+        let df = self.df + (p - self.phases[0] as f64) + (q - self.phases[1] as f64);
+        let half = t_quantile(1.0 - self.alpha / 2.0, df) * self.sd * (1.0 / p + 1.0 / q).sqrt();
+        self.regress - half > self.target
+    }
 }
 
 /// The noise-aware gate of a matrix.
@@ -193,6 +229,13 @@ pub struct NoiseGate {
     /// Calibrations behind the profile used (0: none, the default spread).
     pub calibrations: u32,
     pub rows: Vec<NoiseRow>,
+    /// A cell's rounds an arm as planned (0: not known); a cell with more had phases added by adaptive rounds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planned_rounds: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The estimate of one row from its cell's rounds: (change on the log scale, its standard error, its
@@ -204,6 +247,8 @@ struct RowEstimate {
     rounds: u32,
     phases: [u32; 2],
     spread: String,
+    /// Successful rounds of the arm with fewer, over all its phases (what the words say).
+    rounds_an_arm: u32,
 }
 
 fn estimate(cell: &CellRounds, metric: &str, profile: Option<&PhaseSpread>, calibrations: u32) -> Option<RowEstimate> {
@@ -250,6 +295,8 @@ fn estimate(cell: &CellRounds, metric: &str, profile: Option<&PhaseSpread>, cali
         })
         .collect();
     let rounds = base.iter().chain(&cand).map(|p| p.1).min().unwrap_or(0) as u32;
+    let an_arm = |p: &[(f64, usize)]| p.iter().map(|x| x.1).sum::<usize>() as u32;
+    let rounds_an_arm = an_arm(&base).min(an_arm(&cand));
     if !within.is_empty() {
         let (w_ss, w_df): (f64, f64) = within.iter().fold((0.0, 0.0), |a, w| (a.0 + w.0, a.1 + w.1));
         var = var.max(w_ss / w_df / f64::from(rounds.max(1)));
@@ -262,6 +309,7 @@ fn estimate(cell: &CellRounds, metric: &str, profile: Option<&PhaseSpread>, cali
         rounds,
         phases: [base.len() as u32, cand.len() as u32],
         spread,
+        rounds_an_arm,
     })
 }
 
@@ -297,6 +345,8 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
                 phases: [0, 0],
                 spread: String::new(),
                 words: words.into(),
+                unsure: false,
+                reach: None,
             };
             let upstream_as = match row.verdict {
                 RowVerdict::Pass => NoiseVerdict::Pass,
@@ -316,7 +366,7 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
             let half = t_quantile(1.0 - row_alpha / 2.0, e.df) * e.se;
             let (lo, hi) = (pct(e.log_change - half), pct(e.log_change + half));
             // Regress: how much worse, as upstream counts it (a drop in obj/s, a rise in latency).
-            let (r_est, r_lo) = if higher_is_better(metric) { (-pct(e.log_change), -hi) } else { (pct(e.log_change), lo) };
+            let (r_est, r_lo, r_hi) = if higher_is_better(metric) { (-pct(e.log_change), -hi, -lo) } else { (pct(e.log_change), lo, hi) };
             let (fail, warn) = budgets(metric, config);
             let breach = matches!(row.verdict, RowVerdict::Fail | RowVerdict::Warn) || r_est > warn;
             // The interval in words: a ratio's interval is lopsided (−94 % … +594 %), so both ends, not a ±.
@@ -326,11 +376,23 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
             } else if r_lo > warn {
                 (NoiseVerdict::Warn, format!("beyond the {warn} % warn budget even at the interval's edge ({:.1} %)", r_lo))
             } else if breach {
-                (NoiseVerdict::Inconclusive, format!("within noise: {span} at {} rounds", e.rounds))
+                (NoiseVerdict::Inconclusive, format!("within noise: {span} at {} rounds", e.rounds_an_arm))
             } else {
-                (NoiseVerdict::Pass, format!("within the budget ({span} at {} rounds)", e.rounds))
+                (NoiseVerdict::Pass, format!("within the budget ({span} at {} rounds)", e.rounds_an_arm))
             };
+            let unsure = verdict == NoiseVerdict::Inconclusive || (verdict == NoiseVerdict::Warn && r_hi > fail);
+            let regress = if higher_is_better(metric) { -e.log_change } else { e.log_change };
+            let reach = unsure.then(|| Reach {
+                sd: e.se / (1.0 / f64::from(e.phases[0]) + 1.0 / f64::from(e.phases[1])).sqrt(),
+                df: e.df,
+                phases: e.phases,
+                regress,
+                target: (1.0 + (if verdict == NoiseVerdict::Warn { fail } else { warn }) / 100.0).ln(),
+                alpha: row_alpha,
+            });
             NoiseRow {
+                unsure,
+                reach,
                 change_pct: Some(pct(e.log_change)),
                 interval_pct: Some([lo, hi]),
                 rounds: e.rounds,
@@ -348,14 +410,42 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
         } else {
             Verdict::WarpFail
         }
-    } else if has(NoiseVerdict::Inconclusive) || !report.drifted.is_empty() {
+    } else if has(NoiseVerdict::Inconclusive) {
         Verdict::WarpInconclusive
     } else if has(NoiseVerdict::Warn) {
         Verdict::WarpWarn
     } else {
         Verdict::WarpPass
     };
-    NoiseGate { verdict, alpha: ALPHA, row_alpha, calibrations, rows }
+    NoiseGate { verdict, alpha: ALPHA, row_alpha, calibrations, rows, planned_rounds: 0 }
+}
+
+/// A cell's rounds an arm so far: [baseline, candidate], every phase's rounds (ok or not).
+pub fn rounds_an_arm(cell: &CellRounds) -> [u32; 2] {
+    let of = |baseline: bool| cell.phases.iter().filter(|p| p.baseline == baseline).map(|p| p.rounds.len() as u32).sum();
+    [of(true), of(false)]
+}
+
+/// Adaptive rounds: the cells (labels, in the report's order) that get another pair of phases of `rounds`
+/// rounds each, none once the matrix FAILs — those with an unsure row that more phases could decide by the cap ([`Reach::decidable`]
+/// at `cap / rounds` phases an arm), whose arms stay within `cap` rounds an arm after it.
+pub fn cells_to_extend(gate: &NoiseGate, cells: &[CellRounds], rounds: u32, cap: u32) -> Vec<String> {
+    // A FAIL is decided (or exempted) already: more phases would refine other cells, not the answer.
+    if matches!(gate.verdict, Verdict::WarpFail | Verdict::WarpExempted) {
+        return Vec::new();
+    }
+    let at_cap = |c: &CellRounds| {
+        let [a, b] = rounds_an_arm(c);
+        let done = a.max(b);
+        let phases = c.phases.iter().filter(|p| p.baseline).count().max(c.phases.iter().filter(|p| !p.baseline).count()) as u32;
+        phases + cap.saturating_sub(done) / rounds.max(1)
+    };
+    cells
+        .iter()
+        .filter(|c| gate.rows.iter().any(|r| r.unsure && r.workload == c.label && r.reach.is_none_or(|x| x.decidable(at_cap(c)))))
+        .filter(|c| rounds_an_arm(c).into_iter().max().unwrap_or(0) + rounds <= cap)
+        .map(|c| c.label.clone())
+        .collect()
 }
 
 #[cfg(test)]
@@ -495,6 +585,68 @@ mod tests {
         // An exemption turns the FAIL into an exempted result, as upstream's does.
         let exempt = GateConfig { allow_regression: true, ..config.clone() };
         assert_eq!(noise_gate(&report, &exempt, Some(&profile)).verdict, Verdict::WarpExempted);
+    }
+
+    #[test]
+    fn unsure_cells_get_more_phases_until_the_cap_and_clear_cells_stop() {
+        let config = GateConfig::default();
+        // One calibration: phases of the same binary moved ±20 %; a 40 % drop in one cell is beyond the noise's
+        // reach at one phase an arm (INCONCLUSIVE), a steady cell passes, a 7 % drop reads WARN or inconclusive.
+        let mut profile = WarpNoiseProfile::default();
+        profile.add_calibration(&[
+            cell("get-4MiB/sync-off", &[&[500.0, 502.0, 499.0], &[400.0, 402.0, 399.0]], &[&[500.0, 501.0, 500.0], &[600.0, 601.0, 599.0]]),
+            cell("put-4MiB/sync-off", &[&[300.0, 301.0, 299.0], &[300.0, 300.0, 301.0]], &[&[300.0, 300.0, 301.0], &[301.0, 299.0, 300.0]]),
+        ]);
+        let drop = cell("get-4MiB/sync-off", &[&[500.0, 503.0, 498.0]], &[&[300.0, 301.0, 299.0]]);
+        let steady = cell("put-4MiB/sync-off", &[&[300.0, 302.0, 299.0]], &[&[301.0, 299.0, 300.0]]);
+        let report = upstream(vec![drop.clone(), steady.clone()], &config);
+        let n = noise_gate(&report, &config, Some(&profile));
+        assert_eq!(n.rows[0].verdict, NoiseVerdict::Inconclusive, "{:?}", n.rows[0]);
+        assert!(n.rows[0].unsure && !n.rows[1].unsure, "{:?}", n.rows);
+        assert_eq!(rounds_an_arm(&report.cells[0]), [3, 3]);
+        assert_eq!(cells_to_extend(&n, &report.cells, 3, 9), ["get-4MiB/sync-off"], "the steady cell stops");
+        assert!(cells_to_extend(&n, &report.cells, 3, 5).is_empty(), "3 + 3 rounds an arm is beyond a cap of 5");
+        // Two more phases an arm of the same drop: the interval narrows until the drop is supported.
+        let more = cell(
+            "get-4MiB/sync-off",
+            &[&[500.0, 503.0, 498.0], &[495.0, 497.0, 494.0], &[505.0, 502.0, 506.0]],
+            &[&[300.0, 301.0, 299.0], &[296.0, 298.0, 297.0], &[304.0, 303.0, 305.0]],
+        );
+        let report = upstream(vec![more, steady], &config);
+        let n = noise_gate(&report, &config, Some(&profile));
+        assert_eq!(n.rows[0].verdict, NoiseVerdict::Fail, "{:?}", n.rows[0]);
+        assert!(cells_to_extend(&n, &report.cells, 3, 30).is_empty(), "decided: no more phases");
+        assert_eq!(rounds_an_arm(&report.cells[0]), [9, 9]);
+    }
+
+    #[test]
+    fn a_drifting_baseline_widens_its_own_interval_and_vetoes_nothing_else() {
+        // Upstream's ABBA rule: one drifting cell makes the whole matrix INCONCLUSIVE. Here the drift is the
+        // cell's phase spread: the steady cell beside it keeps its FAIL.
+        let config = GateConfig::default();
+        let mut profile = WarpNoiseProfile::default();
+        for shift in [0.99, 1.01, 1.0, 0.995, 1.008] {
+            profile.add_calibration(&[cell(
+                "get-4MiB/sync-off",
+                &[&[500.0, 502.0, 499.0]],
+                &[&[500.0 * shift, 501.0 * shift, 500.0 * shift]],
+            )]);
+        }
+        let mut report = upstream(
+            vec![
+                cell(
+                    "get-4MiB/sync-off",
+                    &[&[500.0, 503.0, 498.0], &[501.0, 499.0, 500.0]],
+                    &[&[250.0, 251.0, 249.0], &[252.0, 250.0, 251.0]],
+                ),
+                cell("put-4KiB/sync-on", &[&[1000.0, 1003.0], &[700.0, 705.0]], &[&[850.0, 860.0], &[855.0, 845.0]]),
+            ],
+            &config,
+        );
+        report.drifted = vec!["put-4KiB/sync-on".into()];
+        let n = noise_gate(&report, &config, Some(&profile));
+        assert_eq!(n.rows[0].verdict, NoiseVerdict::Fail, "{:?}", n.rows[0]);
+        assert_eq!(n.verdict, Verdict::WarpFail);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct SimulateArgs {
     /// warp: the obj/s drop of one cell in the power experiments, percent.
     #[arg(long, default_value_t = 15.0)]
     pub drop: f64,
+    /// warp: adaptive rounds' caps of a cell's rounds an arm, comma-separated; 0 is off (planned phases only).
+    #[arg(long, value_delimiter = ',', default_values_t = [0])]
+    pub max_rounds: Vec<u32>,
     /// warp: run each arm's phase twice (A1 B1 B2 A2) instead of once.
     #[arg(long)]
     pub abba: bool,
@@ -88,6 +91,9 @@ pub struct SimulateArgs {
 /// `--kind warp`: upstream's rule and the noise-aware one on the same simulated matrices.
 fn run_warp(args: &SimulateArgs) -> Result<i32, String> {
     use super::warp::{drop_cell, fit, markdown, simulate, CellNoise, MACHINE};
+    if args.max_rounds.iter().any(|c| *c > suite::warp::MAX_ROUNDS_CAP) {
+        return Err(format!("--max-rounds takes 0 (off) to {}", suite::warp::MAX_ROUNDS_CAP));
+    }
     if args.cells == 0 || args.cells > 500 || args.rounds.iter().any(|r| *r == 0 || *r > 50) || args.calibrations.iter().any(|c| *c > 50) {
         return Err("--cells takes 1–500, --rounds 1–50 and --calibrations 0–50".into());
     }
@@ -117,7 +123,9 @@ fn run_warp(args: &SimulateArgs) -> Result<i32, String> {
     let mut results = Vec::new();
     for &rounds in &args.rounds {
         for &calibrations in &args.calibrations {
-            results.push(simulate(&model, rounds, args.abba, calibrations, args.drop, args.replications, args.seed));
+            for &cap in &args.max_rounds {
+                results.push(simulate(&model, rounds, args.abba, calibrations, args.drop, args.replications, args.seed, cap));
+            }
         }
     }
     if args.json {

@@ -91,6 +91,11 @@ pub struct WarpResult {
     /// The obj/s drop of one cell in the power experiments, percent.
     pub drop_pct: f64,
     pub replications: u64,
+    /// Adaptive rounds' cap of a cell's rounds an arm (0: off, the planned phases only).
+    pub max_rounds: u32,
+    /// Phases adaptive rounds added, over all A/A experiments and over all power experiments.
+    pub aa_added_phases: u64,
+    pub power_added_phases: u64,
     /// A/A: experiments whose verdict was FAIL, by upstream's rule and by Arbiter's.
     pub aa_fail_upstream: u64,
     pub aa_fail_arbiter: u64,
@@ -156,7 +161,37 @@ pub fn drop_cell(model: &[CellNoise]) -> usize {
     order[order.len() / 2]
 }
 
-/// Runs `replications` A/A and as many power experiments of one configuration.
+/// Adaptive rounds on a simulated matrix, as the engine runs them (`engine::warp::adaptive`): while
+/// `cells_to_extend` names cells, each gets one more phase an arm; returns the phases added.
+fn extend(
+    rng: &mut StdRng,
+    cells: &mut [Cell],
+    model: &[CellNoise],
+    rounds: u32,
+    cap: u32,
+    dropped: Option<(usize, f64)>,
+    judge_cells: impl Fn(&[Cell]) -> (judge::warp::gate::GateReport, judge::warp::noise::NoiseGate),
+) -> u64 {
+    let mut added = 0;
+    loop {
+        let (report, noise) = judge_cells(cells);
+        let labels = judge::warp::noise::cells_to_extend(&noise, &report.cells, rounds, cap);
+        if labels.is_empty() {
+            return added;
+        }
+        for (i, c) in cells.iter_mut().enumerate().filter(|(_, c)| labels.contains(&c.label)) {
+            let factor = dropped.filter(|d| d.0 == i).map_or(1.0, |d| d.1);
+            c.baseline.push(phase(rng, &model[i], rounds, 1.0));
+            c.candidate.push(phase(rng, &model[i], rounds, factor));
+            added += 2;
+        }
+    }
+}
+
+/// Runs `replications` A/A and as many power experiments of one configuration; `max_rounds` above 0 runs
+/// adaptive rounds up to that cap (with a profile only, as the engine does; upstream's rule is judged on
+/// the planned phases).
+#[allow(clippy::too_many_arguments)]
 pub fn simulate(
     model: &[CellNoise],
     rounds: u32,
@@ -165,6 +200,7 @@ pub fn simulate(
     drop_pct: f64,
     replications: u64,
     seed: u64,
+    max_rounds: u32,
 ) -> WarpResult {
     let config = GateConfig::default();
     let mut rng = StdRng::seed_from_u64(seed ^ (u64::from(calibrations) << 32) ^ u64::from(rounds) << 16 ^ u64::from(abba));
@@ -175,6 +211,9 @@ pub fn simulate(
         calibrations,
         drop_pct,
         replications,
+        max_rounds,
+        aa_added_phases: 0,
+        power_added_phases: 0,
         aa_fail_upstream: 0,
         aa_fail_arbiter: 0,
         aa_inconclusive_arbiter: 0,
@@ -199,11 +238,22 @@ pub fn simulate(
             let noise = noise_gate(&report, &config, profile.as_ref());
             (report, noise)
         };
-        let (up, ar) = judge_both(&matrix(&mut rng, model, rounds, abba, None));
+        let adaptive = max_rounds > 0 && profile.is_some();
+        // Arbiter's verdict after adaptive rounds (when on); upstream's on the planned phases.
+        let run = |rng: &mut StdRng, drop: Option<(usize, f64)>| {
+            let mut cells = matrix(rng, model, rounds, abba, drop);
+            let (up, _) = judge_both(&cells);
+            let added = if adaptive { extend(rng, &mut cells, model, rounds, max_rounds, drop, judge_both) } else { 0 };
+            let (_, ar) = judge_both(&cells);
+            (up, ar, added)
+        };
+        let (up, ar, added) = run(&mut rng, None);
+        r.aa_added_phases += added;
         r.aa_fail_upstream += u64::from(up.verdict == Verdict::WarpFail);
         r.aa_fail_arbiter += u64::from(ar.verdict == Verdict::WarpFail);
         r.aa_inconclusive_arbiter += u64::from(ar.verdict == Verdict::WarpInconclusive);
-        let (up, ar) = judge_both(&matrix(&mut rng, model, rounds, abba, Some((dropped, 1.0 - drop_pct / 100.0))));
+        let (up, ar, added) = run(&mut rng, Some((dropped, 1.0 - drop_pct / 100.0)));
+        r.power_added_phases += added;
         let row_fails_up =
             up.rows.iter().any(|x| &x.workload == dropped_label && x.metric == "reqps" && x.verdict == judge::warp::gate::RowVerdict::Fail);
         let row = ar.rows.iter().find(|x| &x.workload == dropped_label && x.metric == "reqps");
@@ -221,24 +271,28 @@ pub fn markdown(results: &[WarpResult], seed: u64, fitted: &str, dropped: &str) 
     let mut out = format!(
         "Warp gate, simulated (seed {seed}; cell spreads: {fitted}; budgets fail 10 %, warn 5 %; the power experiments slow {dropped}, the cell of median noise)\n\n"
     );
-    let _ = writeln!(out, "| cells | rounds | order | profile | A/A FAIL upstream | A/A FAIL Arbiter | A/A INCONCLUSIVE Arbiter | drop | power upstream | power Arbiter (FAIL) | Arbiter ≥ WARN on the cell |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "| cells | rounds | order | profile | adaptive (cap an arm) | A/A FAIL upstream | A/A FAIL Arbiter | A/A INCONCLUSIVE Arbiter | A/A phases added | drop | power upstream | power Arbiter (FAIL) | Arbiter ≥ WARN on the cell | phases added |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let per = |k: u64, n: u64| format!("{:.1}", k as f64 / n.max(1) as f64);
     let rate = |k: u64, n: u64| format!("{:.1} % ({k}/{n})", 100.0 * k as f64 / n.max(1) as f64);
     for r in results {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | −{} % | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | −{} % | {} | {} | {} | {} |",
             r.cells,
             r.rounds,
             if r.abba { "ABBA" } else { "AB" },
             if r.calibrations == 0 { "none".to_string() } else { format!("{} A/A", r.calibrations) },
+            if r.max_rounds == 0 { "off".to_string() } else { format!("{} rounds", r.max_rounds) },
             rate(r.aa_fail_upstream, r.replications),
             rate(r.aa_fail_arbiter, r.replications),
             rate(r.aa_inconclusive_arbiter, r.replications),
+            per(r.aa_added_phases, r.replications),
             r.drop_pct,
             rate(r.power_upstream, r.replications),
             rate(r.power_arbiter, r.replications),
             rate(r.power_arbiter_warn, r.replications),
+            per(r.power_added_phases, r.replications),
         );
     }
     out
@@ -256,15 +310,32 @@ mod tests {
     fn upstream_cries_wolf_on_phase_noise_and_arbiter_does_not() {
         // 24 cells whose phases move by 8 % (sd). AB: upstream's 10 % budget is breached by chance in most
         // matrices (and a 50 % drop always fails).
-        let ab = simulate(&model(24, 0.08, 0.02), 3, false, 3, 50.0, 200, 7);
+        let ab = simulate(&model(24, 0.08, 0.02), 3, false, 3, 50.0, 200, 7, 0);
         assert!(ab.aa_fail_upstream > 100 && ab.power_upstream >= 195, "{ab:?}");
         assert!(ab.aa_fail_arbiter <= 4, "{ab:?}");
         // ABBA with a profile of 3 ABBA calibrations: the noise-aware rule almost never fails an A/A and
         // finds the 50 % drop (upstream's drift rule makes nearly every ABBA matrix here inconclusive).
-        let abba = simulate(&model(24, 0.08, 0.02), 3, true, 3, 50.0, 200, 7);
+        let abba = simulate(&model(24, 0.08, 0.02), 3, true, 3, 50.0, 200, 7, 0);
         assert!(abba.aa_fail_arbiter <= 4 && abba.power_arbiter >= 150, "{abba:?}");
         let table = markdown(&[ab, abba], 7, "test", "put-12KiB/sync-on");
-        assert!(table.contains("| 24 | 3 | AB | 3 A/A |") && table.contains("| 24 | 3 | ABBA | 3 A/A |"), "{table}");
+        assert!(table.contains("| 24 | 3 | AB | 3 A/A | off |") && table.contains("| 24 | 3 | ABBA | 3 A/A | off |"), "{table}");
+    }
+
+    #[test]
+    fn adaptive_rounds_add_phases_to_unsure_cells_only_and_find_a_drop_the_planned_phases_miss() {
+        // 12 cells, phases moving 6 % (sd), one calibration: a 30 % drop in AB order is rarely supported by
+        // the planned phases; adaptive rounds up to 15 rounds an arm (4 more phases an arm) support it.
+        let fixed = simulate(&model(12, 0.06, 0.02), 3, false, 1, 30.0, 150, 11, 0);
+        let adaptive = simulate(&model(12, 0.06, 0.02), 3, false, 1, 30.0, 150, 11, 15);
+        assert_eq!((fixed.aa_added_phases, fixed.power_added_phases), (0, 0));
+        assert!(adaptive.power_arbiter > fixed.power_arbiter + 30, "fixed {fixed:?}\nadaptive {adaptive:?}");
+        assert!(adaptive.aa_fail_arbiter <= 3, "{adaptive:?}");
+        // Clear cells stop: a power matrix adds phases for the unsure cells, far fewer than every cell to the cap.
+        let every = 150 * 12 * 2 * 4;
+        assert!(adaptive.power_added_phases > 0 && adaptive.power_added_phases < every / 2, "{adaptive:?}");
+        // No profile: upstream's rule is the verdict and no phase is added.
+        let uncalibrated = simulate(&model(12, 0.06, 0.02), 3, false, 0, 30.0, 50, 11, 15);
+        assert_eq!(uncalibrated.aa_added_phases + uncalibrated.power_added_phases, 0);
     }
 
     #[test]

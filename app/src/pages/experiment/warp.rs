@@ -108,6 +108,7 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
     }
     let drifted = !gate.drifted.is_empty();
     let flagged_cells: Vec<String> = flagged.iter().map(|r| r.workload.clone()).collect();
+    let planned = gate.noise.as_ref().map_or(0, |n| n.planned_rounds);
     let cell_rounds = gate.cells.clone();
     let mut cells: Vec<(String, Vec<GateRow>)> = Vec::new();
     for row in passed {
@@ -125,7 +126,8 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
             </p>
             {gate.exemption.clone().map(|e| view! { <p class="note">"Exempted: " {e}</p> })}
             {(!gate.drifted.is_empty()).then(|| view! {
-                <p class="note">"ABBA drift: the baseline moved between its first and last phase in " {gate.drifted.join(", ")}</p>
+                <p class="note">"ABBA drift: the baseline moved between its first and last phase in " {gate.drifted.join(", ")}
+                    {gate.noise.as_ref().filter(|n| n.calibrations > 0).map(|_| " — upstream's rule reads that as inconclusive; the noise-aware verdict counts it in each cell's phase spread instead")}</p>
             })}
             {(!flagged.is_empty()).then(|| view! {
                 <h3>{format!("Failed, missing or warned: {} of {} rows", flagged.len(), total)}</h3>
@@ -151,7 +153,7 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                     }}).collect_view()}
                 </details>
             })}
-            {(!cell_rounds.is_empty()).then(|| view! { <RoundsTable cells=cell_rounds open=drifted /> })}
+            {(!cell_rounds.is_empty()).then(|| view! { <RoundsTable cells=cell_rounds open=drifted planned /> })}
             {(!provenance.is_empty()).then(|| view! {
                 <h3>"Provenance"</h3>
                 <dl class="facts">{provenance.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd><code>{v}</code></dd> }).collect_view()}</dl>
@@ -216,6 +218,18 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
+/// "3 / 3", or "9 / 9 (adaptive: +6)" for a cell adaptive rounds gave more phases than the plan's
+/// `planned` rounds an arm (baseline / candidate).
+fn rounds_taken(c: &CellRounds, planned: u32) -> String {
+    let [a, b] = judge::warp::noise::rounds_an_arm(c);
+    let more = a.max(b).saturating_sub(planned);
+    if more > 0 && planned > 0 {
+        format!("{a} / {b} (adaptive: +{more})")
+    } else {
+        format!("{a} / {b}")
+    }
+}
+
 /// "A1: 410 · 415 · 398": one phase's rounds of obj/s.
 fn phase_words(phases: Vec<(String, Vec<f64>)>) -> String {
     let words: Vec<String> = phases
@@ -231,7 +245,7 @@ fn phase_words(phases: Vec<(String, Vec<f64>)>) -> String {
 /// Per cell, the obj/s of every round behind the medians and the baseline's drift between its ABBA
 /// phases; open when a drift made the result inconclusive.
 #[component]
-fn RoundsTable(cells: Vec<CellRounds>, open: bool) -> impl IntoView {
+fn RoundsTable(cells: Vec<CellRounds>, open: bool, planned: u32) -> impl IntoView {
     let abba = cells.iter().any(|c| c.drift_pct.is_some());
     view! {
         <details class="rounds" open=open>
@@ -243,17 +257,20 @@ fn RoundsTable(cells: Vec<CellRounds>, open: bool) -> impl IntoView {
                             <th scope="col">"Cell"</th>
                             <th scope="col">"Baseline rounds"</th>
                             <th scope="col">"Candidate rounds"</th>
+                            <th scope="col" class="num">"Rounds an arm"</th>
                             {abba.then(|| view! { <th scope="col" class="num">"Baseline drift"</th> })}
                         </tr>
                     </thead>
                     <tbody>
                         {cells.into_iter().map(|c| {
                             let drift = c.drift_pct.map(|d| format!("{d:.1} %")).unwrap_or_else(|| "—".into());
+                            let taken = rounds_taken(&c, planned);
                             view! {
                                 <tr>
                                     <th scope="row">{c.label.clone()}</th>
                                     <td>{phase_words(c.values("reqps", true))}</td>
                                     <td>{phase_words(c.values("reqps", false))}</td>
+                                    <td class="num">{taken}</td>
                                     {abba.then(|| view! { <td class="num">{drift}</td> })}
                                 </tr>
                             }

@@ -220,6 +220,7 @@ pub fn launch_body(suite: &SuiteChoice, f: &FormValues, dry_run: bool, calibrati
                 warmup: given(&f.warmup),
                 cooldown: given(&f.cooldown),
                 concurrency: f.concurrency.trim().parse().ok(),
+                ..wire::launch::JsonWarpMatrix::default()
             };
             body.warp = Some(matrix).filter(|m| !m.is_empty());
         }
