@@ -25,6 +25,10 @@ test("a warp launch from the form runs a shortened matrix: two workloads, drive 
     "Matrix: 2 workloads (put-4KiB, get-4KiB) × drive sync on; 1 round of 1s each (warm-up 0s, cool-down 0s), concurrency 8",
   );
   await expect(plan.locator(".trial-count")).toHaveText("2 trials");
+  // Adaptive rounds: on, once the suite is calibrated, up to 18 rounds an arm (17 more pairs of 1 round).
+  await expect(plan.locator(".adaptive-rounds")).toContainText(
+    "Adaptive rounds: on once this suite is calibrated for these settings on this host (an A/A run): a cell whose noise-aware reading more phases could change gets another pair of phases (1 round each), up to 18 rounds an arm (17 more pairs)",
+  );
   await expect(plan).toContainText("(1 per arm, AB phase order, 4 load runs); time: under a minute (from the matrix settings");
   await expect(plan).not.toContainText("Fingerprint:");
   await expect(page.getByRole("button", { name: "Calibrate" })).toHaveCount(0);

@@ -97,7 +97,7 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
             })}
             {(!plan["detectable"].is_null()).then(|| view! { <Power d=plan["detectable"].clone() use_trials /> })}
             {plan["warp_matrix"].as_str().map(|m| view! { <p class="matrix"><strong>"Matrix: "</strong>{m.to_string()}</p> })}
-            {plan["warp_adaptive"].as_str().map(|m| view! { <p class="matrix"><strong>"Adaptive rounds: "</strong>{m.to_string()}</p> })}
+            {plan["warp_adaptive"].as_str().map(|m| view! { <p class="adaptive-rounds"><strong>"Adaptive rounds: "</strong>{m.to_string()}</p> })}
             // A warp suite often has no fingerprint: then no empty "Fingerprint:" line.
             {(!context.is_empty()).then(|| view! { <p class="muted">{context}</p> })}
             <table class="arms-plan">
