@@ -1,5 +1,5 @@
 //! Adaptive rounds of a warp experiment: once every planned phase has ended, the matrix is judged; a cell
-//! whose noise-aware reading more phases could change (`judge::warp::noise::cells_to_extend`: a row
+//! whose noise-aware reading more phases could change (`judge::warp::adaptive::cells_to_extend`: a row
 //! INCONCLUSIVE, or WARN with the fail budget inside its interval) gets another pair of phases — one an
 //! arm, running only the unsure cells' workloads, the suite's rounds each — until no cell is unsure or
 //! each stays within the cap of rounds an arm (`max_rounds`, default 18 or three times the planned if more). Clear cells
@@ -26,7 +26,7 @@ use crate::launch::submit::StoredPlan;
 use crate::warp::plan::{cell_with, sync_label};
 use crate::warp::run::judge_phases;
 use crate::Engine;
-use judge::warp::noise::cells_to_extend;
+use judge::warp::adaptive::cells_to_extend;
 use judge::{ExperimentStatus, TrialState};
 use std::collections::BTreeMap;
 use store::trials::{InsertTrial, Trial};

@@ -1,6 +1,7 @@
 //! The warp judge: `baseline_compare.csv` rows (or cells built from rounds) → a gate verdict and a
 //! rustfs-compatible gate.md.
 
+pub mod adaptive;
 pub mod compare_csv;
 pub mod gate;
 pub mod gate_md;

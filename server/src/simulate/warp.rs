@@ -175,7 +175,7 @@ fn extend(
     let mut added = 0;
     loop {
         let (report, noise) = judge_cells(cells);
-        let labels = judge::warp::noise::cells_to_extend(&noise, &report.cells, rounds, cap);
+        let labels = judge::warp::adaptive::cells_to_extend(&noise, &report.cells, rounds, cap);
         if labels.is_empty() {
             return added;
         }
