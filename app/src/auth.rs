@@ -111,6 +111,10 @@ mod server_side {
         Share,
         Rerun,
         Rejudge,
+        /// Cancel a bisection (`id` is the bisection's): its launcher or an admin, like an experiment.
+        CancelBisection,
+        /// Start a bisection (from an experiment's page or the trends page): any launcher.
+        Bisect,
     }
 
     /// Why a principal may not act on an experiment: not signed in (401), or not allowed (403).
@@ -133,14 +137,16 @@ mod server_side {
             if *role < Role::Launcher {
                 return Err(Refused::Forbidden(format!("this needs the launcher role; you act as {}", role.as_str())));
             }
-            let (own_only, verb) = match act {
-                ExperimentAct::Cancel => (true, "cancel"),
-                ExperimentAct::Share => (true, "share"),
-                ExperimentAct::Rerun => (false, "re-run"),
-                ExperimentAct::Rejudge => (false, "re-judge"),
+            let (own_only, verb, what) = match act {
+                ExperimentAct::Cancel => (true, "cancel", "experiment"),
+                ExperimentAct::Share => (true, "share", "experiment"),
+                ExperimentAct::Rerun => (false, "re-run", "experiment"),
+                ExperimentAct::Rejudge => (false, "re-judge", "experiment"),
+                ExperimentAct::CancelBisection => (true, "cancel", "bisection"),
+                ExperimentAct::Bisect => (false, "bisect", "experiment"),
             };
             if own_only && *role != Role::Admin && owner != Some(*me) {
-                return Err(Refused::Forbidden(format!("only experiment {id}'s launcher or an admin may {verb} it")));
+                return Err(Refused::Forbidden(format!("only {what} {id}'s launcher or an admin may {verb} it")));
             }
             Ok(*me)
         }

@@ -7,6 +7,7 @@
 //! is `currentColor`, so an inlined chart follows the page's light or dark theme.
 
 mod bars;
+mod bisect;
 mod course;
 mod forest;
 mod pipeline;
@@ -16,6 +17,7 @@ mod trend;
 mod warp;
 
 pub use bars::{Bar, BarChart, Group, Mark};
+pub use bisect::bisection_line;
 pub use course::sequential_course;
 pub use forest::{pipeline_forest, ForestMetric};
 pub use pipeline::{pipeline_cpu, pipeline_memory};

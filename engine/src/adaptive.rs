@@ -62,7 +62,9 @@ pub fn halt(
             let why = seq.and_then(|q| q.get("stop_reason")).and_then(|r| r.as_str()).unwrap_or("decided");
             return Some(Halt::Decided(why.to_string()));
         }
-        if *verdict == Verdict::Regression {
+        // A focused experiment (a bisection's step) stops on its one metric, not on another stage's change.
+        let focused = seq.and_then(|q| q.get("focus")).is_some_and(|f| !f.is_null());
+        if *verdict == Verdict::Regression && !focused {
             return Some(Halt::Decided("a regression is decided (a failure, or a guardrail)".into()));
         }
     }

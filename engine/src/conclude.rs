@@ -54,6 +54,8 @@ pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
     judge_ended(engine, experiment_id, &trials, &plan).await;
     let suite_id = engine.store.experiment_suite_id(experiment_id).await.ok().flatten();
     crate::notify::experiment_ended(engine, experiment_id, plan.suite.notify.as_ref(), suite_id).await;
+    // A bisection's step ended: the search moves on.
+    crate::bisect::experiment_ended(engine, experiment_id).await;
 }
 
 async fn judge_ended(engine: &Engine, experiment_id: i64, trials: &[Trial], plan: &StoredPlan) {
@@ -152,8 +154,13 @@ pub async fn verdict(
     // Interleaved and ABBA trials ran side by side and are judged as pairs (a stage falls back to Welch
     // when a partner is missing: a re-queued trial's partner lost, a reused baseline's trials).
     let paired = plan.launch.order != TrialOrder::Blocked && plan.launch.reused_baseline.is_none();
-    let config =
-        PipelineConfig { worker_ram: plan.worker_ram(), noise, method: plan.suite.judge_method(paired), ..PipelineConfig::default() };
+    let config = PipelineConfig {
+        worker_ram: plan.worker_ram(),
+        noise,
+        method: plan.suite.judge_method(paired),
+        focus: plan.launch.focus.clone(),
+        ..PipelineConfig::default()
+    };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();
     let pairing = pairing(store, plan, trials, &arm_name).await;
     // An adaptive experiment is judged by the sequential design it was run with (`adaptive`).

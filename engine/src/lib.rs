@@ -6,6 +6,7 @@
 //! holds an `Engine` and serves it.
 
 pub mod adaptive;
+pub mod bisect;
 pub mod conclude;
 pub mod error;
 pub mod import;
@@ -32,6 +33,26 @@ pub struct Engine {
     /// The base of experiment links in notifications and launch answers, e.g. `https://arbiter.example`.
     pub base_url: String,
     pub queue: Arc<TrialQueue>,
+}
+
+/// Stops an experiment: queued trials are cancelled, running ones stopped (their process groups), and no
+/// verdict is given. Conflict when it has already ended. Answers (queued trials cancelled, running stopping).
+pub async fn cancel_experiment(engine: &Engine, id: i64) -> Result<(u64, usize), EngineError> {
+    use judge::ExperimentStatus as S;
+    let summary = engine.store.experiment_summary(id).await?;
+    if matches!(summary.status, S::Judged | S::Errored | S::Cancelled) {
+        return Err(EngineError::Conflict(format!("experiment {id} has already ended ({})", summary.status.as_str())));
+    }
+    engine.store.set_experiment_status(id, S::Cancelled).await?;
+    let queued = engine.store.cancel_queued_trials(id).await?;
+    let running = engine.queue.cancel_running(id);
+    // No trial is left to end it: conclude it now (worktrees go; a bisection it is a step of moves on).
+    // Spawned: a bisection's cancel holds the bisection lock the conclusion's hook takes.
+    if running == 0 {
+        let engine = engine.clone();
+        tokio::spawn(async move { conclude::finish_if_done(&engine, id).await });
+    }
+    Ok((queued, running))
 }
 
 /// `data-dir/experiments/{id}`: where an experiment's files live.

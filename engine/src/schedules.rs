@@ -140,6 +140,8 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
         baseline: schedule.mode == ScheduleMode::Baseline,
         reuse_baseline: None,
         detect_pct: None,
+        focus: None,
+        cpu_margin_pct: None,
         dry_run: false,
     };
     match launch(engine, None, &req).await {

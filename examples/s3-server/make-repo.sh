@@ -6,13 +6,15 @@
 #   cpu-starved     s3s-fs pinned (taskset) to CPU 0, which it shares with a busy loop  → FAIL (real slowdown)
 #   exits-at-start  the launcher prints an error and exits 1                            → phase fails fast
 #   never-healthy   the launcher never opens its port                                   → health timeout
+#   bisect-sync     4 commits on main; only the 3rd slows the server when drive sync is on (the sync-on
+#                   cells: one CPU shared with a busy loop) → a bisection of a sync-on cell names the 3rd
 # Commits have fixed authors and dates, so the SHAs are the same on every machine.
 #
 #   examples/s3-server/make-repo.sh [DEST]    (default: examples/s3-server/repo; kept if complete)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dest=${1:-$here/repo}
-branches=(cpu-starved exits-at-start never-healthy)
+branches=(cpu-starved exits-at-start never-healthy bisect-sync)
 
 complete() {
   [ -d "$dest/.git" ] || return 1
@@ -75,6 +77,22 @@ git -C "$dest" checkout -q -b never-healthy main
 launcher 'echo "s3-server: waiting for a cluster that never forms" >&2
 exec sleep 100000'
 commit "2026-06-04T10:00:00Z" "s3-server: never open the port"
+
+git -C "$dest" checkout -q -b bisect-sync main
+echo "# s3-server notes" > "$dest/NOTES.md"
+commit "2026-06-10T10:00:00Z" "notes: start a notes file"
+echo "- the launcher passes every argument to s3s-fs" >> "$dest/NOTES.md"
+commit "2026-06-10T11:00:00Z" "notes: the launcher"
+launcher '# With drive sync on, flush like a real disk would: here, one CPU shared with a busy loop.
+if [ "${RUSTFS_DRIVE_SYNC_ENABLE:-false}" = true ]; then
+  taskset -c 0 sh -c "while :; do :; done" &
+  exec taskset -c 0 "@S3S_FS@" "$@"
+fi
+exec "@S3S_FS@" "$@"'
+GIT_AUTHOR_NAME="Bisect culprit" GIT_AUTHOR_EMAIL="culprit@arbiter.invalid" commit "2026-06-10T12:00:00Z" \
+  "s3-server: honour drive sync (slower with it on)"
+echo "- drive sync comes in RUSTFS_DRIVE_SYNC_ENABLE" >> "$dest/NOTES.md"
+commit "2026-06-10T13:00:00Z" "notes: drive sync"
 
 git -C "$dest" checkout -q main
 echo "make-repo: made $dest (main, ${branches[*]})"

@@ -6,6 +6,7 @@
 //! This module tree starts with the shared vocabulary of DESIGN.md (experiment kinds, trial states,
 //! verdicts and their exit codes); the pipeline and warp judges grow beside it.
 
+pub mod bisect;
 pub mod changepoint;
 pub mod comment;
 pub mod cron;

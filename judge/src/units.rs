@@ -70,6 +70,16 @@ pub fn short_sha(sha: &str) -> &str {
     sha.get(..10).unwrap_or(sha)
 }
 
+/// A wall time in words: "42 s", "7 min 5 s", "2 h 03 min".
+pub fn fmt_duration_ms(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// Three significant digits, no exponent for everyday values: "0.00123", "12.3", "1234".
 pub fn fmt_num(v: f64) -> String {
     let a = v.abs();

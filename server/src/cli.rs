@@ -34,6 +34,10 @@ pub enum Command {
     /// Launch an experiment on a running Arbiter (for CI): --wait prints progress and the verdict and
     /// exits 0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 on any error.
     Launch(crate::client::LaunchArgs),
+    /// Find the commit that moved a metric between a good and a bad commit (a bisection on a running
+    /// Arbiter): --dry-run lists the commits and the expected steps; --wait prints each step and the
+    /// culprit; exits 0 culprit or no culprit, 3 ambiguous, 4 cancelled, 2 on any error.
+    Bisect(crate::bisect_client::BisectArgs),
     /// Store results measured elsewhere as a judged experiment (zephyr.stage rows, or warp
     /// baseline_compare.csv files), with a page, charts and a share link. Writes to the store directly.
     #[command(subcommand)]

@@ -8,14 +8,37 @@ use std::time::{Duration, Instant};
 use wire::experiment::JsonExperiment;
 use wire::launch::{JsonExemption, JsonExtraArm, JsonLaunch, JsonWarpMatrix, LatestWord, ReuseBaseline, WarpPreset};
 
+/// Where the API is and who calls it: the flags every command that talks to a running Arbiter takes.
 #[derive(Debug, clap::Args)]
-pub struct LaunchArgs {
+pub struct ServerArgs {
     /// The Arbiter server, e.g. https://arbiter.example.com.
     #[arg(long, env = "ARBITER_SERVER")]
     pub server: String,
     /// An API token of a launcher (or ARBITER_TOKEN).
     #[arg(long, env = "ARBITER_TOKEN", hide_env_values = true)]
     pub token: String,
+}
+
+impl ServerArgs {
+    /// The server's base URL, without a trailing slash.
+    pub fn base(&self) -> String {
+        self.server.trim_end_matches('/').to_string()
+    }
+}
+
+/// Runs a client command on a runtime of its own.
+pub fn block_on(command: impl std::future::Future<Output = Result<i32, String>>) -> Result<i32, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?
+        .block_on(command)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LaunchArgs {
+    #[command(flatten)]
+    pub api: ServerArgs,
     #[arg(long)]
     pub suite: String,
     /// The control; default: the merge-base of the suite's base branch and the treatment.
@@ -186,17 +209,7 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
         let (name, r) = extra.split_once('=').ok_or_else(|| format!("--treatment-ref {extra:?}: name an extra arm, NAME=REF"))?;
         arms.push(JsonExtraArm { name: name.to_string(), git_ref: r.to_string(), config: None });
     }
-    let mut fingerprint = serde_json::Map::new();
-    for s in &args.set {
-        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s:?}: expected FIELD=VALUE"))?;
-        let value = match (v.parse::<i64>(), v) {
-            (Ok(n), _) => json!(n),
-            (_, "true") => json!(true),
-            (_, "false") => json!(false),
-            _ => json!(v),
-        };
-        fingerprint.insert(k.to_string(), value);
-    }
+    let fingerprint = fingerprint_from(&args.set)?;
     let reuse_baseline = match args.reuse_baseline.as_deref().map(|r| (r, r.parse::<i64>())) {
         None => None,
         Some(("latest", _)) => Some(ReuseBaseline::Latest(LatestWord::Latest)),
@@ -235,7 +248,23 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
     })
 }
 
-async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
+/// The fingerprint `--set FIELD=VALUE` flags give (integers and true/false are typed).
+pub fn fingerprint_from(sets: &[String]) -> Result<serde_json::Map<String, Value>, String> {
+    let mut fingerprint = serde_json::Map::new();
+    for s in sets {
+        let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s:?}: expected FIELD=VALUE"))?;
+        let value = match (v.parse::<i64>(), v) {
+            (Ok(n), _) => json!(n),
+            (_, "true") => json!(true),
+            (_, "false") => json!(false),
+            _ => json!(v),
+        };
+        fingerprint.insert(k.to_string(), value);
+    }
+    Ok(fingerprint)
+}
+
+pub(crate) async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
     let resp = req.send().await.map_err(|e| format!("{what}: cannot reach the server: {e}"))?;
     let status = resp.status();
     let body: Value = resp.json().await.unwrap_or(Value::Null);
@@ -251,14 +280,14 @@ async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String>
 }
 
 async fn launch(args: LaunchArgs) -> Result<i32, String> {
-    let base = args.server.trim_end_matches('/').to_string();
+    let base = args.api.base();
     let http = reqwest::Client::builder().timeout(Duration::from_secs(60)).build().map_err(|e| e.to_string())?;
     let body = request(&args)?;
     // Registered before anything is launched (tokio's ctrl_c() would only listen from its first poll, and
     // a Ctrl-C before that would kill the process without asking).
     let mut interrupt =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| format!("cannot listen for Ctrl-C: {e}"))?;
-    let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.token).json(&body), "launch").await?;
+    let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.api.token).json(&body), "launch").await?;
     if args.dry_run {
         match args.format {
             PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?),
@@ -275,7 +304,7 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
     let started = Instant::now();
     let mut progress = Progress::new();
     loop {
-        let answer = call(http.get(format!("{base}/api/v1/experiments/{id}")).bearer_auth(&args.token), "status").await?;
+        let answer = call(http.get(format!("{base}/api/v1/experiments/{id}")).bearer_auth(&args.api.token), "status").await?;
         let e: JsonExperiment =
             serde_json::from_value(answer).map_err(|e| format!("status: the server's answer is not an experiment: {e}"))?;
         let ended = e.trials.iter().filter(|t| !matches!(t.state, TrialState::Queued | TrialState::Running)).count();
@@ -295,7 +324,7 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
                 }
                 println!("{url}");
                 if let Some(path) = &args.comment_file {
-                    let text = comment(&http, &base, &args.token, id, v, &e).await?;
+                    let text = comment(&http, &base, &args.api.token, id, v, &e).await?;
                     std::fs::write(path, text).map_err(|e| format!("--comment-file {}: {e}", path.display()))?;
                     println!("comment written to {}", path.display());
                 }
@@ -316,7 +345,7 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
             _ = tokio::time::sleep(Duration::from_secs(2)) => {}
             _ = interrupt.recv() => {
                 progress.done();
-                return interrupted(&http, &base, &args.token, id, &url).await;
+                return interrupted(&http, &base, &args.api.token, id, &url).await;
             }
         }
     }
@@ -404,11 +433,7 @@ async fn comment(
 }
 
 pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?
-        .block_on(launch(args))
+    block_on(launch(args))
 }
 
 #[cfg(test)]

@@ -97,6 +97,7 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
         accept_workload_mismatch: args.accept_workload_mismatch,
         noise,
         method,
+        focus: None,
     };
     let report = if args.sequential {
         let unit = if args.abba { Unit::AbbaBlock } else { Unit::Pair };

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod bisect_client;
 pub mod cli;
 pub mod client;
 pub mod compare;

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         cli::Command::WarpParse(args) => exit_with(gate::run_warp_parse(args)),
         cli::Command::Load(args) => exit_with(loadgen::command::run_load(args)),
         cli::Command::Launch(args) => exit_with(server::client::run_launch(args)),
+        cli::Command::Bisect(args) => exit_with(server::bisect_client::run_bisect(args)),
         cli::Command::Import(cli::ImportCommand::Pipeline(args)) => exit_with(block_on(server::import::run_pipeline(*args))),
         cli::Command::Import(cli::ImportCommand::Warp(args)) => exit_with(block_on(server::import::run_warp(*args))),
         cli::Command::User(cli::UserCommand::Add(args)) => exit_with(block_on(auth::users::add_user(args))),

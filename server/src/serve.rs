@@ -78,6 +78,11 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
         engine::schedules::spawn(state.engine.clone(), Duration::from_secs(20)),
         sessions.spawn_expiry(Duration::from_secs(3600)),
         retention::spawn(config.data_dir.clone(), store.clone(), config.retention, Duration::from_secs(3600)),
+        // Bisections left running: a step may have ended while the server was down.
+        {
+            let engine = state.engine.clone();
+            tokio::spawn(async move { engine::bisect::resume_all(&engine).await })
+        },
     ];
     let worker = state.engine.queue.worker.clone();
     let router = router(state, sessions, &config);

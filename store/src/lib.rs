@@ -5,6 +5,7 @@
 //! One file per table family.
 
 pub mod artifacts;
+pub mod bisections;
 pub mod claim;
 mod connect;
 pub mod details;

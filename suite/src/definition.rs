@@ -68,6 +68,9 @@ pub struct SuiteDefinition {
     /// The pipeline verdict's margins and error rate (`[judge]`); the documented defaults otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeSpec>,
+    /// `[bisect]`: a bisection's budget when its request does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<BisectDefaults>,
 }
 
 /// `[judge]`: what matters to this suite. The margins are the smallest changes that matter (they decide
@@ -81,6 +84,24 @@ pub struct JudgeSpec {
     pub elapsed_margin_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+}
+
+/// `[bisect]`: the budget of a bisection over this suite (each value: when the request does not say).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BisectDefaults {
+    /// Experiments in all (default: the ends, the probes a range needs, the confirmation, and 2 more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<u32>,
+    /// Trials an arm of each step (default: the suite's `defaults.max_trials`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_trials: Option<u32>,
+    /// Wall time of the whole bisection (default 720 minutes); past it, running steps finish, none starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_minutes: Option<u32>,
+    /// Probes at once (default: 1 on a host; a cluster suite's `max_parallel` ÷ 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<u32>,
 }
 
 impl SuiteDefinition {

@@ -14,6 +14,8 @@ pub enum NotifyEvent {
     InfraFailure,
     /// The experiment's trend points revealed a new change point in one of the suite's series.
     ChangePoint,
+    /// A bisection over the suite ended (a culprit, no culprit, or ambiguous).
+    Bisection,
 }
 
 impl NotifyEvent {
@@ -23,12 +25,13 @@ impl NotifyEvent {
             NotifyEvent::Fail => "fail",
             NotifyEvent::InfraFailure => "infra_failure",
             NotifyEvent::ChangePoint => "change_point",
+            NotifyEvent::Bisection => "bisection",
         }
     }
 }
 
 fn all_events() -> Vec<NotifyEvent> {
-    vec![NotifyEvent::Regression, NotifyEvent::Fail, NotifyEvent::InfraFailure, NotifyEvent::ChangePoint]
+    vec![NotifyEvent::Regression, NotifyEvent::Fail, NotifyEvent::InfraFailure, NotifyEvent::ChangePoint, NotifyEvent::Bisection]
 }
 fn default_attempts() -> u32 {
     4

@@ -83,6 +83,14 @@ pub struct JsonLaunch {
     /// suite's CPU margin. Only the preview reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detect_pct: Option<f64>,
+    /// Pipeline suites with `trials = "auto"`: the one stage whose CPU decides when the experiment stops,
+    /// tested at the whole CPU error rate (a bisection's step); the other stages are reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
+    /// Pipeline suites: this experiment's CPU margin (percent) instead of the suite's `[judge]` one — the
+    /// smallest CPU change worth a verdict (a bisection's step: half the change between its ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_margin_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
 }

@@ -2,6 +2,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod bisection;
 pub mod experiment;
 pub mod history;
 pub mod import;

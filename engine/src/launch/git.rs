@@ -24,6 +24,10 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(10)]
+}
+
 /// A repository Arbiter can read refs from.
 #[derive(Debug, Clone)]
 pub struct Repo {
@@ -86,6 +90,76 @@ impl Repo {
             .await
             .map(|out| out.lines().map(str::to_string).collect())
             .unwrap_or_default()
+    }
+
+    /// The commits after `good` up to `bad` on bad's first-parent line, oldest first: (sha, is a merge,
+    /// subject). `good` must be on that line (an ancestor reached only through a merge's second parent
+    /// would make the range the whole history down to the root).
+    pub async fn first_parent_range(&self, good: &str, bad: &str, max: usize) -> Result<Vec<(String, bool, String)>, String> {
+        if git(&self.dir, &["merge-base", "--is-ancestor", "--end-of-options", good, bad]).await.is_err() {
+            return Err(format!(
+                "good {} is not an ancestor of bad {}: give a good commit the bad one was built on",
+                short(good),
+                short(bad)
+            ));
+        }
+        let range = format!("{good}..{bad}");
+        let limit = format!("--max-count={}", max + 1);
+        let out = git(&self.dir, &["log", "--first-parent", &limit, "--format=%H%x1f%P%x1f%s", "--end-of-options", &range]).await?;
+        let mut commits: Vec<(String, Vec<String>, String)> = out
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split('\u{1f}');
+                Some((
+                    f.next()?.to_string(),
+                    f.next()?.split_whitespace().map(str::to_string).collect(),
+                    f.next().unwrap_or("").to_string(),
+                ))
+            })
+            .collect();
+        if commits.len() > max {
+            return Err(format!("the range holds more than {max} commits: bisect a part of it (a later good or an earlier bad commit)"));
+        }
+        commits.reverse();
+        if let Some(first) = commits.first() {
+            if first.1.first().map(String::as_str) != Some(good) {
+                return Err(format!(
+                    "good {} is not on bad {}'s first-parent line (it came in through a merge): give the merge's first parent as good",
+                    short(good),
+                    short(bad)
+                ));
+            }
+        }
+        Ok(commits.into_iter().map(|(sha, parents, subject)| (sha, parents.len() > 1, subject)).collect())
+    }
+
+    /// A commit's subject.
+    pub async fn subject(&self, sha: &str) -> Result<String, String> {
+        git(&self.dir, &["log", "-1", "--format=%s", "--end-of-options", sha]).await
+    }
+
+    /// A commit's message, author, date and diff stat (against its first parent).
+    pub async fn describe(&self, sha: &str) -> Result<wire::bisection::JsonCulprit, String> {
+        let head = git(&self.dir, &["log", "-1", "--format=%H%x1f%an <%ae>%x1f%aI%x1f%P%x1f%s%x1f%b", "--end-of-options", sha]).await?;
+        let f: Vec<&str> = head.splitn(6, '\u{1f}').collect();
+        if f.len() < 5 {
+            return Err(format!("cannot read commit {}", short(sha)));
+        }
+        let parents: Vec<&str> = f[3].split_whitespace().collect();
+        let stat =
+            git(&self.dir, &["show", "--first-parent", "--stat=120", "--format=", "--end-of-options", sha]).await.unwrap_or_default();
+        let mut lines: Vec<String> = stat.lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+        let summary = lines.pop().unwrap_or_else(|| "no file changed".into());
+        Ok(wire::bisection::JsonCulprit {
+            sha: f[0].to_string(),
+            author: f[1].to_string(),
+            date: f[2].to_string(),
+            subject: f[4].to_string(),
+            body: f.get(5).map(|b| b.trim().to_string()).unwrap_or_default(),
+            stat: summary,
+            files: lines,
+            merged: parents.get(1).map(|p| p.to_string()),
+        })
     }
 
     /// The best common ancestor of two commits.

@@ -38,6 +38,15 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
             None => return Err(EngineError::Invalid("warp: only a warp suite takes matrix settings".into())),
         }
     }
+    // A CPU margin asked for this experiment judges it: the stored copy of the suite carries it.
+    if let Some(m) = req.cpu_margin_pct {
+        if !(m > 0.0 && m < 100.0) || definition.kind != judge::ExperimentKind::Pipeline {
+            return Err(EngineError::Invalid(format!(
+                "cpu_margin_pct: {m}: a pipeline launch's CPU margin is a percent above 0, below 100"
+            )));
+        }
+        definition.judge = Some(suite::definition::JudgeSpec { cpu_margin_pct: Some(m), ..definition.judge.unwrap_or_default() });
+    }
     // The phase order asked for (ABBA) is the stored matrix's too: its rounds an arm, the adaptive cap and
     // gate.md's matrix line follow it.
     if let Some(warp) = definition.warp.as_mut().filter(|_| req.order == Some(suite::definition::TrialOrder::Abba)) {

@@ -96,6 +96,9 @@ pub struct LaunchPlan {
     /// `trials = "auto"`: the budget pairs are added within (`trials_per_arm` is then the first look's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adaptive: Option<AdaptivePlan>,
+    /// The one stage whose CPU decides when an adaptive experiment stops (a bisection's step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }
 
 /// Where the plan's argv points for things only a launch knows.
@@ -269,6 +272,16 @@ pub async fn resolve(
         warp_adaptive,
         warp_settings: req.warp.clone().filter(|m| !m.is_empty()),
         detectable: None,
+        focus: match (&req.focus, &adaptive) {
+            (None, _) => None,
+            (Some(f), Some(_)) if suite.kind == judge::ExperimentKind::Pipeline => {
+                rules::check_text("focus", f, 200).map_err(EngineError::Invalid)?;
+                Some(f.trim().to_string())
+            }
+            (Some(_), _) => {
+                return Err(EngineError::Invalid("focus: only an adaptive pipeline launch (trials = \"auto\") takes a focus stage".into()))
+            }
+        },
         adaptive,
     })
 }

@@ -59,6 +59,7 @@ pub fn payload(
         NotifyEvent::Fail => "Gate FAIL",
         NotifyEvent::InfraFailure => "Infrastructure failure",
         NotifyEvent::ChangePoint => "Change point",
+        NotifyEvent::Bisection => "Bisection",
     };
     let suite = summary.suite.clone().unwrap_or_default();
     let first = reasons.first().map(|r| format!(": {}", slack_escape(r))).unwrap_or_default();

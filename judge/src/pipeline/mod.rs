@@ -46,6 +46,8 @@ pub struct PipelineConfig {
     pub noise: Option<NoiseProfile>,
     /// Error rate, margins and pairing.
     pub method: MethodConfig,
+    /// The sequential design's focus: only this stage's CPU decides when it stops (`judge_sequential`).
+    pub focus: Option<String>,
 }
 
 impl Default for PipelineConfig {
@@ -56,6 +58,7 @@ impl Default for PipelineConfig {
             accept_workload_mismatch: false,
             noise: None,
             method: MethodConfig::default(),
+            focus: None,
         }
     }
 }

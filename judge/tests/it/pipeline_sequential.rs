@@ -185,3 +185,31 @@ fn abba_blocks_sum_two_pairs_each() {
     assert_eq!(bc[1].execution_ids, vec![id(2), id(3)]);
     assert_eq!((arms[0].trials[0].execution_ids.clone(), arms[0].trials[0].pair), (vec![id(1000), id(1001)], Some(0)));
 }
+
+#[test]
+fn a_focused_look_stops_on_its_stage_alone() {
+    // Stage "map" costs 20 % more; a focus on "shuffle" (unchanged) is not stopped by map's regression.
+    let (rows, c, t) = pipeline(12, 1.0, 20.0);
+    let config = PipelineConfig { focus: Some("shuffle".into()), ..PipelineConfig::default() };
+    let r = sequential(&rows, &c, &t, &config, SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!(q.focus.as_deref(), Some("shuffle"));
+    assert!(q.stop_reason.starts_with("the CPU of shuffle is decided") || !q.stopped, "{}", q.stop_reason);
+    assert!(!q.stop_reason.contains("a regression is decided"), "map never steers it: {}", q.stop_reason);
+    let shuffle = r.treatments[0].stages.iter().find(|s| s.stage == "shuffle").unwrap();
+    // Equivalent once it stops; at the budget, undecided (never "higher": map's change is not shuffle's).
+    let expected = if q.stopped { MetricOutcome::Flat } else { MetricOutcome::Unclear };
+    assert_eq!(shuffle.cpu_outcome, expected, "{shuffle:?}");
+    assert!(!q.stopped || q.pairs_used < 12 || q.stop_reason.contains("shuffle"), "{}", q.stop_reason);
+    // The other stages are still reported: map is higher.
+    let map = r.treatments[0].stages.iter().find(|s| s.stage == "map").unwrap();
+    assert!(map.cpu_change_pct > 15.0, "{map:?}");
+    // A focus on the moved stage stops once it is decided, at the whole CPU error rate.
+    let config = PipelineConfig { focus: Some("map".into()), ..PipelineConfig::default() };
+    let r = sequential(&rows, &c, &t, &config, SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert!(q.stopped && q.stop_reason.starts_with("the CPU of map is decided after"), "{}", q.stop_reason);
+    let map = r.treatments[0].stages.iter().find(|s| s.stage == "map").unwrap();
+    assert_eq!(map.cpu_outcome, MetricOutcome::Higher);
+    assert_eq!(map.cpu_test.as_ref().map(|t| t.alpha), Some(PipelineConfig::default().method.alpha_cpu()), "a family of one");
+}

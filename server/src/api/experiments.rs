@@ -65,13 +65,7 @@ async fn cancel(
     require(&principal, Role::Launcher)?;
     let owner = state.store.experiment_owner(id).await?;
     let me = principal.may(app::auth::ExperimentAct::Cancel, id, owner)?;
-    let summary = state.store.experiment_summary(id).await?;
-    if matches!(summary.status, judge::ExperimentStatus::Judged | judge::ExperimentStatus::Errored | judge::ExperimentStatus::Cancelled) {
-        return Err(ApiError::Conflict(format!("experiment {id} has already ended ({})", summary.status.as_str())));
-    }
-    state.store.set_experiment_status(id, judge::ExperimentStatus::Cancelled).await?;
-    let queued = state.store.cancel_queued_trials(id).await?;
-    let running = state.engine.queue.cancel_running(id);
+    let (queued, running) = engine::cancel_experiment(&state.engine, id).await?;
     state
         .store
         .audit(Some(me), "experiment.cancel", &format!("experiment:{id}"), None, &json!({"queued": queued, "running": running}))

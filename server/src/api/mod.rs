@@ -2,6 +2,7 @@
 //! is listed in `auth::policy::RULES`; handlers get the caller as `Extension<Principal>`.
 
 pub mod audit;
+pub mod bisections;
 pub mod change_points;
 pub mod error;
 pub mod experiments;
@@ -20,6 +21,7 @@ use axum::Router;
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(experiments::router())
+        .merge(bisections::router())
         .merge(imports::router())
         .merge(openapi::router())
         .merge(shares::router())

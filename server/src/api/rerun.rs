@@ -55,6 +55,9 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         // A re-run runs its control again (at the SHA the reused baseline measured).
         reuse_baseline: None,
         detect_pct: None,
+        // A bisection's step re-runs gated on its one stage, held to the margin it was judged with.
+        focus: launch.focus.clone(),
+        cpu_margin_pct: launch.focus.as_ref().and(plan.suite.judge).and_then(|j| j.cpu_margin_pct),
         dry_run: false,
     }
 }

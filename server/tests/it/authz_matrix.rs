@@ -73,6 +73,12 @@ fn bad_mark() -> Body {
         json!({"suite": "x", "metric": "cpu-s", "item": "x", "fingerprint": "{}", "experiment_id": 1, "state": "bogus", "reason": "r"}),
     )
 }
+fn no_bisection() -> Body {
+    Body::Json(json!({"id": 999999}))
+}
+fn bad_bisection() -> Body {
+    Body::Json(json!({"suite": "no-such-suite", "good": "main", "bad": "topic", "metric": "cpu:x"}))
+}
 fn demote() -> Body {
     Body::Json(json!({"role": "viewer"}))
 }
@@ -109,6 +115,8 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/launch", "/launch", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/import", "/import", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/trends", "/trends", None, READER_PAGE),
+        // No bisection 999999: past the gate, a signed-in reader gets the page's 404.
+        case(M::GET, "/bisections/{id}", "/bisections/999999", None, [303, 404, 404, 404, 303, 303, 404, 401, 401, 303]),
         case(M::GET, "/account", "/account", None, READER_PAGE),
         case(M::GET, "/admin", "/admin", None, [303, 403, 403, 200, 303, 303, 403, 401, 401, 303]),
         case(M::POST, "/fn/whoami", "/fn/whoami", None, PUBLIC),
@@ -116,6 +124,7 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/experiment", "/fn/experiment", Some(experiment_a), [401, 200, 200, 200, 200, 404, 200, 401, 401, 401]),
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
         case(M::POST, "/fn/trends", "/fn/trends", Some(history), READER_API),
+        case(M::POST, "/fn/bisection", "/fn/bisection", Some(no_bisection), [401, 404, 404, 404, 401, 401, 404, 401, 401, 401]),
         case(M::POST, "/fn/launch_suites", "/fn/launch_suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/suites", "/fn/suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/suite", "/fn/suite", Some(no_suite), [401, 403, 404, 404, 401, 401, 404, 401, 401, 401]),
@@ -201,6 +210,17 @@ fn cases() -> Vec<Case> {
             "/api/v1/experiments/{C}/shares",
             None,
             [401, 403, 200, 200, 401, 401, 200, 401, 401, 401],
+        ),
+        case(M::GET, "/api/v1/bisections", "/api/v1/bisections", None, READER_API),
+        // Past the gate, an unknown suite is a 400; no bisection 999999 is a 404.
+        case(M::POST, "/api/v1/bisections", "/api/v1/bisections", Some(bad_bisection), [401, 403, 400, 400, 401, 401, 400, 401, 401, 401]),
+        case(M::GET, "/api/v1/bisections/{id}", "/api/v1/bisections/999999", None, [401, 404, 404, 404, 401, 401, 404, 401, 401, 401]),
+        case(
+            M::POST,
+            "/api/v1/bisections/{id}/cancel",
+            "/api/v1/bisections/999999/cancel",
+            None,
+            [401, 403, 404, 404, 401, 401, 404, 401, 401, 401],
         ),
         // Past the gate, an empty title is a 400.
         case(M::POST, "/api/v1/imports", "/api/v1/imports", Some(empty_import), [401, 403, 400, 400, 401, 401, 400, 401, 401, 401]),

@@ -2,6 +2,7 @@
 
 mod accounts_cli;
 mod authz_matrix;
+mod bisect;
 mod common;
 mod compare_cli;
 mod finelog;

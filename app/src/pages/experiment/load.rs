@@ -88,6 +88,8 @@ pub struct ExperimentView {
     pub calibration: Option<CalibrationView>,
     /// An adaptive experiment that has not ended: its pairs and latest look (the live section's start).
     pub adaptive: Option<super::JsonAdaptiveProgress>,
+    /// A judged A/B of two commits, and the caller may launch: "Find the commit" between them.
+    pub bisect: Option<crate::pages::bisection::start::BisectOffer>,
 }
 
 /// One verdict the experiment has had (a re-judged experiment has several, newest first).
@@ -341,7 +343,32 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
     let may_share = may(Act::Share);
     let share_links =
         if may_share { store.share_links(id).await.map_err(crate::error::read_failed("the share links"))? } else { Vec::new() };
+    let bisect = match (&report, summary.suite.clone(), detail.arms.as_slice()) {
+        (Some(r), Some(suite), [control, treatment])
+            if summary.status == judge::ExperimentStatus::Judged
+                && detail.launched
+                && !detail.calibration
+                && !detail.baseline
+                && may(Act::Bisect) =>
+        {
+            let metrics = bisect_metrics(r);
+            match (&control.sha, &treatment.sha, metrics.first().cloned()) {
+                (Some(good), Some(bad), Some((selected, _))) if good != bad => Some(crate::pages::bisection::start::BisectOffer {
+                    suite,
+                    good: good.clone(),
+                    bad: bad.clone(),
+                    metrics,
+                    selected,
+                    fingerprint: detail.fingerprint.to_string(),
+                    experiment_id: Some(id),
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
     Ok(ExperimentView {
+        bisect,
         noise: if detail.calibration { Vec::new() } else { noise_words(report.as_ref(), detail.noise_profile.as_ref()) },
         tested: match &report {
             Some(StoredReport::Pipeline(r)) if !detail.calibration => Some(judge::pipeline::render::method_line(r)),
@@ -372,4 +399,47 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         current_method,
         adaptive,
     })
+}
+
+/// The metrics a bisection from this report could follow, the moved ones first (the largest change first):
+/// (spec, label).
+#[cfg(feature = "ssr")]
+fn bisect_metrics(report: &StoredReport) -> Vec<(String, String)> {
+    use judge::pipeline::report::{fmt_pct, MetricOutcome};
+    let mut out: Vec<(bool, f64, String, String)> = Vec::new();
+    match report {
+        StoredReport::Pipeline(r) => {
+            for s in r.treatments.first().map(|a| a.stages.as_slice()).unwrap_or(&r.stages) {
+                if s.cpu_below_floor || s.trials[1] == 0 {
+                    continue;
+                }
+                let moved = matches!(s.cpu_outcome, MetricOutcome::Higher | MetricOutcome::Lower) && !s.cpu_negligible;
+                let label = format!("CPU of {} ({}{})", s.stage, fmt_pct(s.cpu_change_pct), if moved { ", moved" } else { "" });
+                out.push((moved, s.cpu_change_pct.abs(), format!("cpu:{}", s.stage), label));
+            }
+        }
+        StoredReport::Warp { gate, .. } => {
+            const BISECTABLE: [&str; 5] = ["reqps", "throughput", "latency", "p90-latency", "p99-latency"];
+            let single = |w: &str| w.rsplit_once('/').is_some_and(|(x, s)| !x.contains(':') && (s == "sync-on" || s == "sync-off"));
+            match &gate.noise {
+                Some(n) => {
+                    for row in n.rows.iter().filter(|r| BISECTABLE.contains(&r.metric.as_str()) && single(&r.workload)) {
+                        let moved = matches!(row.verdict, judge::warp::noise::NoiseVerdict::Fail | judge::warp::noise::NoiseVerdict::Warn);
+                        let change = row.change_pct.unwrap_or(0.0);
+                        let label = format!("{} of {} ({} {})", row.metric, row.workload, row.verdict.label(), fmt_pct(change));
+                        out.push((moved, change.abs(), format!("{}:{}", row.workload, row.metric), label));
+                    }
+                }
+                None => {
+                    for row in gate.rows.iter().filter(|r| BISECTABLE.contains(&r.metric.as_str()) && single(&r.workload)) {
+                        let moved = matches!(row.verdict, judge::warp::gate::RowVerdict::Fail | judge::warp::gate::RowVerdict::Warn);
+                        let label = format!("{} of {} ({} {})", row.metric, row.workload, row.verdict.label(), row.delta);
+                        out.push((moved, row.regress.unwrap_or(0.0).abs(), format!("{}:{}", row.workload, row.metric), label));
+                    }
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)));
+    out.into_iter().map(|(_, _, spec, label)| (spec, label)).collect()
 }

@@ -69,6 +69,7 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <div class="head-actions">
                 <actions::Actions id may_cancel=view.may_cancel may_rerun=view.may_rerun />
                 <share::ShareBox id shared=view.shared may_share=view.may_share links=view.share_links.clone() />
+                {view.bisect.clone().map(|offer| view! { <crate::pages::bisection::start::FindCommit offer /> })}
             </div>
         </div>
         <section class=format!("banner tone-{}", s.verdict.map(|v| format!("{:?}", v.tone()).to_lowercase()).unwrap_or_else(|| "none".into())) aria-label="Verdict">

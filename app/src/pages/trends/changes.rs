@@ -21,6 +21,12 @@ pub struct ChangeView {
     pub commits: (Option<String>, Option<String>),
     /// (state, reason, by, when)
     pub mark: Option<(String, String, Option<String>, i64)>,
+    /// Bisections over this range: (id, what they found).
+    #[serde(default)]
+    pub bisections: Vec<(i64, String)>,
+    /// "Find the commit" over this range, for a launcher when both ends are known.
+    #[serde(default)]
+    pub bisect: Option<crate::pages::bisection::start::BisectOffer>,
 }
 
 impl ChangeView {

@@ -165,7 +165,37 @@ pub async fn load_trends(filter: TrendFilter) -> Result<TrendsView, crate::error
             let (before_id, after_id) = (ids[c.index - 1], ids[c.index]);
             let shas = store.control_shas(&[before_id, after_id]).await.map_err(failed)?;
             let mark = marks.iter().find(|m| m.fingerprint == keys[i] && m.experiment_id == after_id);
+            let (good, bad) = (shas[0].1.clone(), shas[1].1.clone());
+            let mut bisections = Vec::new();
+            let mut bisect = None;
+            if let (Some(good), Some(bad)) = (good.filter(|g| Some(g) != shas[1].1.as_ref()), bad) {
+                let ctx = crate::context::server_context()?;
+                for b in store.bisections_of_range(&suite.name, &good, &bad, &ctx.base_url).await.map_err(failed)? {
+                    let found = match (&b.bisection.state.culprit, &b.bisection.state.outcome) {
+                        (Some(c), _) => format!("culprit {}", judge::units::short_sha(&c.sha)),
+                        (None, Some(o)) => o.kind().replace('_', " "),
+                        (None, None) => b.bisection.status.clone(),
+                    };
+                    bisections.push((b.bisection.id, found));
+                }
+                let spec = match metric.name {
+                    "cpu-s" | "cpu-s-per-item" if item != judge::trend::ALL_STAGES => Some(format!("cpu:{item}")),
+                    "reqps" | "throughput" | "latency" | "p90-latency" | "p99-latency" => Some(format!("{item}:{}", metric.name)),
+                    _ => None,
+                };
+                bisect = spec.filter(|_| view.may_mark).map(|spec| crate::pages::bisection::start::BisectOffer {
+                    suite: suite.name.clone(),
+                    good,
+                    bad,
+                    metrics: vec![(spec.clone(), format!("{} of {item}", metric.label))],
+                    selected: spec,
+                    fingerprint: keys[i].to_string(),
+                    experiment_id: None,
+                });
+            }
             view.changes.push(ChangeView {
+                bisections,
+                bisect,
                 series: i,
                 fingerprint: keys[i].to_string(),
                 at: s.points[c.index].at,
@@ -295,7 +325,13 @@ fn ChangeList(v: TrendsView) -> impl IntoView {
                                 }}
                                 {v.may_mark.then(|| view! {
                                     <changes::MarkChange suite=suite.clone() metric=metric.clone() item=item.clone() fingerprint=ch.fingerprint.clone() experiment_id=ch.first_after />
-                                })}</td>
+                                })}
+                                {(!ch.bisections.is_empty()).then(|| view! {
+                                    <p class="change-bisections">"Bisected: " {ch.bisections.iter().map(|(id, found)| view! {
+                                        <a href=format!("/bisections/{id}")>{format!("#{id} ({found})")}</a> " "
+                                    }).collect_view()}</p>
+                                })}
+                                {ch.bisect.clone().map(|offer| view! { <crate::pages::bisection::start::FindCommit offer /> })}</td>
                             </tr>
                         }).collect_view()}</tbody>
                     </table>

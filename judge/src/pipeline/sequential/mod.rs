@@ -108,6 +108,11 @@ pub fn judge_sequential(
         let prepared = summed.prepare(&config, |t| t.pair.is_some_and(|p| p <= key));
         let count = |f: fn(&Prepared) -> bool| prepared.iter().flat_map(|a| &a.stages).filter(|s| f(s)).count().max(1);
         let alpha_cpu = m.alpha_cpu() / count(|s| matches!(s, Prepared::Measured { cpu: Some(_), .. })) as f64;
+        // A focused look (a bisection's step) makes one claim: the focus stage's CPU, at the whole CPU
+        // error rate; the other stages keep their share and are reported, never steering the stop.
+        let focus = config.focus.as_deref();
+        let steers = |stage: &str| focus.is_none_or(|f| f == stage);
+        let cpu_alpha_of = |stage: &str| if focus == Some(stage) { m.alpha_cpu() } else { alpha_cpu };
         let alpha_el = m.alpha_elapsed() / count(|s| matches!(s, Prepared::Measured { elapsed: Some(_), .. })) as f64;
         let has_control = summed.controls.iter().any(|t| t.pair.is_some_and(|p| p <= key));
         // This look's decisions.
@@ -121,7 +126,7 @@ pub fn judge_sequential(
                         }
                     }
                     Prepared::Measured { report, cpu, elapsed, .. } => {
-                        for (metric, pending, alpha) in [("cpu", cpu, alpha_cpu), ("elapsed", elapsed, alpha_el)] {
+                        for (metric, pending, alpha) in [("cpu", cpu, cpu_alpha_of(&report.stage)), ("elapsed", elapsed, alpha_el)] {
                             let Some(p) = pending else { continue };
                             let k: Key = (a, report.stage.clone(), metric);
                             if !frozen.contains_key(&k) {
@@ -137,7 +142,8 @@ pub fn judge_sequential(
                                 }
                             }
                             match frozen.get(&k) {
-                                None if metric == "cpu" => undecided_cpu += 1,
+                                None if metric == "cpu" && steers(&report.stage) => undecided_cpu += 1,
+                                None if metric == "cpu" => {}
                                 None => undecided_el += 1,
                                 Some(_) => {}
                             }
@@ -145,7 +151,7 @@ pub fn judge_sequential(
                         let state = |metric: &'static str| frozen.get(&(a, report.stage.clone(), metric)).map(|f| (f.decision, f.outcome));
                         let higher = Some((Decision::Different, MetricOutcome::Higher));
                         let cpu_flat = cpu.is_none() || matches!(state("cpu"), Some((Decision::Equivalent, _)));
-                        if regression.is_none() && (state("cpu") == higher || (cpu_flat && state("elapsed") == higher)) {
+                        if regression.is_none() && focus.is_none() && (state("cpu") == higher || (cpu_flat && state("elapsed") == higher)) {
                             let what = if state("cpu") == higher { "CPU higher" } else { "slower at equal cost" };
                             regression = Some(format!("{}: {what}", report.stage));
                         }
@@ -153,7 +159,11 @@ pub fn judge_sequential(
                 }
             }
         }
-        let stop_reason = if let Some(r) = &regression {
+        let focus_decided =
+            focus.is_some_and(|f| prepared.iter().enumerate().any(|(a, _)| frozen.contains_key(&(a, f.to_string(), "cpu"))));
+        let stop_reason = if let (Some(f), true) = (focus, focus_decided && regression.is_none()) {
+            Some(format!("the CPU of {f} is decided after {j} {}", plural(seq.unit, j)))
+        } else if let Some(r) = &regression {
             Some(format!("a regression is decided after {j} {}: {r}", plural(seq.unit, j)))
         } else if undecided_cpu == 0 && has_control {
             Some(format!("every CPU metric is decided after {} {}", j, plural(seq.unit, j)))
@@ -201,7 +211,7 @@ pub fn judge_sequential(
                     Prepared::Decided(r) => r.rounded(),
                     Prepared::Measured { report, cpu, elapsed, elapsed_untested } => {
                         let name = report.stage.clone();
-                        let c = settle(&name, "cpu", cpu, alpha_cpu, true);
+                        let c = settle(&name, "cpu", cpu, cpu_alpha_of(&name), true);
                         let e = if elapsed_untested {
                             (MetricOutcome::Unclear, None)
                         } else {
@@ -240,6 +250,7 @@ pub fn judge_sequential(
             mixture: MIXTURE.iter().map(|&(g, w)| [g, w]).collect(),
             metrics,
             looks,
+            focus: config.focus.clone(),
         });
         return Ok(report);
     }

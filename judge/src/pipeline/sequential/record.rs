@@ -95,4 +95,8 @@ pub struct SequentialRecord {
     pub mixture: Vec<[f64; 2]>,
     pub metrics: Vec<SequentialMetric>,
     pub looks: Vec<LookRecord>,
+    /// The one stage whose CPU decides when it stops (a bisection's step): tested at the whole CPU error
+    /// rate; the other stages are reported and never steer it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus: Option<String>,
 }

@@ -1,0 +1,98 @@
+//! Bisections: `POST /api/v1/bisections` starts one (or, with `dry_run`, lists the commits and the
+//! expected steps and trials), `GET` lists them, `GET …/{id}` answers one (its steps, readings, outcome and
+//! culprit), `POST …/{id}/cancel` stops it and every step still running.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::Principal;
+use crate::state::AppState;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Extension, Json, Router};
+use engine::bisect::Started;
+use serde::Deserialize;
+use serde_json::json;
+use store::people::Role;
+use wire::bisection::{JsonBisection, JsonBisectionRequest};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/bisections", get(list).post(start))
+        .route("/api/v1/bisections/{id}", get(one))
+        .route("/api/v1/bisections/{id}/cancel", post(cancel))
+}
+
+/// Start a bisection (or, with `dry_run`, list its commits and expected steps and store nothing).
+#[utoipa::path(post, path = "/api/v1/bisections", tag = "bisections", request_body = JsonBisectionRequest,
+    responses((status = 201, description = "stored, its first step launched: id and page URL"), (status = 200, description = "dry run: the range and the plan"),
+              (status = 400, description = "the request is not valid (the field is named): an unknown suite or metric, refs that are not a range, a budget out of bounds"),
+              (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role"),
+              (status = 502, description = "git could not read the suite's repository"), (status = 503, description = "no finelog server or sandbox to run steps")))]
+pub(crate) async fn start(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    body: Result<Json<JsonBisectionRequest>, JsonRejection>,
+) -> ApiResult<Response> {
+    let (me, _) = require(&principal, Role::Launcher)?;
+    let Json(req) = body?;
+    Ok(match engine::bisect::start(&state.engine, Some(me), &req).await? {
+        Started::DryRun(plan) => Json(json!({"dry_run": true, "plan": plan})).into_response(),
+        Started::Stored { id, url } => (axum::http::StatusCode::CREATED, Json(json!({"id": id, "url": url}))).into_response(),
+    })
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ListQuery {
+    status: Option<String>,
+    limit: Option<u32>,
+}
+
+/// The newest bisections, newest first.
+#[utoipa::path(get, path = "/api/v1/bisections", tag = "bisections",
+    params(("status" = Option<String>, Query, description = "running | finished | cancelled | errored"), ("limit" = Option<u32>, Query, description = "1–500, default 50")),
+    responses((status = 200, description = "bisections, newest first"), (status = 400, description = "a filter is not valid (named)"), (status = 401, description = "no valid credentials")))]
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    params: Result<Query<ListQuery>, QueryRejection>,
+) -> ApiResult<Json<Vec<JsonBisection>>> {
+    let Query(q) = params?;
+    if let Some(s) = q.status.as_deref().filter(|s| !["running", "finished", "cancelled", "errored"].contains(s)) {
+        return Err(ApiError::BadRequest(format!("status {s:?}: one of running, finished, cancelled, errored")));
+    }
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=500).contains(&limit) {
+        return Err(ApiError::BadRequest(format!("limit {limit}: use 1–500")));
+    }
+    let rows = state.store.bisections(q.status.as_deref(), i64::from(limit), &state.engine.base_url).await?;
+    Ok(Json(rows.into_iter().map(|b| b.bisection).collect()))
+}
+
+/// One bisection: its range, steps (each an experiment), readings, outcome and culprit.
+#[utoipa::path(get, path = "/api/v1/bisections/{id}", tag = "bisections", params(("id" = i64, Path)),
+    responses((status = 200, description = "the bisection"), (status = 404, description = "no such bisection"), (status = 401, description = "no valid credentials")))]
+pub(crate) async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<JsonBisection>> {
+    Ok(Json(state.store.bisection(id, &state.engine.base_url).await?.bisection))
+}
+
+/// Stops a bisection and every step still running. Its launcher or an admin.
+#[utoipa::path(post, path = "/api/v1/bisections/{id}/cancel", tag = "bisections", params(("id" = i64, Path)),
+    responses((status = 200, description = "cancelled; running steps stopping"), (status = 404, description = "no such bisection"), (status = 409, description = "it has already ended"),
+              (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
+pub(crate) async fn cancel(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<serde_json::Value>> {
+    require(&principal, Role::Launcher)?;
+    let owner = state.store.bisection(id, &state.engine.base_url).await?.launched_by_id;
+    let me = principal.may(app::auth::ExperimentAct::CancelBisection, id, owner)?;
+    let who = match &principal {
+        Principal::User { name, .. } => name.clone(),
+        _ => "someone".into(),
+    };
+    let stopped = engine::bisect::cancel(&state.engine, id, Some(me), &who).await?;
+    Ok(Json(json!({"id": id, "steps_stopped": stopped})))
+}
