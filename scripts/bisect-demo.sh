@@ -8,7 +8,7 @@
 #   flat     the Zephyr repository's bisect-flat branch (3 commits that change nothing measurable)
 # Prints each step as it ends, the culprit, and the steps, trials and wall time (from the API).
 #   scripts/bisect-demo.sh [zephyr|warp|flat]...      (default: zephyr)
-# Tens of minutes of real trials each (a Zephyr step: pairs of ~4 s tiny trials, up to 40 an arm: on a 2-core
+# Tens of minutes of real trials each (a Zephyr step: pairs of ~4 s tiny trials, up to MAX_TRIALS=100 an arm: on a 2-core
 # VM the tiny sample's stage CPU spreads 15–25 % from trial to trial); keep the machine otherwise quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,9 +43,9 @@ run() { # LABEL ARGS...
 for kind in "${kinds[@]}"; do
   case "$kind" in
     zephyr) run "zephyr: main..bisect-range, CPU of stage3-Map → Write" --suite zephyr-pipeline --good main --bad bisect-range \
-              --metric "cpu:stage3-Map → Write" --max-trials 40 ;;
+              --metric "cpu:stage3-Map → Write" --max-trials "${MAX_TRIALS:-100}" ;;
     flat) run "zephyr: main..bisect-flat (nothing changed)" --suite zephyr-pipeline --good main --bad bisect-flat \
-              --metric "cpu:stage3-Map → Write" --max-trials 40 --margin 10 ;;
+              --metric "cpu:stage3-Map → Write" --max-trials "${MAX_TRIALS:-100}" --margin 10 ;;
     warp) run "warp: main..bisect-sync, obj/s of put-4MiB/sync-on" --suite s3s-fs-warp --good main --bad bisect-sync \
               --metric "put-4MiB/sync-on:reqps" \
               --rounds 2 --duration 3s --warmup 1s --cooldown 0s ;;
