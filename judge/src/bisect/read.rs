@@ -137,4 +137,3 @@ pub fn read_warp(report: &GateReport, cell: &str, metric: &str, want: Option<Dir
         words: format!("{cell} {metric}: {} {} (uncalibrated: upstream's rule)", row.verdict.label(), row.delta),
     }
 }
-

@@ -105,7 +105,10 @@ async fn measured_a_bisection_names_the_commit_that_added_cpu_to_one_stage() {
     assert_eq!(plan["search"]["commits"].as_array().unwrap().len(), 8, "{plan}");
     assert_eq!((plan["plan"]["probes"].as_u64(), plan["plan"]["steps"].as_u64()), (Some(3), Some(5)), "{plan}");
     let words = plan["plan"]["words"].as_str().unwrap();
-    assert!(words.starts_with("8 commits after ") && words.contains("3 probing experiments") && words.contains("2–12 trials an arm each"), "{words}");
+    assert!(
+        words.starts_with("8 commits after ") && words.contains("3 probing experiments") && words.contains("2–12 trials an arm each"),
+        "{words}"
+    );
     assert!(launcher.get("/api/v1/bisections").await.json().as_array().unwrap().is_empty());
 
     let started = Instant::now();
