@@ -1,4 +1,5 @@
 import { test, expect, signIn, hydrated, looksRight } from "./fixtures";
+// Named launch-bisect so that it runs after the history tests, whose counts of the demo experiments it would change.
 
 // A bisection started from a regression's page, for real: the example Zephyr suite's cpu-heavier branch
 // (one commit: 96 MinHash permutations instead of 24) against main, judged a regression; "Find the commit"
