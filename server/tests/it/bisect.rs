@@ -95,7 +95,7 @@ async fn measured_a_bisection_names_the_commit_that_added_cpu_to_one_stage() {
     std::fs::write(suites.join("bench.toml"), format!("{toml}\n[notify]\nwebhook = \"{hook}\"\nevents = [\"bisection\"]\n")).unwrap();
     engine::sync_suites(&app.store, &suite::load_dir(&suites).unwrap()).await.unwrap();
 
-    let ask = json!({"suite": "stage-bench", "good": "main", "bad": "bisect-range", "metric": "cpu:stage1-Reduce", "max_trials": 12});
+    let ask = json!({"suite": "stage-bench", "good": "main", "bad": "bisect-range", "metric": "cpu:stage1-Reduce", "max_trials": 20});
     // The dry run lists the commits and what the search expects, and stores nothing.
     let mut dry = ask.clone();
     dry["dry_run"] = json!(true);
@@ -106,7 +106,7 @@ async fn measured_a_bisection_names_the_commit_that_added_cpu_to_one_stage() {
     assert_eq!((plan["plan"]["probes"].as_u64(), plan["plan"]["steps"].as_u64()), (Some(3), Some(5)), "{plan}");
     let words = plan["plan"]["words"].as_str().unwrap();
     assert!(
-        words.starts_with("8 commits after ") && words.contains("3 probing experiments") && words.contains("2–12 trials an arm each"),
+        words.starts_with("8 commits after ") && words.contains("3 probing experiments") && words.contains("2–20 trials an arm each"),
         "{words}"
     );
     assert!(launcher.get("/api/v1/bisections").await.json().as_array().unwrap().is_empty());
@@ -160,7 +160,7 @@ async fn measured_a_bisection_names_the_commit_that_added_cpu_to_one_stage() {
     let r = launcher
         .post_json(
             "/api/v1/bisections",
-            json!({"suite": "stage-bench", "good": "main", "bad": "bisect-flat", "metric": "stage1-Reduce", "max_trials": 12, "margin_pct": 50}),
+            json!({"suite": "stage-bench", "good": "main", "bad": "bisect-flat", "metric": "stage1-Reduce", "max_trials": 20, "margin_pct": 50}),
         )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
