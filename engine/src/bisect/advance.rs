@@ -185,10 +185,13 @@ fn reading(metric: &BisectMetric, report: &serde_json::Value, want: Option<judge
             Ok(r) => read_pipeline(&r, stage, want),
             Err(_) => broken(reasons.first().cloned().unwrap_or_else(|| "no report".into())),
         },
-        BisectMetric::WarpCell { cell, metric } => match serde_json::from_value::<judge::warp::gate::GateReport>(report.clone()) {
-            Ok(r) => read_warp(&r, cell, metric, want),
-            Err(_) => broken(reasons.first().cloned().unwrap_or_else(|| "no report".into())),
-        },
+        // A warp experiment's stored report is `{"gate": …, "provenance": …}`.
+        BisectMetric::WarpCell { cell, metric } => {
+            match serde_json::from_value::<judge::warp::gate::GateReport>(report.get("gate").unwrap_or(report).clone()) {
+                Ok(r) => read_warp(&r, cell, metric, want),
+                Err(_) => broken(reasons.first().cloned().unwrap_or_else(|| "no report".into())),
+            }
+        }
     }
 }
 
@@ -272,4 +275,27 @@ pub async fn cancel(engine: &Engine, id: i64, me: Option<i64>, who: &str) -> Eng
     }
     engine.store.audit(me, "bisection.cancel", &format!("bisection:{id}"), None, &json!({"steps_stopped": running})).await?;
     Ok(stopped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_warp_steps_stored_report_is_read_through_its_gate() {
+        let csv = include_str!("../../../judge/tests/data/warp/compare_fail.csv");
+        let rows = judge::warp::compare_csv::parse_compare_csv("compare_fail.csv", csv, None, false).unwrap();
+        let gate = judge::warp::gate::gate(&rows, &judge::warp::gate::GateConfig::default());
+        // As the engine stores a warp verdict: the gate beside its provenance.
+        let stored = json!({"gate": gate, "provenance": null});
+        let metric = BisectMetric::WarpCell { cell: "4KiB/warp@8".into(), metric: "reqps".into() };
+        let r = reading(&metric, &stored, None, &[]);
+        assert_eq!(r.reading, Reading::Moved, "{}", r.words);
+        assert!(r.change_pct.is_some_and(|c| c < -10.0), "{:?}", r.change_pct);
+        // A probe as slow as the bad end reads moved in the ends' direction (obj/s down), not the other way.
+        let again = reading(&metric, &stored, Some(judge::bisect::Direction::Down), &[]);
+        assert_eq!(again.reading, Reading::Moved, "{}", again.words);
+        let latency = BisectMetric::WarpCell { cell: "4KiB/warp@8".into(), metric: "latency".into() };
+        assert_eq!(reading(&latency, &stored, Some(judge::bisect::Direction::Up), &[]).reading, Reading::Moved);
+    }
 }

@@ -78,19 +78,21 @@ pub fn read_pipeline(report: &PipelineReport, stage: &str, want: Option<Directio
 }
 
 /// A warp step: the cell's metric, noise-aware when the suite is calibrated, upstream's rule otherwise.
-/// "Up" is worse (a regression), whatever the metric's own sign.
+/// Directions are the metric's own, as its change's sign (obj/s and MiB/s fall when worse, latencies rise),
+/// so the ends' direction (`Search::direction`, from their change) and a probe's compare alike.
 pub fn read_warp(report: &GateReport, cell: &str, metric: &str, want: Option<Direction>) -> StepReading {
+    let higher_is_better = matches!(metric, "reqps" | "throughput");
+    let (worse, better) = if higher_is_better { (Direction::Down, Direction::Up) } else { (Direction::Up, Direction::Down) };
     if let Some(row) = report.noise.as_ref().and_then(|n| n.rows.iter().find(|r| r.workload == cell && r.metric == metric)) {
         let raw = match row.verdict {
-            NoiseVerdict::Fail | NoiseVerdict::Warn => Some(Direction::Up),
+            NoiseVerdict::Fail | NoiseVerdict::Warn => Some(worse),
             NoiseVerdict::Pass => {
-                // Better beyond the warn budget, and surely so: moved down.
-                let better = row.interval_pct.is_some_and(|[a, b]| {
-                    let worse_is_up = !matches!(metric, "reqps" | "throughput");
-                    let (lo, hi) = if worse_is_up { (a, b) } else { (-b, -a) };
+                // Better beyond the warn budget, and surely so: moved the better way.
+                let surely_better = row.interval_pct.is_some_and(|[a, b]| {
+                    let (lo, hi) = if higher_is_better { (-b, -a) } else { (a, b) };
                     hi < -report.warn_pct && lo < hi
                 });
-                better.then_some(Direction::Down)
+                surely_better.then_some(better)
             }
             _ => None,
         };
@@ -121,8 +123,8 @@ pub fn read_warp(report: &GateReport, cell: &str, metric: &str, want: Option<Dir
     // Upstream's rule has no interval: a FAIL (beyond the fail budget) moved; a WARN lies between "as the
     // good end" and "as the bad end" and is read as undecided rather than guessed either way.
     let raw = match row.verdict {
-        RowVerdict::Fail => Some(Direction::Up),
-        RowVerdict::Pass if row.regress.is_some_and(|r| r < -report.fail_pct) => Some(Direction::Down),
+        RowVerdict::Fail => Some(worse),
+        RowVerdict::Pass if row.regress.is_some_and(|r| r < -report.fail_pct) => Some(better),
         _ => None,
     };
     let reading = match row.verdict {
