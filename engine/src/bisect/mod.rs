@@ -334,11 +334,14 @@ async fn reused_ends(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_pipeline_step_is_adaptive_and_focused_a_warp_step_runs_one_cell() {
-        let commit = |i: usize| Commit { sha: format!("{i:040x}"), subject: format!("c{i}"), merge: false };
-        let mut state = JsonBisectionState {
-            metric: BisectMetric::StageCpu { stage: "stage3-Map → Write".into() },
+    fn commit(i: usize) -> Commit {
+        Commit { sha: format!("{i:040x}"), subject: format!("c{i}"), merge: false }
+    }
+
+    /// Four commits after a good end, no step run yet, a 2 % margin and a budget of 12 trials an arm.
+    fn state(metric: BisectMetric) -> JsonBisectionState {
+        JsonBisectionState {
+            metric,
             search: Search { good: commit(99), commits: (0..4).map(commit).collect(), steps: Vec::new(), parallel: 1 },
             fingerprint: serde_json::Map::new(),
             budget: JsonBisectBudget { max_steps: 6, max_trials: 12, max_minutes: 60, parallel: 1 },
@@ -356,7 +359,12 @@ mod tests {
             culprit: None,
             log: Vec::new(),
             title: String::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_pipeline_step_is_adaptive_and_focused_a_warp_step_runs_one_cell() {
+        let mut state = state(BisectMetric::StageCpu { stage: "stage3-Map → Write".into() });
         let r = step_request("s", &state, StepRole::Confirm, 2, Some(1), false);
         assert_eq!((r.head.as_str(), r.base.as_deref()), (commit(2).sha.as_str(), Some(commit(1).sha.as_str())));
         assert_eq!((r.trials, r.max_trials, r.focus.as_deref()), (Some(JsonTrials::AUTO), Some(12), Some("stage3-Map → Write")));
@@ -370,27 +378,7 @@ mod tests {
 
     #[test]
     fn a_step_is_held_to_half_the_ends_change_capped() {
-        let commit = |i: usize| Commit { sha: format!("{i:040x}"), subject: String::new(), merge: false };
-        let mut state = JsonBisectionState {
-            metric: BisectMetric::StageCpu { stage: "s".into() },
-            search: Search { good: commit(99), commits: (0..4).map(commit).collect(), steps: Vec::new(), parallel: 1 },
-            fingerprint: serde_json::Map::new(),
-            budget: JsonBisectBudget { max_steps: 6, max_trials: 12, max_minutes: 60, parallel: 1 },
-            plan: JsonBisectPlan {
-                probes: 2,
-                steps: 4,
-                trials_per_step: 4,
-                max_trials_per_step: 12,
-                minutes_per_step: None,
-                words: String::new(),
-            },
-            warp: None,
-            margin_pct: 2.0,
-            outcome: None,
-            culprit: None,
-            log: Vec::new(),
-            title: String::new(),
-        };
+        let mut state = state(BisectMetric::StageCpu { stage: "s".into() });
         assert_eq!(step_margin(&state), 2.0, "before the ends: the bisection's margin");
         let mut ends = Step::new(StepRole::Ends, 3, None);
         (ends.reading, ends.change_pct) = (Some(judge::bisect::Reading::Moved), Some(21.0));
