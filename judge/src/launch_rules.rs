@@ -129,7 +129,7 @@ pub fn check_ref(field: &str, r: &str) -> Result<(), String> {
     if is_safe_ref(r) {
         return Ok(());
     }
-    Err(format!("{field}: {r:?} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')"))
+    Err(format!("{field}: {} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')", crate::text::quoted(r)))
 }
 
 /// An extra arm's name: its characters, and not the name of control, treatment or an `earlier` extra arm.

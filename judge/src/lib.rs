@@ -14,6 +14,7 @@ pub mod csv_export;
 pub mod launch_rules;
 pub mod pipeline;
 pub mod stats;
+pub mod text;
 pub mod trend;
 pub mod units;
 pub mod vocab;

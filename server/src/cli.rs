@@ -66,6 +66,14 @@ pub enum Command {
     /// load driver's way to the server under test; used by `serve`; not for people).
     #[command(hide = true)]
     SandboxEnter(SandboxEnterArgs),
+    /// Host Arbiter's own finelog server: its write and query gates, and finelog in a sandbox of its own
+    /// (used by `serve`; not for people).
+    #[command(hide = true)]
+    FinelogServe(engine::queue::owned_finelog::HostArgs),
+    /// Inside finelog's sandbox: become its user, relay a Unix socket to finelog (used by
+    /// `finelog-serve`; not for people).
+    #[command(hide = true)]
+    FinelogInner(engine::queue::owned_finelog::InnerArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -57,11 +57,20 @@ use engine::import::Compared;
 
 /// The zephyr.stage rows of every execution id of these trials, from a finelog server.
 pub async fn rows_from_finelog(url: &str, control: &[TrialSpec], arms: &[ArmSpec]) -> Result<Vec<StageRow>, String> {
+    let finelog = engine::queue::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
+    rows_from(&finelog, control, arms).await.map_err(|e| format!("{url}: {e}"))
+}
+
+/// The zephyr.stage rows of every execution id of these trials, from a finelog client.
+pub async fn rows_from(
+    finelog: &engine::queue::finelog::Finelog,
+    control: &[TrialSpec],
+    arms: &[ArmSpec],
+) -> Result<Vec<StageRow>, String> {
     let mut ids: Vec<String> = control.iter().chain(arms.iter().flat_map(|a| &a.trials)).flat_map(|t| t.execution_ids.clone()).collect();
     ids.sort();
     ids.dedup();
-    let finelog = engine::queue::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
-    finelog.stage_rows(&ids).await.map_err(|e| format!("{url}: {e}"))
+    finelog.stage_rows(&ids).await.map_err(|e| e.to_string())
 }
 
 /// The rows of every named execution id from `--finelog-url`, when given.

@@ -42,6 +42,8 @@ pub struct ServeConfig {
     pub engine_cap: i64,
     /// Reverse proxies whose X-Forwarded-For is believed.
     pub trusted_proxies: Vec<crate::auth::client_addr::Cidr>,
+    /// The `arbiter` binary that supervises trials and hosts the owned finelog (this one).
+    pub arbiter_exe: PathBuf,
 }
 
 impl ServeConfig {
@@ -77,6 +79,7 @@ impl ServeConfig {
             session_max: hours(args.session_max_hours, "ARBITER_SESSION_MAX_HOURS")?,
             retention: crate::retention::Retention::from_args(&args.retention),
             metrics_token_digest,
+            arbiter_exe: std::env::current_exe().unwrap_or_else(|_| "arbiter".into()),
         })
     }
 

@@ -13,6 +13,7 @@ pub mod exports;
 pub mod gate;
 pub mod hardening;
 pub mod health;
+pub mod http_serve;
 pub mod import;
 pub mod metrics;
 pub mod progress;

@@ -5,6 +5,12 @@ use server::{auth, cli, compare, gate, retention, serve};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Everything Arbiter writes (the database, logs, reports, worktrees, sockets) is its user's alone;
+    // what another user must reach (finelog's store, a trial's folder) is given to that user explicitly.
+    // SAFETY: umask(2) only sets this process's file-creation mask.
+    unsafe {
+        libc::umask(0o077);
+    }
     let cli = cli::Cli::parse();
     match cli.command {
         cli::Command::Serve(args) => {
@@ -36,6 +42,8 @@ fn main() -> ExitCode {
         cli::Command::Rejudge(args) => exit_with(block_on(server::rejudge::run(args))),
         cli::Command::Prune(args) => exit_with(block_on(retention::run(args))),
         cli::Command::Supervise(args) => exit_with(engine::queue::supervise::run(args)),
+        cli::Command::FinelogServe(args) => exit_with(engine::queue::owned_finelog::host(args)),
+        cli::Command::FinelogInner(args) => exit_with(engine::queue::owned_finelog::inner(args)),
         cli::Command::SandboxRelay(args) => exit_with(engine::queue::sandbox::relay_inside(args.port, &args.socket, &args.argv)),
         cli::Command::SandboxEnter(args) => exit_with(engine::queue::sandbox::enter(args.pid, args.health.as_deref(), &args.argv)),
     }

@@ -46,6 +46,7 @@ pub enum ServeError {
 
 pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServeConfig::from_args(args)?;
+    private_data_dir(&config.data_dir);
     let suites = suite::load_dir(&config.suites_dir).map_err(ServeError::Suites)?;
     let store = Store::open(&config.database_url).await?;
     engine::sync_suites(&store, &suites).await.map_err(ServeError::Suites)?;
@@ -87,7 +88,7 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     let worker = state.engine.queue.worker.clone();
     let router = router(state, sessions, &config);
     tracing::info!(%addr, store = store.backend(), data_dir = %config.data_dir.display(), "Arbiter is serving on http://{addr}");
-    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>()).with_graceful_shutdown(shutdown_signal()).await?;
+    crate::http_serve::serve(listener, router, shutdown_signal()).await;
     background.iter().for_each(|t| t.abort());
     if let Some(finelog) = finelog {
         match store.running_trials(&worker).await {
@@ -105,11 +106,29 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
+/// The data dir is this user's alone (0700) and the database's files 0600, also when an older version
+/// left them readable: any local user could otherwise read sessions, tokens' hashes and every log.
+pub fn private_data_dir(data_dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let set = |path: &std::path::Path, mode: u32| {
+        if path.exists() {
+            if let Err(e) = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)) {
+                tracing::warn!(path = %path.display(), error = %e, "cannot restrict the permissions");
+            }
+        }
+    };
+    set(data_dir, 0o700);
+    for name in ["arbiter.db", "arbiter.db-wal", "arbiter.db-shm", "arbiter.db-journal"] {
+        set(&data_dir.join(name), 0o600);
+    }
+}
+
 /// The trial queue's runtime, with the finelog server trials report to: the configured URL, else one this
 /// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
 pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog>) {
     let (mut queue, owned) = finelog_queue(config).await;
     queue.engine_cap = config.engine_cap;
+    queue.supervisor = config.arbiter_exe.clone();
     use engine::queue::sandbox::TrialSandbox;
     match &queue.sandbox {
         TrialSandbox::Bwrap(bwrap) => tracing::info!(bwrap = %bwrap.display(), "local pipeline trials run sandboxed"),
@@ -134,8 +153,12 @@ async fn finelog_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog
         let why = "no ARBITER_FINELOG_URL is set, and no Python to run one (ARBITER_PYTHON, or .venv/bin/python)";
         return (TrialQueue::new(Err(why.into()), None), None);
     };
-    match OwnedFinelog::start_or_adopt(python, &config.data_dir.join("finelog")).await {
-        Ok(owned) => (TrialQueue::new(Ok(owned.url.clone()), Some(python.clone())), Some(owned)),
+    match OwnedFinelog::start_or_adopt(&config.arbiter_exe, python, &config.data_dir.join("finelog")).await {
+        Ok(owned) => {
+            let mut queue = TrialQueue::new(Ok(owned.url.clone()), Some(python.clone()));
+            queue.finelog_query = Some(owned.query_socket.clone());
+            (queue, Some(owned))
+        }
         Err(e) => {
             tracing::error!(error = %e, "cannot start a finelog server: pipeline launches are refused until one runs");
             (TrialQueue::new(Err(format!("the finelog server Arbiter starts did not start: {e}")), Some(python.clone())), None)

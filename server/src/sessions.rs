@@ -1,5 +1,10 @@
 //! Browser sessions in the same database as everything else, through tower-sessions' sqlx stores (they
 //! create and migrate their own table). One type serves both backends.
+//!
+//! The database never holds a session's id as the cookie carries it: every id is stored as
+//! [`stored_id`] (its SHA-256, cut to the id's 128 bits), so whoever reads the database (a backup, a file
+//! left readable) cannot take over a session. Rows written before this rule cannot be found by any cookie
+//! (everyone signed in then signs in again once) and expire as usual.
 
 use async_trait::async_trait;
 use std::time::Duration;
@@ -84,18 +89,37 @@ pub async fn secure_behind_tls_proxy(req: axum::extract::Request, next: axum::mi
     response
 }
 
+/// The id a session is stored under: SHA-256 of the cookie's id, its first 128 bits.
+pub fn stored_id(id: &Id) -> Id {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(id.0.to_le_bytes());
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    Id(i128::from_le_bytes(first))
+}
+
+fn as_stored(record: &Record) -> Record {
+    Record { id: stored_id(&record.id), ..record.clone() }
+}
+
 #[async_trait]
 impl SessionStore for AnySessionStore {
     async fn create(&self, record: &mut Record) -> session_store::Result<()> {
-        on_session_store!(self, s => s.create(record).await)
+        // A fresh random id whose stored form is not taken (a collision of 128 random bits is never
+        // expected; the loop keeps the store's promise anyway).
+        while on_session_store!(self, s => s.load(&stored_id(&record.id)).await)?.is_some() {
+            record.id = Id::default();
+        }
+        on_session_store!(self, s => s.save(&as_stored(record)).await)
     }
     async fn save(&self, record: &Record) -> session_store::Result<()> {
-        on_session_store!(self, s => s.save(record).await)
+        on_session_store!(self, s => s.save(&as_stored(record)).await)
     }
     async fn load(&self, id: &Id) -> session_store::Result<Option<Record>> {
-        on_session_store!(self, s => s.load(id).await)
+        let found = on_session_store!(self, s => s.load(&stored_id(id)).await)?;
+        Ok(found.map(|record| Record { id: *id, ..record }))
     }
     async fn delete(&self, id: &Id) -> session_store::Result<()> {
-        on_session_store!(self, s => s.delete(id).await)
+        on_session_store!(self, s => s.delete(&stored_id(id)).await)
     }
 }

@@ -9,6 +9,13 @@ pub enum StoreError {
     Unreachable { url: String, reason: String },
     #[error("cannot apply database migrations: {0}")]
     Migrate(#[source] sqlx::migrate::MigrateError),
+    /// The database holds tables but none of Arbiter's: another program's, refused before anything is
+    /// written to it.
+    #[error("the database holds tables that are not Arbiter's ({0}) and no record of Arbiter's migrations; refusing to write to it. Point DATABASE_URL at an empty database or Arbiter's own")]
+    Foreign(String),
+    /// SQLite's integrity check at start-up did not say ok.
+    #[error("the database file fails SQLite's integrity check ({0}); restore it from a backup before starting")]
+    Damaged(String),
     #[error("{what} {key} does not exist")]
     NotFound { what: &'static str, key: String },
     #[error("{0}")]

@@ -84,8 +84,38 @@ impl Store {
 
     /// Applies the migrations this build knows and the database has not seen yet.
     pub async fn migrate(&self) -> Result<(), StoreError> {
+        self.check_before_writing().await?;
         let migrator = self.migrator();
         on_pool!(self, pool => migrator.run(pool).await).map_err(StoreError::Migrate)
+    }
+
+    /// Refuses a database Arbiter must not write to: one whose tables are another program's (checked
+    /// before the migrations table is created), and an SQLite file that fails `PRAGMA quick_check`.
+    pub async fn check_before_writing(&self) -> Result<(), StoreError> {
+        let tables: Vec<String> = match self {
+            Store::Sqlite(pool) => {
+                let verdict: Vec<String> = sqlx::query_scalar("PRAGMA quick_check").fetch_all(pool).await?;
+                if verdict.first().map(String::as_str) != Some("ok") {
+                    return Err(StoreError::Damaged(judge::text::clip(&verdict.join("; "), 200)));
+                }
+                sqlx::query_scalar("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+                    .fetch_all(pool)
+                    .await?
+            }
+            Store::Postgres(pool) => {
+                sqlx::query_scalar(
+                    "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
+                )
+                .fetch_all(pool)
+                .await?
+            }
+        };
+        if !tables.is_empty() && !tables.iter().any(|t| t == "_sqlx_migrations") {
+            let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+            let more = if tables.len() > 5 { format!(" and {} more", tables.len() - 5) } else { String::new() };
+            return Err(StoreError::Foreign(format!("{}{more}", shown.join(", "))));
+        }
+        Ok(())
     }
 
     /// The database answers and every migration this build knows is applied.

@@ -39,6 +39,23 @@ impl TestDb {
         TestDb { store, url, dir: None, pg_database: Some(name) }
     }
 
+    /// The URL of a fresh, empty PostgreSQL database (not migrated), and its name for [`TestDb::drop_database`].
+    pub async fn empty_postgres() -> (String, String) {
+        let admin = postgres_admin_url();
+        let name = fresh_database_name();
+        let mut conn = PgConnection::connect(admin).await.unwrap_or_else(|e| panic!("connect to {admin}: {e}"));
+        conn.execute(format!("CREATE DATABASE \"{name}\"").as_str()).await.expect("create test database");
+        conn.close().await.ok();
+        (with_database(admin, &name), name)
+    }
+
+    /// Drops a database [`TestDb::empty_postgres`] made.
+    pub async fn drop_database(name: &str) {
+        if let Ok(mut conn) = PgConnection::connect(postgres_admin_url()).await {
+            conn.execute(format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)").as_str()).await.ok();
+        }
+    }
+
     /// The temp dir of a SQLite test store.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_ref().map(|d| d.path())

@@ -1,22 +1,78 @@
 //! Git, run as a program with argv (never a shell): resolving refs to full SHAs and merge-bases in a
 //! suite's repository. A clone URL is mirrored once into the data dir and fetched before each use.
+//!
+//! Every git command Arbiter runs is built by [`command`]: the repositories it reads hold branches
+//! anyone who may launch can push, and git runs programs named in configuration (`core.fsmonitor`,
+//! hooks, `core.sshCommand`, `ext::` remotes). So no configuration from outside the repository is read
+//! (no system file, an empty global one: a file a trial managed to write into `HOME` cannot reach git),
+//! and the keys that run programs are set on the command line, which wins over the repository's own.
+//! Arbiter never runs git inside a worktree after a trial ran in it (`queue::runner::remove_worktrees`
+//! deletes the folder and prunes from the repository).
 
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
+
+/// The configuration every git command gets on its command line, where it outranks every file.
+pub const NEUTRAL_CONFIG: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    // Plain ssh from PATH (an empty value would make git run an empty command).
+    "core.sshCommand=ssh",
+    "core.askPass=",
+    "core.editor=true",
+    "core.pager=cat",
+    "credential.helper=",
+    "protocol.ext.allow=never",
+];
+
+/// Environment variables a git process must not inherit from the server's (they would point git at
+/// another repository, configuration or program).
+const CLEARED_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXEC_PATH",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_EDITOR",
+    "GIT_TRACE",
+];
+
+/// A git command, in `dir` when given (`-C dir`, which is also the one `safe.directory` allowed: with no
+/// system or global file, that is the only place it could come from), with the neutral configuration.
+pub fn command(dir: Option<&Path>) -> Command {
+    let mut cmd = Command::new("git");
+    for var in CLEARED_ENV {
+        cmd.env_remove(var);
+    }
+    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .kill_on_drop(true);
+    for setting in NEUTRAL_CONFIG {
+        cmd.arg("-c").arg(setting);
+    }
+    if let Some(dir) = dir {
+        cmd.arg("-c").arg(format!("safe.directory={}", dir.display())).arg("-C").arg(dir);
+    }
+    cmd
+}
 
 /// Characters a ref may hold here (branch, tag, SHA, `HEAD~2`, `origin/main`); never a leading '-'.
 pub use judge::launch_rules::is_safe_ref;
 
 async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| format!("cannot run git: {e}"))?;
+    let out = command(Some(dir)).args(args).output().await.map_err(|e| format!("cannot run git: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
     } else {
@@ -52,11 +108,9 @@ impl Repo {
             git(&dir, &["fetch", "--prune", "--quiet", "origin"]).await.map_err(|e| format!("cannot fetch {repository}: {e}"))?;
         } else {
             std::fs::create_dir_all(dir.parent().unwrap_or(data_dir)).map_err(|e| e.to_string())?;
-            let out = Command::new("git")
+            let out = command(None)
                 .args(["clone", "--mirror", "--quiet", "--", repository])
                 .arg(&dir)
-                .env("GIT_TERMINAL_PROMPT", "0")
-                .kill_on_drop(true)
                 .output()
                 .await
                 .map_err(|e| format!("cannot run git: {e}"))?;
@@ -70,7 +124,7 @@ impl Repo {
     /// The full SHA of the commit a ref names, or an error naming the ref.
     pub async fn resolve(&self, r: &str) -> Result<String, String> {
         if !is_safe_ref(r) {
-            return Err(format!("ref {r:?} holds characters a git ref may not (or starts with '-')"));
+            return Err(format!("ref {} holds characters a git ref may not (or starts with '-')", judge::text::quoted(r)));
         }
         let spec = format!("{r}^{{commit}}");
         match git(&self.dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]).await.ok().filter(|s| s.len() == 40) {
@@ -78,7 +132,7 @@ impl Repo {
             None => {
                 let branches = self.branches(8).await;
                 let known = if branches.is_empty() { String::new() } else { format!(" (its branches include {})", branches.join(", ")) };
-                Err(format!("ref {r:?} does not name a commit in {}{known}", self.shown))
+                Err(format!("ref {} does not name a commit in {}{known}", judge::text::quoted(r), self.shown))
             }
         }
     }
@@ -178,5 +232,43 @@ mod tests {
         for bad in ["", "-c", "--upload-pack=x", "a b", "a;b", "$(id)", "a..b", "a\nb", "`x`"] {
             assert!(!super::is_safe_ref(bad), "{bad:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod hardening_tests {
+    use super::*;
+
+    /// A repository whose own configuration names an fsmonitor program (as a trial that reached the
+    /// repository's config, or a global file, would plant): plain git runs it, Arbiter's git does not.
+    #[tokio::test]
+    async fn configuration_that_runs_programs_is_neutralised() {
+        let tmp = std::env::temp_dir().join(format!("arbiter-git-hardening-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).unwrap();
+        let marker = tmp.join("ran");
+        let hook = tmp.join("hook.sh");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let repo = tmp.join("repo");
+        let run = |args: &[&str]| {
+            let ok = std::process::Command::new("git").arg("-C").arg(&tmp).args(args).output().unwrap();
+            assert!(ok.status.success(), "{args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+        };
+        run(&["init", "-q", "repo"]);
+        run(&["-C", "repo", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one"]);
+        run(&["-C", "repo", "config", "core.fsmonitor", &hook.to_string_lossy()]);
+        std::fs::write(repo.join("f"), "x").unwrap();
+
+        let ours = command(Some(&repo)).args(["status", "--porcelain"]).output().await.unwrap();
+        assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+        assert!(!marker.exists(), "Arbiter's git ran the repository's fsmonitor");
+        let origin = command(Some(&repo)).args(["config", "--show-origin", "core.fsmonitor"]).output().await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&origin.stdout).trim(), "command line:\tfalse");
+
+        // The same repository with plain git runs the program: the test above could fail.
+        run(&["-C", "repo", "status", "--porcelain"]);
+        assert!(marker.exists(), "plain git did not run the planted fsmonitor; the test proves nothing here");
+        let _ = std::fs::remove_dir_all(&tmp);
     }
 }

@@ -113,8 +113,7 @@ async fn complete_measurements(engine: &Engine, id: i64) -> Result<(), String> {
                 if missing.is_empty() { "its executions".to_string() } else { missing.join(", ") }
             )
         };
-        let Ok(url) = &engine.queue.finelog else { return Err(gone()) };
-        let client = crate::queue::finelog::Finelog::new(url).map_err(|e| e.to_string())?;
+        let Ok(client) = engine.queue.finelog_reader() else { return Err(gone()) };
         let fetched = client.stage_rows(&missing).await.unwrap_or_default();
         let mut all = rows;
         all.extend(fetched.iter().cloned());

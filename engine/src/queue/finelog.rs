@@ -23,10 +23,18 @@ pub enum FinelogError {
     Invalid(String),
 }
 
+/// A finelog server to read rows from: over HTTP at a URL (a server the operator runs), or through the
+/// query gate's Unix socket of the one Arbiter runs (`owned_finelog`).
 #[derive(Debug, Clone)]
 pub struct Finelog {
     url: String,
-    http: reqwest::Client,
+    target: Target,
+}
+
+#[derive(Debug, Clone)]
+enum Target {
+    Http(reqwest::Client),
+    Unix(std::path::PathBuf),
 }
 
 #[derive(Deserialize)]
@@ -61,7 +69,17 @@ impl Finelog {
             .timeout(Duration::from_secs(60))
             .build()
             .map_err(|e| FinelogError::Invalid(format!("cannot build an HTTP client: {e}")))?;
-        Ok(Finelog { url, http })
+        Ok(Finelog { url, target: Target::Http(http) })
+    }
+
+    /// A client of the query gate at `socket` (Arbiter's own finelog).
+    pub fn unix(socket: &std::path::Path) -> Finelog {
+        Finelog { url: format!("unix:{}", socket.display()), target: Target::Unix(socket.to_path_buf()) }
+    }
+
+    /// Answers once finelog itself answers a query.
+    pub async fn ping(&self) -> Result<(), FinelogError> {
+        self.query("SELECT 1").await.map(|_| ())
     }
 
     /// Every `zephyr.stage` row of these executions (ids as the trial's log printed them, with or
@@ -87,23 +105,57 @@ impl Finelog {
         Ok(rows)
     }
 
-    /// Runs one SQL query; the batches of its answer.
+    /// Sends one Connect JSON request; the status and the body of the answer.
+    async fn post(&self, rpc: &str, body: Vec<u8>) -> Result<(u16, bytes::Bytes), FinelogError> {
+        let unreachable = |reason: String| FinelogError::Unreachable { url: self.url.clone(), reason };
+        match &self.target {
+            Target::Http(http) => {
+                let response = http
+                    .post(format!("{}{rpc}", self.url))
+                    .header("connect-protocol-version", "1")
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send()
+                    .await
+                    .map_err(|e| unreachable(e.to_string()))?;
+                let status = response.status().as_u16();
+                Ok((status, response.bytes().await.map_err(|e| unreachable(e.to_string()))?))
+            }
+            Target::Unix(socket) => {
+                use http_body_util::{BodyExt, Full};
+                let conn = tokio::net::UnixStream::connect(socket).await.map_err(|e| unreachable(e.to_string()))?;
+                let (mut sender, driver) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(conn))
+                    .await
+                    .map_err(|e| unreachable(e.to_string()))?;
+                tokio::spawn(driver);
+                let request = hyper::Request::post(rpc)
+                    .header("host", "finelog")
+                    .header("connect-protocol-version", "1")
+                    .header("content-type", "application/json")
+                    .body(Full::new(bytes::Bytes::from(body)))
+                    .map_err(|e| FinelogError::Invalid(e.to_string()))?;
+                let answer = tokio::time::timeout(Duration::from_secs(60), async {
+                    let response = sender.send_request(request).await.map_err(|e| e.to_string())?;
+                    let status = response.status().as_u16();
+                    let body = response.into_body().collect().await.map_err(|e| e.to_string())?.to_bytes();
+                    Ok::<_, String>((status, body))
+                })
+                .await
+                .map_err(|_| unreachable("no answer within 60 s".into()))?;
+                answer.map_err(unreachable)
+            }
+        }
+    }
+
+    /// Runs one read-only SQL query (anything else is refused here, before it is sent: the gate in
+    /// front of Arbiter's own finelog refuses it too); the batches of its answer.
     pub async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>, FinelogError> {
-        let endpoint = format!("{}/finelog.stats.StatsService/Query", self.url);
-        let unreachable = |e: reqwest::Error| FinelogError::Unreachable { url: self.url.clone(), reason: e.to_string() };
-        let response = self
-            .http
-            .post(&endpoint)
-            .header("connect-protocol-version", "1")
-            .json(&serde_json::json!({ "sql": sql }))
-            .send()
-            .await
-            .map_err(unreachable)?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(unreachable)?;
-        if !status.is_success() {
+        crate::queue::finelog_gate::read_only_select(sql).map_err(|why| FinelogError::Invalid(format!("not a read-only query: {why}")))?;
+        let request = serde_json::to_vec(&serde_json::json!({ "sql": sql })).map_err(|e| FinelogError::Invalid(e.to_string()))?;
+        let (status, body) = self.post(crate::queue::finelog_gate::QUERY_RPC, request).await?;
+        if !(200..300).contains(&status) {
             let e: ConnectError =
-                serde_json::from_slice(&body).unwrap_or(ConnectError { code: status.to_string(), message: String::new() });
+                serde_json::from_slice(&body).unwrap_or(ConnectError { code: format!("HTTP {status}"), message: String::new() });
             // A table nobody wrote to yet is no rows, not an error.
             if e.message.contains("not found") && e.message.contains("zephyr.stage") {
                 return Ok(Vec::new());

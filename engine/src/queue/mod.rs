@@ -5,6 +5,8 @@
 
 pub mod cluster;
 pub mod finelog;
+pub mod finelog_gate;
+pub mod host_user;
 pub mod owned_finelog;
 pub mod runner;
 pub mod sandbox;
@@ -27,6 +29,9 @@ pub struct TrialQueue {
     pub notify: Notify,
     /// The finelog server trials report to, or why there is none (said when a pipeline launch is refused).
     pub finelog: Result<String, String>,
+    /// Arbiter's own way to read rows from the finelog it runs (its query gate's socket); `None` with an
+    /// operator's `ARBITER_FINELOG_URL`, which is then read over HTTP.
+    pub finelog_query: Option<std::path::PathBuf>,
     /// `{python}` in suite commands.
     pub python: Option<std::path::PathBuf>,
     /// This host's name in `trials.claimed_by`.
@@ -78,6 +83,7 @@ impl TrialQueue {
         TrialQueue {
             notify: Notify::new(),
             finelog,
+            finelog_query: None,
             python,
             worker: host.unwrap_or_else(|| "local".into()),
             supervisor,
@@ -88,6 +94,16 @@ impl TrialQueue {
             running: Mutex::new(Running::default()),
             engine_cap: DEFAULT_ENGINE_CAP,
             parked: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client Arbiter reads rows with: its own finelog's query gate, else the configured URL; or why
+    /// there is none.
+    pub fn finelog_reader(&self) -> Result<finelog::Finelog, String> {
+        match (&self.finelog_query, &self.finelog) {
+            (Some(socket), Ok(_)) => Ok(finelog::Finelog::unix(socket)),
+            (None, Ok(url)) => finelog::Finelog::new(url).map_err(|e| e.to_string()),
+            (_, Err(why)) => Err(why.clone()),
         }
     }
 
@@ -243,6 +259,7 @@ pub(crate) fn launch_of<'a>(engine: &'a Engine) -> Launch<'a> {
     Launch {
         data_dir: &engine.data_dir,
         finelog_url: engine.queue.finelog.as_deref().ok(),
+        finelog_query: engine.queue.finelog_query.as_deref(),
         python: engine.queue.python.as_deref(),
         supervisor: &engine.queue.supervisor,
         sandbox: &engine.queue.sandbox,

@@ -69,8 +69,7 @@ pub fn trial_files(data_dir: &Path, trial: &Trial) -> (PathBuf, PathBuf) {
 }
 
 async fn git(dir: &Path, args: &[&str]) -> Result<(), String> {
-    let out =
-        Command::new("git").arg("-C").arg(dir).args(args).env("GIT_TERMINAL_PROMPT", "0").output().await.map_err(|e| e.to_string())?;
+    let out = crate::launch::git::command(Some(dir)).args(args).output().await.map_err(|e| e.to_string())?;
     if out.status.success() {
         Ok(())
     } else {
@@ -110,14 +109,23 @@ pub async fn ensure_worktree(repo: &Path, dir: &Path, arm: &PlannedArm) -> Resul
     Ok(())
 }
 
-/// Removes an experiment's worktrees (when it ends).
+/// Removes an experiment's worktrees (when it ends). Git never runs inside a worktree a trial ran in
+/// (the trial could have rewritten its `.git` pointer or planted configuration there): the folder is
+/// deleted (symlinks are removed, never followed) and the repository prunes its record of it.
 pub async fn remove_worktrees(repo: &Path, data_dir: &Path, experiment_id: i64, arms: &[PlannedArm]) {
+    let mut removed = false;
     for arm in arms {
         let dir = worktree_dir(data_dir, &experiment_id.to_string(), &arm.name);
-        if dir.exists() {
-            if let Err(e) = git(repo, &["worktree", "remove", "--force", &dir.to_string_lossy()]).await {
-                tracing::warn!(error = %e, dir = %dir.display(), "cannot remove a worktree; the pruning job will");
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            match std::fs::remove_dir_all(&dir) {
+                Ok(()) => removed = true,
+                Err(e) => tracing::warn!(error = %e, dir = %dir.display(), "cannot remove a worktree"),
             }
+        }
+    }
+    if removed {
+        if let Err(e) = git(repo, &["worktree", "prune"]).await {
+            tracing::warn!(error = %e, repo = %repo.display(), "cannot prune the repository's worktrees");
         }
     }
 }
@@ -137,6 +145,8 @@ pub fn execution_ids_in(log: &str) -> Vec<String> {
 pub struct Launch<'a> {
     pub data_dir: &'a Path,
     pub finelog_url: Option<&'a str>,
+    /// Arbiter's own finelog's query gate, when it runs one (rows are read there, not at the URL).
+    pub finelog_query: Option<&'a Path>,
     pub python: Option<&'a Path>,
     /// The `arbiter` binary that runs `supervise`.
     pub supervisor: &'a Path,
@@ -223,6 +233,9 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
                 .collect(),
             finelog: finelog.as_ref().map(|(_, port)| (*port, socket.clone())),
             tie_to_parent: true,
+            identity: crate::queue::sandbox::Identity::Mapped,
+            remapped: vec![],
+            home_inside: None,
         };
         argv = wrap(bwrap, l.supervisor, &view, &argv);
         if let Some((host, port)) = &finelog {
@@ -324,7 +337,7 @@ pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: 
             ..Outcome::infra(InfraReason::StatsUnreachable, "no finelog URL is configured (ARBITER_FINELOG_URL)")
         };
     };
-    let rows = match Finelog::new(url) {
+    let rows = match reader(l, url) {
         Ok(f) => rows_when_written(&f, &ids).await,
         Err(e) => Err(e),
     };
@@ -364,10 +377,18 @@ pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: 
     Outcome { rows, ..base }
 }
 
+/// The client rows are read with: Arbiter's own finelog's query gate, else the URL.
+fn reader(l: &Launch<'_>, url: &str) -> Result<Finelog, FinelogError> {
+    match l.finelog_query {
+        Some(socket) => Ok(Finelog::unix(socket)),
+        None => Finelog::new(url),
+    }
+}
+
 /// The rows a failed trial left before it failed (which stage failed, what ran), when finelog has any.
 async fn rows_if_any(l: &Launch<'_>, ids: &[String]) -> Vec<StageRow> {
     let (Some(url), false) = (l.finelog_url, ids.is_empty()) else { return Vec::new() };
-    match Finelog::new(url) {
+    match reader(l, url) {
         Ok(f) => f.stage_rows(ids).await.unwrap_or_default(),
         Err(_) => Vec::new(),
     }

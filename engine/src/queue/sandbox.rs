@@ -9,7 +9,8 @@
 //! * in a network namespace of its own with nothing but loopback: PostgreSQL, finelog's other clients and
 //!   every other port of the host are unreachable. The one way out is finelog: inside, `arbiter
 //!   sandbox-relay` listens on 127.0.0.1:PORT and passes each connection through a Unix socket to the
-//!   trial's supervisor outside, which connects it to the real finelog.
+//!   trial's supervisor outside, whose gate passes only the RPCs that append rows
+//!   (`finelog_gate::Policy::Writes`) on to finelog.
 //!
 //! A warp phase runs the same way: its build and its server under test each in a sandbox of their own (no
 //! finelog relay), and the load driver joins the server's network namespace (`arbiter sandbox-enter`, which
@@ -78,6 +79,23 @@ pub struct View {
     /// The sandbox dies with the thread that started it (`--die-with-parent`): right for a supervisor's
     /// single thread, wrong for a server under test started from an async runtime's thread.
     pub tie_to_parent: bool,
+    /// Who the sandbox's first process is.
+    pub identity: Identity,
+    /// Host folders bound read-write at another path inside (`(host, inside)`): for a sandbox whose user
+    /// could not traverse the host path's parents (a 0700 data dir).
+    pub remapped: Vec<(PathBuf, PathBuf)>,
+    /// `HOME` and `TMPDIR` inside, when not the scratch folder's own path (a remapped one).
+    pub home_inside: Option<PathBuf>,
+}
+
+/// Who a sandbox's first process is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// uid 65534 in a user namespace of its own (mapped onto the user `bwrap` runs as).
+    Mapped,
+    /// `bwrap` runs as root with no user namespace, and the first process is Arbiter's own, which becomes
+    /// an unprivileged host user ([`crate::queue::host_user::drop_to`]) before it runs anything else.
+    HostRoot,
 }
 
 impl TrialSandbox {
@@ -194,31 +212,29 @@ pub fn remove_scratch(data_dir: &Path, name: &str) {
 /// The sandboxed argv of `argv`: `bwrap` with the view, then (with finelog) `arbiter sandbox-relay`.
 pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<String> {
     let s = |p: &Path| p.to_string_lossy().into_owned();
-    let mut out: Vec<String> = [
-        s(bwrap).as_str(),
-        "--unshare-user",
-        "--uid",
-        SANDBOX_UID,
-        "--gid",
-        SANDBOX_UID,
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--unshare-net",
-        "--unshare-cgroup-try",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        "/run",
-    ]
-    .iter()
-    .map(|a| a.to_string())
-    .collect();
+    let mut out: Vec<String> = vec![s(bwrap)];
+    if view.identity == Identity::Mapped {
+        out.extend(["--unshare-user", "--uid", SANDBOX_UID, "--gid", SANDBOX_UID].map(String::from));
+    }
+    out.extend(
+        [
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-net",
+            "--unshare-cgroup-try",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/run",
+        ]
+        .map(String::from),
+    );
     if view.tie_to_parent {
         out.insert(1, "--die-with-parent".into());
     }
@@ -229,15 +245,40 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
             false => out.extend(["--ro-bind".into(), "/dev/null".into(), s(&path)]),
         }
     }
-    for r in view.readable.iter().chain(&toolchain()).filter(|p| p.exists()) {
-        out.extend(["--ro-bind".into(), s(r), s(r)]);
+    // bwrap makes the folders leading to a bind inside a tmpfs as root's alone (0700): for an unprivileged
+    // host user (HostRoot) they are made 0755 first, so it can walk to what is bound for it.
+    let hidden: Vec<PathBuf> = [view.data_dir.clone(), PathBuf::from("/run")]
+        .into_iter()
+        .chain(host_secrets().into_iter().filter(|(_, d)| *d).map(|(p, _)| p))
+        .collect();
+    let walkable = |dest: &Path, out: &mut Vec<String>| {
+        if view.identity != Identity::HostRoot {
+            return;
+        }
+        let mut ancestors: Vec<&Path> = dest.ancestors().skip(1).filter(|a| hidden.iter().any(|h| a.starts_with(h) && a != h)).collect();
+        ancestors.reverse();
+        for a in ancestors {
+            out.extend(["--perms".into(), "0755".into(), "--dir".into(), s(a)]);
+        }
+    };
+    let mut binds: Vec<(&str, &Path, &Path)> = Vec::new();
+    let toolchain = toolchain();
+    for r in view.readable.iter().chain(&toolchain).filter(|p| p.exists()) {
+        binds.push(("--ro-bind", r, r));
     }
     for w in view.writable.iter().chain([&view.scratch]) {
-        out.extend(["--bind".into(), s(w), s(w)]);
+        binds.push(("--bind", w, w));
     }
     if let Some((_, socket)) = &view.finelog {
         let dir = socket.parent().unwrap_or(Path::new("/"));
-        out.extend(["--bind".into(), s(dir), s(dir)]);
+        binds.push(("--bind", dir, dir));
+    }
+    for (host, inside) in &view.remapped {
+        binds.push(("--bind", host, inside));
+    }
+    for (how, host, inside) in binds {
+        walkable(inside, &mut out);
+        out.extend([how.into(), s(host), s(inside)]);
     }
     // What is bound into the data dir's tmpfs (and the hidden homes') stays as bound; the tmpfs itself
     // takes no writes.
@@ -245,7 +286,8 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     for (path, _) in host_secrets().into_iter().filter(|(_, dir)| *dir) {
         out.extend(["--remount-ro".into(), s(&path)]);
     }
-    out.extend(["--setenv".into(), "HOME".into(), s(&view.scratch), "--setenv".into(), "TMPDIR".into(), s(&view.scratch)]);
+    let home = view.home_inside.as_deref().unwrap_or(&view.scratch);
+    out.extend(["--setenv".into(), "HOME".into(), s(home), "--setenv".into(), "TMPDIR".into(), s(home)]);
     if let Some((port, socket)) = &view.finelog {
         out.extend([s(arbiter), "sandbox-relay".into(), "--port".into(), port.to_string(), "--socket".into(), s(socket), "--".into()]);
     } else {
@@ -256,7 +298,7 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
 }
 
 /// Copies both ways between two connected streams until either side closes.
-fn pipe<A, B>(a: A, b: B)
+pub fn pipe<A, B>(a: A, b: B)
 where
     A: Read + Write + Send + 'static + TryCloneStream,
     B: Read + Write + Send + 'static + TryCloneStream,
@@ -370,21 +412,14 @@ fn http_status(url: &str) -> Option<u16> {
     line.strip_prefix("HTTP/1.")?.get(2..)?.trim_start().get(..3)?.parse().ok()
 }
 
-/// In the supervisor, outside the sandbox: accepts on the Unix socket `socket` and connects each to
-/// `target` (finelog's host:port). Runs until the process ends.
+/// In the supervisor, outside the sandbox: accepts on the Unix socket `socket` and passes each request
+/// that appends rows (and nothing else: `finelog_gate::Policy::Writes`) to `target` (finelog's
+/// host:port). Runs on the caller's runtime until the process ends.
 pub fn relay_outside(socket: &Path, target: String) -> Result<(), String> {
+    use crate::queue::finelog_gate::{serve_unix, Policy, Upstream};
     let _ = std::fs::remove_file(socket);
-    let listener = std::os::unix::net::UnixListener::bind(socket).map_err(|e| format!("{}: {e}", socket.display()))?;
-    std::thread::spawn(move || {
-        for conn in listener.incoming().flatten() {
-            let target = target.clone();
-            std::thread::spawn(move || {
-                if let Ok(out) = std::net::TcpStream::connect(&target) {
-                    pipe(conn, out);
-                }
-            });
-        }
-    });
+    let listener = tokio::net::UnixListener::bind(socket).map_err(|e| format!("{}: {e}", socket.display()))?;
+    tokio::spawn(serve_unix(listener, Policy::Writes, Upstream::Tcp(target)));
     Ok(())
 }
 
@@ -409,6 +444,9 @@ mod tests {
             readable: vec!["/".into()],
             finelog: Some((4711, "/srv/arbiter/sandbox/trial-3/finelog.sock".into())),
             tie_to_parent: true,
+            identity: Identity::Mapped,
+            remapped: vec![],
+            home_inside: None,
         };
         let argv = wrap(Path::new("/usr/bin/bwrap"), Path::new("/opt/arbiter"), &view, &["python3".into(), "bench.py".into()]);
         let text = argv.join(" ");

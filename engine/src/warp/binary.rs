@@ -74,6 +74,9 @@ pub async fn ensure_binary(
             readable: vec![],
             finelog: None,
             tie_to_parent: false,
+            identity: crate::queue::sandbox::Identity::Mapped,
+            remapped: vec![],
+            home_inside: None,
         };
         argv = crate::queue::sandbox::wrap(bwrap, l.supervisor, &view, &argv);
     }

@@ -44,9 +44,10 @@ pub(super) async fn local(
     };
     let endpoint = format!("http://127.0.0.1:{port}");
     record.endpoint = endpoint.clone();
-    let data_root = crate::experiment_dir(p.l.data_dir, p.trial.experiment_id)
-        .join("phases")
-        .join(format!("trial-{}-{}", p.trial.seq, p.trial.attempt));
+    // The server's disks live with the phase's scratch (removed after it, and with the trial's scratch),
+    // never under `experiments/{id}/`, the tree downloads serve: what the branch's server does with its
+    // disks (a link swapped in for a folder, say) is nothing a download ever walks.
+    let data_root = p.l.data_dir.join("sandbox").join(format!("trial-{}-{}-disks", p.trial.id, p.trial.attempt));
     let _ = std::fs::remove_dir_all(&data_root);
     let dirs: Vec<String> = (1..=spec.disks).map(|i| data_root.join(format!("d{i}")).to_string_lossy().into_owned()).collect();
     for d in &dirs {
@@ -117,6 +118,9 @@ pub(super) async fn local(
             readable: vec![binary.clone()],
             finelog: None,
             tie_to_parent: false,
+            identity: crate::queue::sandbox::Identity::Mapped,
+            remapped: vec![],
+            home_inside: None,
         };
         argv = wrap(bwrap, p.l.supervisor, &view, &argv);
     }

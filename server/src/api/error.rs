@@ -111,7 +111,8 @@ impl IntoResponse for ApiError {
                 tracing::error!(%detail, "request failed");
                 "internal error; the server log has the details under this response's x-request-id".to_string()
             }
-            other => other.to_string(),
+            // However long what the request held, the answer quotes a bounded prefix of it.
+            other => judge::text::clip(&other.to_string(), judge::text::MAX_MESSAGE),
         };
         let mut response = (status, Json(json!({ "error": message }))).into_response();
         match &self {
@@ -128,3 +129,8 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A caller's value quoted in an error: a bounded prefix (`judge::text::quoted`, without its quotes).
+pub fn quoted_prefix(text: &str) -> String {
+    judge::text::clip(text, judge::text::MAX_QUOTED)
+}

@@ -96,8 +96,9 @@ async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String
     let rows = match (&req.rows, req.finelog) {
         (Some(text), false) => judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?,
         (None, true) => {
-            let url = state.engine.queue.finelog.as_ref().map_err(|why| format!("finelog: this server has no finelog server ({why})"))?;
-            crate::compare::rows_from_finelog(url, &control, &arms).await.map_err(|e| format!("finelog: {e}"))?
+            let finelog =
+                state.engine.queue.finelog_reader().map_err(|why| format!("finelog: this server has no finelog server ({why})"))?;
+            crate::compare::rows_from(&finelog, &control, &arms).await.map_err(|e| format!("finelog: {e}"))?
         }
         _ => return Err("rows: give the zephyr.stage rows (CSV, a JSON array or JSON lines), or \"finelog\": true".into()),
     };

@@ -130,9 +130,141 @@ async fn measured_a_trial_that_died_with_the_server_is_requeued_once() {
     assert!(!analyses.is_empty() && analyses.iter().all(|t| t["analysis"] == "paired t on log ratios" && t["n"] == json!([2, 2])), "{e}");
 }
 
-/// The process runs our finelog script (a zombie waiting for a reaper has no command line).
+/// The process is our finelog host (a zombie waiting for a reaper has no command line).
 fn finelog_runs(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains("finelog_serve.py"))
+    std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.contains("finelog-serve"))
+}
+
+/// Processes descended from `pid` (by /proc's children lists).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for task in std::fs::read_dir(format!("/proc/{p}/task")).into_iter().flatten().flatten() {
+            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for c in children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()) {
+                out.push(c);
+                todo.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// The finelog Python under a host.
+fn finelog_python(host: u32) -> Option<u32> {
+    descendants(host).into_iter().find(|p| {
+        std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+            .is_ok_and(|c| c.split('\0').next().is_some_and(|argv0| argv0.contains("python")) && c.contains("finelog_serve.py"))
+    })
+}
+
+/// One raw HTTP/1.1 POST; the status code of the answer.
+async fn raw_post<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(mut conn: S, path: &str, body: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: finelog\r\ncontent-type: application/json\r\nconnect-protocol-version: 1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    conn.write_all(body.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    let _ = conn.read_to_string(&mut answer).await;
+    let status = answer.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, answer)
+}
+
+/// Arbiter's own finelog is off every path but Arbiter's: any local process reaching its TCP port (here
+/// this test, as another local user would) can only append rows — `COPY … TO` and `DropTable` are
+/// refused and write nothing; finelog itself listens only in a network namespace of its own, runs as the
+/// unprivileged `arbiter-finelog` when serve is root, with its store 0700 and the query socket 0600 (the
+/// query gate passes one read-only SELECT). Trials still report through it. Killed, finelog is restarted by
+/// its host and the restart is counted.
+#[tokio::test]
+async fn arbiters_own_finelog_takes_only_rows_and_comes_back_when_killed() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 0.0);
+    let data = tmp.path().join("data");
+    let py = python();
+    let args = ["--suites-dir", suites.to_str().unwrap(), "--python", py.to_str().unwrap()];
+    let server = RunningServer::start_with(&data, None, &args).await;
+    server.sign_in().await;
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(data.join("finelog/server.json")).unwrap()).unwrap();
+    let (host, port) = (state["pid"].as_u64().unwrap() as u32, state["port"].as_u64().unwrap());
+
+    // A trial's rows pass the write gate and are read through the query gate.
+    let (status, body) =
+        server.post_json("/api/v1/experiments", &json!({"suite": "crash", "head": "main", "base": "main", "trials": 1})).await;
+    assert_eq!(status, 201, "{body}");
+    let e = wait_judged(&server, body["id"].as_i64().unwrap()).await;
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "rows passed the gates: {e}");
+
+    // Another local process at the write gate.
+    let marker = tmp.path().join("planted");
+    let copy = json!({"sql": format!("COPY (SELECT 1 AS a) TO '{}' STORED AS CSV", marker.display())}).to_string();
+    for (path, body) in [
+        ("/finelog.stats.StatsService/Query", copy.as_str()),
+        ("/finelog.stats.StatsService/DropTable", r#"{"namespace": "zephyr.stage"}"#),
+        ("/finelog.stats.StatsService/ListNamespaces", "{}"),
+    ] {
+        let conn = tokio::net::TcpStream::connect(("127.0.0.1", port as u16)).await.unwrap();
+        let (status, answer) = raw_post(conn, path, body).await;
+        assert_eq!(status, 403, "{path}: {answer}");
+        assert!(answer.contains("permission_denied"), "{answer}");
+    }
+    // The query gate: a read passes, a COPY does not.
+    let query = data.join("finelog/query.sock");
+    let (status, answer) =
+        raw_post(tokio::net::UnixStream::connect(&query).await.unwrap(), "/finelog.stats.StatsService/Query", r#"{"sql": "SELECT 1"}"#)
+            .await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) =
+        raw_post(tokio::net::UnixStream::connect(&query).await.unwrap(), "/finelog.stats.StatsService/Query", &copy).await;
+    assert_eq!(status, 403, "{answer}");
+    assert!(!marker.exists(), "finelog wrote a file on request");
+    let stage_rows: i64 = {
+        let url = format!("sqlite://{}/arbiter.db", data.canonicalize().unwrap().display());
+        let store = store::Store::open(&url).await.unwrap();
+        let id = e["trials"][0]["id"].as_i64().unwrap();
+        let ids = store.trial_run(id).await.unwrap().execution_ids;
+        store.close().await;
+        let rows = engine::queue::finelog::Finelog::unix(&query).stage_rows(&ids).await.unwrap();
+        rows.len() as i64
+    };
+    assert!(stage_rows > 0, "the rows are still in finelog");
+
+    // Who and where finelog is.
+    let finelog = finelog_python(host).expect("finelog runs under its host");
+    let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/net")).unwrap();
+    assert_ne!(ns(&finelog.to_string()), ns("self"), "finelog listens in a network namespace of its own");
+    let store_dir = data.join("finelog/store");
+    assert_eq!(std::fs::metadata(&store_dir).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(std::fs::metadata(&query).unwrap().permissions().mode() & 0o777, 0o600);
+    if unsafe { libc::geteuid() } == 0 {
+        let status = std::fs::read_to_string(format!("/proc/{finelog}/status")).unwrap();
+        let uid: u32 = status.lines().find_map(|l| l.strip_prefix("Uid:")).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+        let user = engine::queue::host_user::lookup(engine::queue::host_user::FINELOG_USER).expect("serve made the user");
+        assert_eq!(uid, user.uid, "finelog runs as {}: {status}", user.name);
+        assert_eq!(std::fs::metadata(&store_dir).unwrap().uid(), user.uid, "its store is its own");
+    }
+
+    // Killed: restarted by its host, and counted.
+    unsafe { libc::kill(finelog as i32, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let state: Value =
+            serde_json::from_str(&std::fs::read_to_string(data.join("finelog/server.json")).unwrap_or_default()).unwrap_or_default();
+        let back = finelog_python(host).is_some_and(|p| p != finelog);
+        if state["restarts"] == 1 && state["up"] == true && back {
+            break;
+        }
+        assert!(Instant::now() < deadline, "finelog was not restarted: {state}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    engine::queue::finelog::Finelog::unix(&query).ping().await.expect("answers again");
+    assert!(server.stop().success());
 }
 
 /// The finelog server `arbiter serve` starts itself (no `--finelog-url`) runs detached: a trial that

@@ -232,3 +232,82 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// What a trial tries against finelog through its relay, each printed `FINELOG {what}: reached` or
+/// `…: refused (Error)`: a `COPY … TO` a file outside the sandbox (finelog, outside, would write it),
+/// dropping every experiment's rows, and a plain Connect JSON query.
+fn finelog_attacks(marker: &Path) -> String {
+    format!(
+        r#"import os, json, urllib.request
+from finelog.client.log_client import LogClient
+url = os.environ["ARBITER_FINELOG_URL"]
+client = LogClient.connect(url, timeout_ms=5000)
+def attempt(what, f):
+    try:
+        f()
+        print(f"FINELOG {{what}}: reached", flush=True)
+    except Exception as e:
+        print(f"FINELOG {{what}}: refused ({{type(e).__name__}}: {{str(e)[:160]}})", flush=True)
+attempt("COPY to a file", lambda: client.query("COPY (SELECT 'core.fsmonitor' AS a) TO '{marker}' STORED AS CSV"))
+attempt("drop zephyr.stage", lambda: client.drop_table("zephyr.stage"))
+def raw_query():
+    req = urllib.request.Request(url + "/finelog.stats.StatsService/Query", data=json.dumps({{"sql": "SELECT 1"}}).encode(),
+                                 headers={{"content-type": "application/json", "connect-protocol-version": "1"}})
+    urllib.request.urlopen(req, timeout=5).read()
+attempt("query", raw_query)
+client.close()
+"#,
+        marker = marker.display()
+    )
+}
+
+/// finelog answers any SQL to whoever reaches it, `COPY … TO` included. A trial reaches it only through
+/// its relay, whose gate passes the RPCs that append rows and nothing else: a branch whose benchmark
+/// first tries `COPY` to a file, `DropTable` and a plain query gets `permission_denied` for each, the
+/// file is not written, the rows of an earlier experiment are still there — and the trial's own rows
+/// still reach finelog, so it is judged. The same `COPY` sent to finelog directly does write the file:
+/// the attack is real, and only the gate stops it.
+#[tokio::test]
+async fn a_trial_cannot_use_finelog_to_write_files_or_drop_rows() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let first = launch_with(&launcher, "main", 1).await;
+    assert_eq!(launcher.wait_until_ended(first, 180).await["status"], "judged");
+    let first_trial = app.store.trials(first).await.unwrap()[0].id;
+    let ids = app.store.trial_run(first_trial).await.unwrap().execution_ids;
+    let reader = engine::queue::finelog::Finelog::new(&finelog.url).unwrap();
+    let before = reader.stage_rows(&ids).await.unwrap().len();
+    assert!(before > 0, "finelog has the first experiment's rows: {ids:?}");
+
+    let marker = tmp.path().join("planted.gitconfig");
+    let repo = tmp.path().join("repo");
+    common::git::git(&repo, &["checkout", "-q", "-b", "attacks", "main"]);
+    let bench = std::fs::read_to_string(repo.join("bench.py")).unwrap();
+    std::fs::write(repo.join("bench.py"), format!("{}\n{bench}", finelog_attacks(&marker))).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "attacks finelog first"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let second = launch_with(&launcher, "attacks", 1).await;
+    let e = launcher.wait_until_ended(second, 240).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let log = std::fs::read_to_string(engine::experiment_dir(&app.state.data_dir, second).join("logs/trial-1-1.log")).unwrap();
+    for what in ["COPY to a file", "drop zephyr.stage", "query"] {
+        let line = log.lines().find(|l| l.starts_with(&format!("FINELOG {what}:"))).unwrap_or_else(|| panic!("{what}: {log}"));
+        assert!(line.contains("refused") && (line.contains("not open to trials") || line.contains("403")), "{line}");
+    }
+    assert!(!marker.exists(), "finelog wrote the file a trial asked for");
+    assert_eq!(reader.stage_rows(&ids).await.unwrap().len(), before, "an earlier experiment's rows are intact");
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "its own rows passed the gate: {e}");
+
+    // Without the gate, the same COPY writes the file: the test above could fail.
+    let direct = reqwest::Client::new()
+        .post(format!("{}/finelog.stats.StatsService/Query", finelog.url))
+        .header("connect-protocol-version", "1")
+        .json(&json!({"sql": format!("COPY (SELECT 'core.fsmonitor' AS a) TO '{}' STORED AS CSV", marker.display())}))
+        .send()
+        .await
+        .unwrap();
+    assert!(direct.status().is_success(), "{:?}", direct.text().await);
+    assert!(marker.exists(), "finelog itself writes files on request");
+}

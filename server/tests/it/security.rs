@@ -64,6 +64,30 @@ async fn the_session_id_changes_at_sign_in_and_dies_at_sign_out() {
     assert_eq!(replay.get("/api/v1/experiments").await.status, 401, "signed out means the id is dead");
 }
 
+/// Session ids are stored hashed: the database holds no cookie's id, and a row's stored id sent back as
+/// a cookie signs nobody in (whoever reads the database cannot take over a session).
+#[tokio::test]
+async fn session_ids_are_stored_hashed() {
+    let app = TestApp::builder().start().await;
+    let (_, name) = app.user(Role::Viewer).await;
+    let client = app.anonymous();
+    let r = client.post_form("/login", &[("username", &name), ("password", PASSWORD)]).await;
+    assert_eq!(r.status, 303, "{}", r.text);
+    let cookie = client.session_cookie().expect("a session after sign-in");
+    let stored: Vec<String> =
+        store::on_pool!(&app.store, pool => sqlx::query_scalar("SELECT id FROM tower_sessions").fetch_all(pool).await).unwrap();
+    assert!(!stored.is_empty());
+    assert!(!stored.contains(&cookie), "the cookie's id is stored as it is: {stored:?}");
+    let id: tower_sessions::session::Id = cookie.parse().unwrap();
+    assert!(stored.contains(&server::sessions::stored_id(&id).to_string()), "{stored:?}");
+    for row in &stored {
+        let thief = app.anonymous();
+        thief.jar.add_cookie_str(&format!("arbiter_session={row}"), &app.base.parse().unwrap());
+        assert_eq!(thief.get("/api/v1/experiments").await.status, 401, "a stored id is no key");
+    }
+    assert_eq!(client.get("/api/v1/experiments").await.status, 200);
+}
+
 #[tokio::test]
 async fn session_cookie_flags_and_absolute_expiry() {
     let app = TestApp::builder().public_url("https://arbiter.example.com").start().await;
@@ -471,6 +495,73 @@ async fn downloads_stay_inside_the_experiment() {
         let r = viewer.get(&format!("/experiments/{id}/files/{path}")).await;
         assert!(expected.contains(&r.status), "{path}: got {} {}", r.status, r.text);
         assert!(!r.text.contains("top secret") && !r.text.contains("SQLite"), "{path} leaked a file");
+    }
+}
+
+/// A branch's server writes into a folder a download may walk, and can swap a folder for a link to
+/// the data dir while downloads run (the race a path check then open loses). Driven in a loop: the
+/// swap never leads a download outside (the secret beside the database is never served), the
+/// database is never opened, and a token revoked meanwhile stays revoked (the server's SQLite locks
+/// were not dropped by a stray open of the database file).
+#[tokio::test]
+async fn a_folder_swapped_for_a_link_mid_download_never_leads_outside() {
+    let app = TestApp::builder().start().await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let id = app.experiment("race", None).await;
+    let dir = engine::experiment_dir(&app.state.data_dir, id).join("logs/d1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let real = dir.join("x.real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::write(real.join("secret.txt"), "public").unwrap();
+    std::fs::write(real.join("arbiter.db"), "public").unwrap();
+    std::fs::write(app.state.data_dir.join("secret.txt"), "SECRET beside the database").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, dir, data) = (stop.clone(), dir.clone(), app.state.data_dir.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::os::unix::fs::symlink(&data, dir.join("x.link"));
+                let _ = std::fs::rename(dir.join("x.link"), dir.join("x"));
+                let _ = std::os::unix::fs::symlink(dir.join("x.real"), dir.join("x.tmp"));
+                let _ = std::fs::remove_file(dir.join("x.tmp"));
+                let _ = std::fs::remove_file(dir.join("x"));
+                let _ = std::fs::rename(dir.join("x.real"), dir.join("x"));
+                let _ = std::fs::rename(dir.join("x"), dir.join("x.real"));
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let token = launcher.post_json("/api/v1/tokens", json!({"name": "to-revoke"})).await;
+    assert_eq!(token.status, 201, "{}", token.text);
+    let (token_id, secret) = (token.json()["id"].as_i64().unwrap(), token.json()["token"].as_str().unwrap().to_string());
+    let mut by_status = std::collections::BTreeMap::new();
+    for i in 0..600 {
+        let path = if i % 2 == 0 { "logs/d1/x/secret.txt" } else { "logs/d1/x/arbiter.db" };
+        let r = launcher.get(&format!("/experiments/{id}/files/{path}")).await;
+        assert!(!r.text.contains("SECRET") && !r.text.contains("SQLite format"), "{path} led outside: {}", r.text);
+        assert!(
+            r.status == 404 || (r.status == 200 && r.text == "public" && path.ends_with("secret.txt")),
+            "{path}: {} {}",
+            r.status,
+            r.text
+        );
+        *by_status.entry(r.status).or_insert(0) += 1;
+        if i == 300 {
+            assert_eq!(launcher.send(Method::DELETE, &format!("/api/v1/tokens/{token_id}"), None).await.status, 200);
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "the swap ran ({swaps} times)");
+    eprintln!("downloads during {swaps} swaps: {by_status:?}");
+    let mut revoked = app.anonymous();
+    revoked.bearer = Some(secret);
+    assert_eq!(revoked.get("/api/v1/experiments").await.status, 401, "the revoked token stays revoked");
+    if let store::Store::Sqlite(pool) = &app.store {
+        let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(pool).await.unwrap();
+        assert_eq!(check, "ok");
     }
 }
 

@@ -68,6 +68,62 @@ async fn serves_pages_health_and_readiness() {
     assert!(status.success(), "graceful exit on SIGTERM: {status:?}");
 }
 
+/// A client that opens connections and trickles its request head is cut off after the header-read
+/// timeout (10 s), so hundreds of them hold nothing for long; a whole request still gets its answer.
+#[tokio::test]
+async fn slow_request_heads_are_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let tmp = tempfile::tempdir().unwrap();
+    let server = RunningServer::start(&tmp.path().join("data"), None).await;
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let mut slow = Vec::new();
+    for _ in 0..50 {
+        let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        c.write_all(b"GET /healthz HTTP/1.1\r\nHost: arbiter\r\n").await.unwrap();
+        slow.push(c);
+    }
+    let started = std::time::Instant::now();
+    for c in &mut slow {
+        let mut buf = [0u8; 256];
+        let left = std::time::Duration::from_secs(30).saturating_sub(started.elapsed());
+        let read = tokio::time::timeout(left, c.read(&mut buf)).await;
+        match read {
+            Ok(Ok(n)) => assert!(n == 0 || String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 408"), "{:?}", &buf[..n]),
+            Ok(Err(_)) => {}
+            Err(_) => panic!("a connection that never finished its head was still open after 30 s"),
+        }
+    }
+    let waited = started.elapsed();
+    assert!(waited >= std::time::Duration::from_secs(8), "cut off after {waited:?}, before the timeout");
+    assert_eq!(reqwest::get(format!("{}/healthz", server.base)).await.unwrap().status(), 200);
+    assert!(server.stop().success());
+}
+
+/// The data dir is the server user's alone and the database's files 0600 — also when an older version
+/// left them open to every local user (they are restricted at start).
+#[tokio::test]
+async fn the_data_dir_and_database_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let server = RunningServer::start(&data, None).await;
+    assert_eq!(mode(&data), 0o700);
+    assert_eq!(mode(&data.join("arbiter.db")), 0o600);
+    assert!(server.stop().success());
+    // As an older version left them.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(data.join("arbiter.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = RunningServer::start(&data, None).await;
+    assert_eq!(mode(&data), 0o700);
+    for name in ["arbiter.db", "arbiter.db-wal", "arbiter.db-shm"] {
+        if data.join(name).exists() {
+            assert_eq!(mode(&data.join(name)), 0o600, "{name}");
+        }
+    }
+    assert!(server.stop().success());
+}
+
 #[tokio::test]
 async fn history_lists_and_filters_stored_experiments_and_survives_a_restart() {
     let tmp = tempfile::tempdir().unwrap();

@@ -4,4 +4,5 @@
 mod common;
 mod history;
 mod migrations_in_step;
+mod refusals;
 mod store_suite;

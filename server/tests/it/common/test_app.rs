@@ -354,6 +354,7 @@ impl TestAppBuilder {
             },
         };
         let mut config = ServeConfig::from_args(args).unwrap();
+        config.arbiter_exe = env!("CARGO_BIN_EXE_arbiter").into();
         config.metrics_token_digest = self.metrics_token.as_deref().map(server::auth::token::digest);
         if let Some(limit) = self.session_max {
             config.session_max = limit;
@@ -362,8 +363,7 @@ impl TestAppBuilder {
         let sessions = AnySessionStore::for_store(&store).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let (mut queue, finelog) = server::serve::trial_queue(&config).await;
-        queue.supervisor = env!("CARGO_BIN_EXE_arbiter").into();
+        let (queue, finelog) = server::serve::trial_queue(&config).await;
         let mut state = server::serve::app_state(&config, store.clone(), addr, queue);
         state.throttle = Arc::new(server::auth::throttle::LoginThrottle::new(self.limits));
         let router = server::serve::router(state.clone(), sessions, &config);
