@@ -90,10 +90,13 @@ pub struct SandboxEnterArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SandboxRelayArgs {
+    #[arg(long, requires = "socket")]
+    pub port: Option<u16>,
+    #[arg(long, requires = "port")]
+    pub socket: Option<PathBuf>,
+    /// Become this host user (with the seccomp filter) before running the command.
     #[arg(long)]
-    pub port: u16,
-    #[arg(long)]
-    pub socket: PathBuf,
+    pub user: Option<String>,
     #[arg(last = true, required = true)]
     pub argv: Vec<String>,
 }

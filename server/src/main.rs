@@ -44,7 +44,10 @@ fn main() -> ExitCode {
         cli::Command::Supervise(args) => exit_with(engine::queue::supervise::run(args)),
         cli::Command::FinelogServe(args) => exit_with(engine::queue::owned_finelog::host(args)),
         cli::Command::FinelogInner(args) => exit_with(engine::queue::owned_finelog::inner(args)),
-        cli::Command::SandboxRelay(args) => exit_with(engine::queue::sandbox::relay_inside(args.port, &args.socket, &args.argv)),
+        cli::Command::SandboxRelay(args) => {
+            let relay = args.port.zip(args.socket.as_deref());
+            exit_with(engine::queue::sandbox::relay_inside(relay, args.user.as_deref(), &args.argv))
+        }
         cli::Command::SandboxEnter(args) => exit_with(engine::queue::sandbox::enter(args.pid, args.health.as_deref(), &args.argv)),
     }
 }

@@ -85,19 +85,46 @@ pub async fn run(args: ServeArgs) -> Result<(), ServeError> {
             tokio::spawn(async move { engine::bisect::resume_all(&engine).await })
         },
     ];
+    // The owned finelog's host restarts finelog itself; if the host dies, it is started again here.
+    let finelog = finelog.map(|f| Arc::new(tokio::sync::Mutex::new(f)));
+    let watchdog = finelog.clone().map(|owned| {
+        let (arbiter, python, dir) = (config.arbiter_exe.clone(), config.python.clone(), config.data_dir.join("finelog"));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                let mut current = owned.lock().await;
+                if current.state().is_some() {
+                    continue;
+                }
+                let Some(python) = &python else { continue };
+                tracing::warn!(pid = current.pid, "the finelog host is gone; starting it again");
+                match OwnedFinelog::start_or_adopt(&arbiter, python, &dir).await {
+                    Ok(again) => *current = again,
+                    Err(e) => tracing::error!(error = %e, "cannot start the finelog host again"),
+                }
+            }
+        })
+    });
     let worker = state.engine.queue.worker.clone();
     let router = router(state, sessions, &config);
     tracing::info!(%addr, store = store.backend(), data_dir = %config.data_dir.display(), "Arbiter is serving on http://{addr}");
     crate::http_serve::serve(listener, router, shutdown_signal()).await;
     background.iter().for_each(|t| t.abort());
+    if let Some(w) = watchdog {
+        w.abort();
+    }
     if let Some(finelog) = finelog {
         match store.running_trials(&worker).await {
             // It waits (up to 10 s) for the process to end: off the async threads.
             Ok(running) if running.is_empty() => {
+                let finelog = finelog.lock_owned().await;
                 let _ = tokio::task::spawn_blocking(move || finelog.stop()).await;
             }
             _ => {
-                tracing::info!(pid = finelog.pid, "left the finelog server running for the trials still running; the next start adopts it")
+                tracing::info!(
+                    pid = finelog.lock().await.pid,
+                    "left the finelog server running for the trials still running; the next start adopts it"
+                )
             }
         }
     }
@@ -130,6 +157,20 @@ pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinel
     queue.engine_cap = config.engine_cap;
     queue.supervisor = config.arbiter_exe.clone();
     use engine::queue::sandbox::TrialSandbox;
+    // As root, trials run as the unprivileged arbiter-trial, never as root mapped into a namespace.
+    if let (TrialSandbox::Bwrap(bwrap), true) = (&queue.sandbox, engine::queue::host_user::is_root()) {
+        let user = engine::queue::host_user::ensure(engine::queue::host_user::TRIAL_USER);
+        let checked = user.and_then(|u| {
+            engine::queue::sandbox::probe_trial_user(bwrap, &config.arbiter_exe, queue.python.as_deref(), &config.data_dir, &u).map(|()| u)
+        });
+        match checked {
+            Ok(u) => {
+                tracing::info!(user = %u.name, uid = u.uid, "local pipeline trials run as this unprivileged user");
+                queue.trial_user = Some(u);
+            }
+            Err(why) => queue.sandbox = TrialSandbox::Missing(why),
+        }
+    }
     match &queue.sandbox {
         TrialSandbox::Bwrap(bwrap) => tracing::info!(bwrap = %bwrap.display(), "local pipeline trials run sandboxed"),
         TrialSandbox::Missing(why) if config.unsandboxed_trials => {

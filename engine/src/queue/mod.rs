@@ -41,6 +41,9 @@ pub struct TrialQueue {
     /// How local pipeline trials run: in a bubblewrap sandbox, unsandboxed (an admin's choice), or not at
     /// all (no sandbox here).
     pub sandbox: sandbox::TrialSandbox,
+    /// The host user sandboxed pipeline trials run as when serve is root (`arbiter-trial`); `None`: the
+    /// sandbox's mapped user (serve as another user runs trials as itself).
+    pub trial_user: Option<host_user::HostUser>,
     /// Running trials: trial id → (experiment id, how to stop it); and the experiments cancelled while
     /// this server runs. One lock for both: a trial tracked after its experiment's cancel is stopped at once.
     running: Mutex<Running>,
@@ -91,6 +94,7 @@ impl TrialQueue {
                 Ok(bwrap) => sandbox::TrialSandbox::Bwrap(bwrap),
                 Err(why) => sandbox::TrialSandbox::Missing(why),
             },
+            trial_user: None,
             running: Mutex::new(Running::default()),
             engine_cap: DEFAULT_ENGINE_CAP,
             parked: Mutex::new(HashMap::new()),
@@ -263,6 +267,7 @@ pub(crate) fn launch_of<'a>(engine: &'a Engine) -> Launch<'a> {
         python: engine.queue.python.as_deref(),
         supervisor: &engine.queue.supervisor,
         sandbox: &engine.queue.sandbox,
+        trial_user: engine.queue.trial_user.as_ref(),
     }
 }
 

@@ -301,6 +301,7 @@ async fn host_async(args: HostArgs) -> Result<i32, String> {
         identity: if user.is_some() { sandbox::Identity::HostRoot } else { sandbox::Identity::Mapped },
         remapped,
         home_inside: Some(at("home")),
+        drop_to: None,
     };
     let mut inner_argv: Vec<String> = vec![
         arbiter.to_string_lossy().into_owned(),

@@ -151,6 +151,8 @@ pub struct Launch<'a> {
     /// The `arbiter` binary that runs `supervise`.
     pub supervisor: &'a Path,
     pub sandbox: &'a crate::queue::sandbox::TrialSandbox,
+    /// The host user sandboxed trials run as (serve as root); `None`: the sandbox's mapped user.
+    pub trial_user: Option<&'a crate::queue::host_user::HostUser>,
 }
 
 /// A trial's run tag: fresh for every attempt, so no trial cache-hits another.
@@ -190,6 +192,16 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
         }
     }
     cmd
+}
+
+/// Gives a folder and what is in it to `user`, unless its top is already the user's.
+fn give_to(user: &crate::queue::host_user::HostUser, dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if meta.uid() == user.uid {
+        return Ok(());
+    }
+    crate::queue::host_user::chown_tree(dir, user)
 }
 
 /// Starts the trial's supervisor; returns its process id (the trial's job id).
@@ -233,10 +245,20 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
                 .collect(),
             finelog: finelog.as_ref().map(|(_, port)| (*port, socket.clone())),
             tie_to_parent: true,
-            identity: crate::queue::sandbox::Identity::Mapped,
+            identity: match l.trial_user {
+                Some(_) => crate::queue::sandbox::Identity::HostRoot,
+                None => crate::queue::sandbox::Identity::Mapped,
+            },
             remapped: vec![],
             home_inside: None,
+            drop_to: l.trial_user.map(|u| u.name.clone()),
         };
+        if let Some(user) = l.trial_user {
+            // The trial's own folders are its user's: the worktree (shared by its arm's trials, all as
+            // this user) and its scratch, where the relay's socket will sit.
+            give_to(user, &worktree).map_err(launcher_error)?;
+            give_to(user, view.scratch.parent().unwrap_or(&view.scratch)).map_err(launcher_error)?;
+        }
         argv = wrap(bwrap, l.supervisor, &view, &argv);
         if let Some((host, port)) = &finelog {
             cmd.arg("--finelog-socket").arg(&socket).arg("--finelog-target").arg(format!("{host}:{port}"));

@@ -63,6 +63,53 @@ pub fn probe() -> Result<PathBuf, String> {
     Ok(bwrap)
 }
 
+/// Checks, as `serve` (root) starts, that a trial can run as `user`: a sandbox started as root drops to
+/// it (capabilities gone, the seccomp filter on) and runs `python` (the suites' `{python}`), which must
+/// be readable by that user. The reason when it cannot; local launches are then refused with it.
+pub fn probe_trial_user(
+    bwrap: &Path,
+    arbiter: &Path,
+    python: Option<&Path>,
+    data_dir: &Path,
+    user: &crate::queue::host_user::HostUser,
+) -> Result<(), String> {
+    let scratch = scratch_dir(data_dir, "probe-trial-user")?;
+    crate::queue::host_user::chown_tree(scratch.parent().unwrap_or(&scratch), user)?;
+    let program: Vec<String> = match python {
+        Some(p) => vec![p.to_string_lossy().into_owned(), "-c".into(), "import os; print(os.getuid())".into()],
+        None => vec!["/usr/bin/id".into(), "-u".into()],
+    };
+    let view = View {
+        data_dir: data_dir.to_path_buf(),
+        writable: vec![],
+        scratch: scratch.clone(),
+        readable: python.map(python_paths).unwrap_or_default().into_iter().chain([arbiter.to_path_buf()]).collect(),
+        finelog: None,
+        tie_to_parent: true,
+        identity: Identity::HostRoot,
+        remapped: vec![],
+        home_inside: None,
+        drop_to: Some(user.name.clone()),
+    };
+    let argv = wrap(bwrap, arbiter, &view, &program);
+    let out = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bwrap.display()))?;
+    let _ = std::fs::remove_dir_all(scratch.parent().unwrap_or(&scratch));
+    let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if out.status.success() && said == user.uid.to_string() {
+        return Ok(());
+    }
+    Err(format!(
+        "a trial cannot run as {} here ({}): {}",
+        user.name,
+        program[0],
+        judge::text::clip(String::from_utf8_lossy(&out.stderr).trim(), 300)
+    ))
+}
+
 /// What one sandboxed trial sees.
 #[derive(Debug, Clone)]
 pub struct View {
@@ -86,6 +133,9 @@ pub struct View {
     pub remapped: Vec<(PathBuf, PathBuf)>,
     /// `HOME` and `TMPDIR` inside, when not the scratch folder's own path (a remapped one).
     pub home_inside: Option<PathBuf>,
+    /// With [`Identity::HostRoot`]: the host user `arbiter sandbox-relay` becomes (and confines with the
+    /// seccomp filter) before it runs the command.
+    pub drop_to: Option<String>,
 }
 
 /// Who a sandbox's first process is.
@@ -209,6 +259,35 @@ pub fn remove_scratch(data_dir: &Path, name: &str) {
     }
 }
 
+/// The topmost folders above what a view binds (and its data dir) that others may not enter (no
+/// `o+x`), outside the folders the sandbox hides anyway; shallowest first.
+fn closed_folders(view: &View) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let hidden: Vec<PathBuf> = host_secrets().into_iter().filter(|(_, d)| *d).map(|(p, _)| p).chain([PathBuf::from("/run")]).collect();
+    let mut wanted: Vec<&Path> = vec![&view.data_dir, &view.scratch];
+    wanted.extend(view.readable.iter().map(PathBuf::as_path));
+    wanted.extend(view.writable.iter().map(PathBuf::as_path));
+    wanted.extend(view.finelog.iter().filter_map(|(_, s)| s.parent()));
+    wanted.extend(view.remapped.iter().map(|(host, _)| host.as_path()));
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in wanted {
+        let mut ancestors: Vec<&Path> = path.ancestors().skip(1).collect();
+        ancestors.reverse();
+        for a in ancestors.into_iter().filter(|a| a.parent().is_some()) {
+            if hidden.iter().any(|h| a.starts_with(h)) || out.iter().any(|c| a.starts_with(c)) {
+                break;
+            }
+            let open = std::fs::metadata(a).map(|m| m.permissions().mode() & 0o001 != 0).unwrap_or(true);
+            if !open {
+                out.push(a.to_path_buf());
+                break;
+            }
+        }
+    }
+    out.sort_by_key(|p| p.components().count());
+    out
+}
+
 /// The sandboxed argv of `argv`: `bwrap` with the view, then (with finelog) `arbiter sandbox-relay`.
 pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<String> {
     let s = |p: &Path| p.to_string_lossy().into_owned();
@@ -238,6 +317,16 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     if view.tie_to_parent {
         out.insert(1, "--die-with-parent".into());
     }
+    // An unprivileged host user (HostRoot) cannot walk a folder only its owner may enter (a 0700 temp
+    // dir or checkout above the data dir, say): the first such folder above anything bound is hidden
+    // behind an empty tmpfs too, and what is bound is bound back into it.
+    let closed = match view.identity {
+        Identity::HostRoot => closed_folders(view),
+        Identity::Mapped => vec![],
+    };
+    for c in &closed {
+        out.extend(["--tmpfs".into(), s(c)]);
+    }
     out.extend(["--tmpfs".into(), s(&view.data_dir)]);
     for (path, dir) in host_secrets() {
         match dir {
@@ -250,6 +339,7 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     let hidden: Vec<PathBuf> = [view.data_dir.clone(), PathBuf::from("/run")]
         .into_iter()
         .chain(host_secrets().into_iter().filter(|(_, d)| *d).map(|(p, _)| p))
+        .chain(closed.iter().cloned())
         .collect();
     let walkable = |dest: &Path, out: &mut Vec<String>| {
         if view.identity != Identity::HostRoot {
@@ -286,13 +376,21 @@ pub fn wrap(bwrap: &Path, arbiter: &Path, view: &View, argv: &[String]) -> Vec<S
     for (path, _) in host_secrets().into_iter().filter(|(_, dir)| *dir) {
         out.extend(["--remount-ro".into(), s(&path)]);
     }
+    for c in &closed {
+        out.extend(["--remount-ro".into(), s(c)]);
+    }
     let home = view.home_inside.as_deref().unwrap_or(&view.scratch);
     out.extend(["--setenv".into(), "HOME".into(), s(home), "--setenv".into(), "TMPDIR".into(), s(home)]);
-    if let Some((port, socket)) = &view.finelog {
-        out.extend([s(arbiter), "sandbox-relay".into(), "--port".into(), port.to_string(), "--socket".into(), s(socket), "--".into()]);
-    } else {
-        out.push("--".into());
+    if view.finelog.is_some() || view.drop_to.is_some() {
+        out.extend([s(arbiter), "sandbox-relay".into()]);
+        if let Some((port, socket)) = &view.finelog {
+            out.extend(["--port".into(), port.to_string(), "--socket".into(), s(socket)]);
+        }
+        if let Some(user) = &view.drop_to {
+            out.extend(["--user".into(), user.clone()]);
+        }
     }
+    out.push("--".into());
     out.extend(argv.iter().cloned());
     out
 }
@@ -338,22 +436,35 @@ impl TryCloneStream for std::os::unix::net::UnixStream {
     }
 }
 
-/// `arbiter sandbox-relay`: inside the sandbox, listens on 127.0.0.1:`port`, passes each connection
-/// through the Unix socket `socket`, runs `argv` and exits as it did.
-pub fn relay_inside(port: u16, socket: &Path, argv: &[String]) -> Result<i32, String> {
-    let listener =
-        std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| format!("sandbox relay: cannot listen on port {port}: {e}"))?;
-    let socket = socket.to_path_buf();
-    std::thread::spawn(move || {
-        for conn in listener.incoming().flatten() {
-            let socket = socket.clone();
-            std::thread::spawn(move || {
-                if let Ok(out) = std::os::unix::net::UnixStream::connect(&socket) {
-                    pipe(conn, out);
-                }
-            });
-        }
-    });
+/// `arbiter sandbox-relay`: the sandbox's first process. With `relay` (port, socket) it listens on
+/// 127.0.0.1:PORT and passes each connection through the Unix socket; with `user` (the sandbox was
+/// started as root with no user namespace) it becomes that host user for good and installs the seccomp
+/// filter before anything else runs; then it runs `argv` and exits as it did.
+pub fn relay_inside(relay: Option<(u16, &Path)>, user: Option<&str>, argv: &[String]) -> Result<i32, String> {
+    let listener = match relay {
+        Some((port, _)) => Some(
+            std::net::TcpListener::bind(("127.0.0.1", port)).map_err(|e| format!("sandbox relay: cannot listen on port {port}: {e}"))?,
+        ),
+        None => None,
+    };
+    if let Some(name) = user {
+        let user = crate::queue::host_user::lookup(name).ok_or_else(|| format!("sandbox: no host user {name}"))?;
+        crate::queue::host_user::drop_to(&user)?;
+        crate::queue::host_user::confine()?;
+    }
+    if let (Some(listener), Some((_, socket))) = (listener, relay) {
+        let socket = socket.to_path_buf();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let socket = socket.clone();
+                std::thread::spawn(move || {
+                    if let Ok(out) = std::os::unix::net::UnixStream::connect(&socket) {
+                        pipe(conn, out);
+                    }
+                });
+            }
+        });
+    }
     let (program, args) = argv.split_first().ok_or("sandbox relay: no command")?;
     let status = std::process::Command::new(program).args(args).status().map_err(|e| format!("cannot start {program:?}: {e}"))?;
     use std::os::unix::process::ExitStatusExt;
@@ -419,6 +530,10 @@ pub fn relay_outside(socket: &Path, target: String) -> Result<(), String> {
     use crate::queue::finelog_gate::{serve_unix, Policy, Upstream};
     let _ = std::fs::remove_file(socket);
     let listener = tokio::net::UnixListener::bind(socket).map_err(|e| format!("{}: {e}", socket.display()))?;
+    // Any user may connect: the folder it sits in is the trial's own (0700), reachable by the trial
+    // user and Arbiter alone.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o666)).map_err(|e| format!("{}: {e}", socket.display()))?;
     tokio::spawn(serve_unix(listener, Policy::Writes, Upstream::Tcp(target)));
     Ok(())
 }
@@ -447,6 +562,7 @@ mod tests {
             identity: Identity::Mapped,
             remapped: vec![],
             home_inside: None,
+            drop_to: None,
         };
         let argv = wrap(Path::new("/usr/bin/bwrap"), Path::new("/opt/arbiter"), &view, &["python3".into(), "bench.py".into()]);
         let text = argv.join(" ");

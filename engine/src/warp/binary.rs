@@ -77,6 +77,7 @@ pub async fn ensure_binary(
             identity: crate::queue::sandbox::Identity::Mapped,
             remapped: vec![],
             home_inside: None,
+            drop_to: None,
         };
         argv = crate::queue::sandbox::wrap(bwrap, l.supervisor, &view, &argv);
     }

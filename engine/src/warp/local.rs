@@ -121,6 +121,7 @@ pub(super) async fn local(
             identity: crate::queue::sandbox::Identity::Mapped,
             remapped: vec![],
             home_inside: None,
+            drop_to: None,
         };
         argv = wrap(bwrap, p.l.supervisor, &view, &argv);
     }

@@ -264,6 +264,39 @@ async fn arbiters_own_finelog_takes_only_rows_and_comes_back_when_killed() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     engine::queue::finelog::Finelog::unix(&query).ping().await.expect("answers again");
+    let (status, ready) = server.get("/readyz").await;
+    assert_eq!(status, 200, "{ready}");
+    let ready: Value = serde_json::from_str(&ready).unwrap();
+    assert_eq!((ready["finelog"]["answers"].as_bool(), ready["finelog"]["restarts"].as_u64()), (Some(true), Some(1)), "{ready}");
+
+    // finelog down (its host held still, so it cannot restart it): not ready.
+    unsafe { libc::kill(host as i32, libc::SIGSTOP) };
+    let down = finelog_python(host).unwrap();
+    unsafe { libc::kill(down as i32, libc::SIGKILL) };
+    let (status, ready) = server.get("/readyz").await;
+    unsafe { libc::kill(host as i32, libc::SIGCONT) };
+    assert_eq!(status, 503, "finelog is down: {ready}");
+    assert!(ready.contains("the finelog server does not answer"), "{ready}");
+
+    // The host itself killed: serve starts another, on the same port.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while finelog_python(host).is_none_or(|p| p == down) {
+        assert!(Instant::now() < deadline, "the host did not restart finelog after SIGCONT");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    unsafe { libc::kill(host as i32, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let state: Value =
+            serde_json::from_str(&std::fs::read_to_string(data.join("finelog/server.json")).unwrap_or_default()).unwrap_or_default();
+        if state["pid"].as_u64().is_some_and(|p| p as u32 != host) && state["up"] == true {
+            assert_eq!(state["port"].as_u64(), Some(port), "the same port: trials and cluster jobs keep their URL");
+            break;
+        }
+        assert!(Instant::now() < deadline, "serve did not start the finelog host again: {state}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(server.get("/readyz").await.0, 200);
     assert!(server.stop().success());
 }
 

@@ -140,17 +140,36 @@ async fn a_trial_cannot_reach_arbiters_data_or_its_database() {
 
     let repo = tmp.path().join("repo");
     let probes = probes("trial", &data.join("arbiter.db"), &data.join("cache/planted"), &other_log);
+    // A file only root may read, outside every folder the sandbox hides (a DATABASE_URL's password, say):
+    // a trial is an unprivileged host user, not root mapped into a namespace.
+    let root_only = std::path::PathBuf::from(format!("/var/tmp/arbiter-root-only-{}", std::process::id()));
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&root_only, "DATABASE_URL=postgres://arbiter:hunter2@db/arbiter\n").unwrap();
+        std::fs::set_permissions(&root_only, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let as_root = unsafe { libc::geteuid() } == 0;
+    let who = format!(
+        "import os\nprint(f\"SANDBOX trial uid {{os.getuid()}}\", flush=True)\nattempt(\"read a root-only file\", lambda: must(open({:?}).read()))\n",
+        root_only.display().to_string()
+    );
     common::git::git(&repo, &["checkout", "-q", "-b", "snoops", "main"]);
     let bench = std::fs::read_to_string(repo.join("bench.py")).unwrap();
-    std::fs::write(repo.join("bench.py"), format!("{probes}\n{bench}")).unwrap();
+    std::fs::write(repo.join("bench.py"), format!("{probes}\n{who}\n{bench}")).unwrap();
     common::git::git(&repo, &["commit", "-q", "-am", "looks around first"]);
     common::git::git(&repo, &["checkout", "-q", "main"]);
     let second = launch_with(&launcher, "snoops", 1).await;
     let e = launcher.wait_until_ended(second, 240).await;
     assert_eq!(e["status"], "judged", "{e}");
     let log = std::fs::read_to_string(engine::experiment_dir(&data, second).join("logs/trial-1-1.log")).unwrap();
+    let _ = std::fs::remove_file(&root_only);
     all_refused("trial", &log);
     assert!(!data.join("cache/planted").exists(), "nothing was planted in the cache");
+    if as_root {
+        let user = engine::queue::host_user::lookup(engine::queue::host_user::TRIAL_USER).expect("serve made the trial user");
+        assert!(log.contains(&format!("SANDBOX trial uid {}", user.uid)), "the trial runs as {}: {log}", user.name);
+        assert!(log.contains("SANDBOX trial read a root-only file: refused"), "{log}");
+    }
     // Still measured: its stage rows reached finelog through the relay, and the verdict stands on them.
     assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "{e}");
 }
