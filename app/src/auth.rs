@@ -141,7 +141,7 @@ mod server_side {
                 ExperimentAct::Cancel => (true, "cancel", "experiment"),
                 ExperimentAct::Share => (true, "share", "experiment"),
                 ExperimentAct::Rerun => (false, "re-run", "experiment"),
-                ExperimentAct::Rejudge => (false, "re-judge", "experiment"),
+                ExperimentAct::Rejudge => (true, "re-judge", "experiment"),
                 ExperimentAct::CancelBisection => (true, "cancel", "bisection"),
                 ExperimentAct::Bisect => (false, "bisect", "experiment"),
             };
@@ -193,19 +193,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cancelling_and_sharing_are_the_launchers_and_admins_rerunning_any_launchers() {
+    fn cancelling_sharing_and_rejudging_are_the_launchers_and_admins_rerunning_any_launchers() {
         let user = |id, role| Principal::User { id, name: format!("u{id}"), role, via: Via::Session };
         let (owner, other, admin, viewer) = (user(1, Role::Launcher), user(2, Role::Launcher), user(3, Role::Admin), user(4, Role::Viewer));
-        for act in [ExperimentAct::Cancel, ExperimentAct::Share] {
+        for act in [ExperimentAct::Cancel, ExperimentAct::Share, ExperimentAct::Rejudge] {
             assert_eq!(owner.may(act, 9, Some(1)), Ok(1));
             assert_eq!(admin.may(act, 9, Some(1)), Ok(3));
             assert!(
                 matches!(other.may(act, 9, Some(1)), Err(Refused::Forbidden(m)) if m.contains("only experiment 9's launcher or an admin"))
             );
         }
-        for act in [ExperimentAct::Rerun, ExperimentAct::Rejudge] {
-            assert_eq!(other.may(act, 9, Some(1)), Ok(2));
-        }
+        assert_eq!(other.may(ExperimentAct::Rerun, 9, Some(1)), Ok(2));
+        // An experiment no one launched (imported by nobody): an admin's to re-judge.
+        assert!(other.may(ExperimentAct::Rejudge, 9, None).is_err());
+        assert_eq!(admin.may(ExperimentAct::Rejudge, 9, None), Ok(3));
         assert!(matches!(viewer.may(ExperimentAct::Rerun, 9, Some(4)), Err(Refused::Forbidden(_))), "a viewer, even its launcher once");
         assert!(matches!(
             Principal::Share { experiments: vec![9], files: vec![] }.may(ExperimentAct::Share, 9, None),

@@ -3,6 +3,7 @@
 //! local launcher, writes its outcome, re-queues an infrastructure failure once, and hands an experiment
 //! whose last trial ended to `conclude`. On start it settles the trials a previous process left running.
 
+pub mod cgroup;
 pub mod cluster;
 pub mod finelog;
 pub mod finelog_gate;

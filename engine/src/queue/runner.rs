@@ -194,6 +194,37 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// Headroom above the workers' RAM before the kernel stops a trial: the judge, not the kernel, says
+/// that a stage went above its worker's RAM (a guardrail verdict from the rows), so the kernel's limit
+/// sits well above it.
+const MEMORY_HEADROOM: f64 = 1.5;
+const MEMORY_SLACK: u64 = 512 << 20;
+
+/// A local trial's limits, one rule (the measurement protocol's CPU isolation reads the same groups):
+/// memory = the suite's per-worker RAM × the fingerprint's `workers` (1 without) × 1.5 + 512 MiB;
+/// processes (and threads) at once = 64 a core of this host, at least 256; CPU-seconds = the suite's
+/// `cpu` × its timeout (the most its declared cores could use in that time).
+pub fn trial_limits(
+    suite: &suite::SuiteDefinition,
+    fingerprint: &std::collections::BTreeMap<String, serde_json::Value>,
+    timeout_secs: u64,
+) -> crate::queue::cgroup::Limits {
+    let workers = fingerprint.get("workers").and_then(serde_json::Value::as_f64).filter(|w| *w >= 1.0).unwrap_or(1.0);
+    let memory = suite.resources.ram_bytes().ok().map(|ram| (ram as f64 * workers * MEMORY_HEADROOM) as u64 + MEMORY_SLACK);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let cpu = Some(suite.resources.cpu).filter(|c| *c > 0.0);
+    crate::queue::cgroup::Limits {
+        memory_bytes: memory,
+        processes: Some((64 * cores).max(256)),
+        cpu_seconds: cpu.map(|c| c * timeout_secs as f64),
+    }
+}
+
+/// The largest file a trial may write: the suite's `resources.disk`, else 8 GiB.
+pub fn file_limit(suite: &suite::SuiteDefinition) -> u64 {
+    suite.resources.disk.as_deref().and_then(|d| judge::units::parse_size(d).ok()).map(|b| b as u64).filter(|b| *b > 0).unwrap_or(8 << 30)
+}
+
 /// Gives a folder and what is in it to `user`, unless its top is already the user's.
 fn give_to(user: &crate::queue::host_user::HostUser, dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
@@ -264,7 +295,20 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
             cmd.arg("--finelog-socket").arg(&socket).arg("--finelog-target").arg(format!("{host}:{port}"));
         }
     }
-    cmd.arg("--timeout-secs").arg((u64::from(plan.suite.timeout_minutes) * 60).to_string()).arg("--").args(&argv);
+    let timeout_secs = u64::from(plan.suite.timeout_minutes) * 60;
+    let limits = trial_limits(&plan.suite, &plan.launch.fingerprint, timeout_secs);
+    cmd.arg("--timeout-secs").arg(timeout_secs.to_string());
+    if let Some(b) = limits.memory_bytes {
+        cmd.arg("--memory-bytes").arg(b.to_string());
+    }
+    if let Some(n) = limits.processes {
+        cmd.arg("--processes").arg(n.to_string());
+    }
+    if let Some(c) = limits.cpu_seconds {
+        cmd.arg("--cpu-seconds").arg(format!("{c:.1}"));
+    }
+    cmd.arg("--file-bytes").arg(file_limit(&plan.suite).to_string());
+    cmd.arg("--").args(&argv);
     // A clean environment: the trial sees only what is documented.
     clean_env(&mut cmd);
     cmd.env("ARBITER_EXPERIMENT", trial.experiment_id.to_string())
@@ -295,6 +339,14 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
     let ran = |o: Outcome| Outcome { execution_ids: execution_ids_in(&log), exit_code: status.exit_code.map(i64::from), ..o };
     if let Some(e) = &status.spawn_error {
         return ran(Outcome::failed(e.clone()));
+    }
+    // A limit hit is the branch's failure: not retried, and said as the trial's reason.
+    if let Some(limit) = &status.limit {
+        return ran(Outcome::failed(limit.clone()));
+    }
+    // A file above the limit: Python (and most runtimes) ignore SIGXFSZ and fail on EFBIG instead.
+    if status.exit_code.is_some_and(|c| c != 0) && crate::tail(&log_path, 20, 64 * 1024).contains("File too large") {
+        return ran(Outcome::failed("limit: disk — the trial wrote a file above its size limit (the suite's resources.disk, else 8 GiB)"));
     }
     if status.cancelled {
         return ran(Outcome::cancelled("cancelled"));

@@ -17,6 +17,14 @@ pub struct ExitStatus {
     /// The command could not be started at all.
     pub spawn_error: Option<String>,
     pub finished_at: i64,
+    /// A limit the trial hit (memory, processes, CPU time, a file's size), in words: the branch's
+    /// failure, not the infrastructure's.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// The log reached its cap and the rest was dropped (execution ids seen after it are listed at
+    /// its end).
+    #[serde(default)]
+    pub log_truncated: bool,
 }
 
 impl ExitStatus {
@@ -51,9 +59,66 @@ pub struct SuperviseArgs {
     /// …and connect each connection to finelog's HOST:PORT.
     #[arg(long)]
     pub finelog_target: Option<String>,
+    /// The trial's memory limit (its control group's).
+    #[arg(long)]
+    pub memory_bytes: Option<u64>,
+    /// The most processes (and threads) the trial may run at once.
+    #[arg(long)]
+    pub processes: Option<u64>,
+    /// The CPU-seconds the trial may use, read from its control group's accounting.
+    #[arg(long)]
+    pub cpu_seconds: Option<f64>,
+    /// The largest file the trial may write (RLIMIT_FSIZE).
+    #[arg(long)]
+    pub file_bytes: Option<u64>,
+    /// The log's cap: what the trial prints past it is dropped (its execution ids kept).
+    #[arg(long, default_value_t = DEFAULT_LOG_BYTES)]
+    pub log_bytes: u64,
     /// The command and its arguments.
     #[arg(last = true, required = true)]
     pub argv: Vec<String>,
+}
+
+/// A trial's log is cut here unless the runner says otherwise.
+pub const DEFAULT_LOG_BYTES: u64 = 32 << 20;
+
+/// Copies a trial's output into its log up to `cap` bytes; past it, output is read and dropped, and the
+/// execution ids it names are kept (written at the end). Returns whether it cut.
+async fn copy_capped(
+    mut from: impl tokio::io::AsyncRead + Unpin,
+    log: std::sync::Arc<tokio::sync::Mutex<(tokio::fs::File, u64, Vec<String>)>>,
+    cap: u64,
+) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut carry = String::new();
+    let mut cut = false;
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut state = log.lock().await;
+        let (file, written, ids) = &mut *state;
+        let room = cap.saturating_sub(*written) as usize;
+        if room > 0 {
+            let take = room.min(n);
+            let _ = file.write_all(&buf[..take]).await;
+            *written += take as u64;
+        }
+        if n > room {
+            cut = true;
+            // Ids past the cap (a chunk's end may split one: the carry holds the tail of the last).
+            let text = format!("{carry}{}", String::from_utf8_lossy(&buf[..n]));
+            for id in crate::queue::runner::execution_ids_in(&text) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            carry = text.chars().rev().take(128).collect::<Vec<_>>().into_iter().rev().collect();
+        }
+    }
+    cut
 }
 
 /// Signals the whole process group `pgid`.
@@ -140,15 +205,51 @@ pub fn run(args: SuperviseArgs) -> Result<i32, String> {
 }
 
 async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
+    use crate::queue::cgroup::{Hit, Limits, TrialGroup};
     use std::os::unix::process::ExitStatusExt;
+    use tokio::io::AsyncWriteExt;
     let now = store::now_ms;
-    let log = std::fs::File::create(&args.log).map_err(|e| format!("{}: {e}", args.log.display()))?;
-    let log_err = log.try_clone().map_err(|e| e.to_string())?;
+    let log_file = std::fs::File::create(&args.log).map_err(|e| format!("{}: {e}", args.log.display()))?;
+    let mut log_file = tokio::fs::File::from_std(log_file);
     if let (Some(socket), Some(target)) = (&args.finelog_socket, &args.finelog_target) {
         crate::queue::sandbox::relay_outside(socket, target.clone())?;
     }
+    // The trial's control group: its memory and process limits, its CPU accounting, all its processes.
+    let limits = Limits { memory_bytes: args.memory_bytes, processes: args.processes, cpu_seconds: args.cpu_seconds };
+    let wants_group = limits != Limits::default();
+    let group = match wants_group.then(|| TrialGroup::create(&format!("arbiter-trial-{}", std::process::id()), &limits)) {
+        Some(Ok(g)) => Some(g),
+        Some(Err(why)) => {
+            let _ = log_file
+                .write_all(format!("arbiter: the trial runs without its memory, process and CPU limits here: {why}\n").as_bytes())
+                .await;
+            None
+        }
+        None => None,
+    };
+    let procs = group.as_ref().map(TrialGroup::procs_files).transpose().unwrap_or_default().unwrap_or_default();
+    let procs_fds: Vec<i32> = procs.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+    let file_bytes = args.file_bytes;
     let mut cmd = tokio::process::Command::new(&args.argv[0]);
-    cmd.args(&args.argv[1..]).current_dir(&args.cwd).stdin(std::process::Stdio::null()).stdout(log).stderr(log_err).process_group(0);
+    cmd.args(&args.argv[1..])
+        .current_dir(&args.cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    // SAFETY: between fork and exec only write(2) on descriptors opened above and setrlimit(2).
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in &procs_fds {
+                libc::write(*fd, b"0".as_ptr().cast(), 1);
+            }
+            if let Some(bytes) = file_bytes {
+                let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            }
+            Ok(())
+        });
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -159,21 +260,68 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
                 cancelled: false,
                 spawn_error: Some(format!("cannot start {:?}: {e}", args.argv[0])),
                 finished_at: now(),
+                limit: None,
+                log_truncated: false,
             };
             status.write(&args.status)?;
             return Ok(1);
         }
     };
+    drop(procs);
+    let log = std::sync::Arc::new(tokio::sync::Mutex::new((log_file, 0u64, Vec::<String>::new())));
+    let copies = [
+        child.stdout.take().map(|o| tokio::spawn(copy_capped(o, log.clone(), args.log_bytes))),
+        child.stderr.take().map(|e| tokio::spawn(copy_capped(e, log.clone(), args.log_bytes))),
+    ];
     let pgid = child.id().unwrap_or(0);
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(|e| e.to_string())?;
-    let (mut timed_out, mut cancelled) = (false, false);
+    let (mut timed_out, mut cancelled, mut hit) = (false, false, None);
+    let over_budget = async {
+        let (Some(group), Some(budget)) = (&group, limits.cpu_seconds) else { return std::future::pending::<()>().await };
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            if group.cpu_seconds().is_some_and(|used| used > budget) {
+                return;
+            }
+        }
+    };
     let status = tokio::select! {
         s = child.wait() => s.ok(),
         _ = tokio::time::sleep(Duration::from_secs(args.timeout_secs)) => { timed_out = true; stop_group(pgid, &mut child).await }
         _ = term.recv() => { cancelled = true; stop_group(pgid, &mut child).await }
+        _ = over_budget => { hit = Some(Hit::CpuTime); stop_group(pgid, &mut child).await }
     };
-    // Whatever the command left running in its group goes with it.
+    // Whatever the command left running goes with it: its group, and every process of its control group.
     signal_group(pgid, libc::SIGKILL);
+    let failed = !status.is_some_and(|s| s.success());
+    if let Some(group) = &group {
+        if hit.is_none() && failed {
+            hit = group.hit();
+        }
+        group.remove();
+    }
+    let mut truncated = false;
+    for copy in copies.into_iter().flatten() {
+        // A process that escaped both groups may hold the pipe open: its output is not waited for long.
+        let abort = copy.abort_handle();
+        match tokio::time::timeout(Duration::from_secs(5), copy).await {
+            Ok(cut) => truncated |= cut.unwrap_or(false),
+            Err(_) => abort.abort(),
+        }
+    }
+    let mut limit = hit.map(|h| h.words(&limits));
+    if limit.is_none() && status.and_then(|s| s.signal()) == Some(libc::SIGXFSZ) {
+        limit = Some(format!("limit: disk — the trial wrote a file above its {} MiB", file_bytes.unwrap_or(0) / (1 << 20)));
+    }
+    {
+        let mut state = log.lock().await;
+        let (file, _, ids) = &mut *state;
+        if truncated {
+            let ids = if ids.is_empty() { String::new() } else { format!("; execution ids printed after it: {}", ids.join(" ")) };
+            let _ = file.write_all(format!("\narbiter: the log was cut at {} MiB{ids}\n", args.log_bytes >> 20).as_bytes()).await;
+        }
+        let _ = file.flush().await;
+    }
     let record = ExitStatus {
         exit_code: status.and_then(|s| s.code()),
         signal: status.and_then(|s| s.signal()),
@@ -181,6 +329,8 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         cancelled,
         spawn_error: None,
         finished_at: now(),
+        limit,
+        log_truncated: truncated,
     };
     record.write(&args.status)?;
     Ok(0)

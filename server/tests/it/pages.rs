@@ -198,11 +198,12 @@ async fn a_verdict_of_method_one_says_so_and_rejudges_to_the_current_method_keep
         arms: vec![judge::pipeline::ArmSpec { name: "heavier-minhash".into(), trials: vec![t("20261129-072244-a8070574")] }],
         report: old,
     };
-    let info = engine::import::ImportInfo { title: "judged long ago".into(), ..Default::default() };
+    let (launcher_id, launcher) = app.user(Role::Launcher).await;
+    let info = engine::import::ImportInfo { title: "judged long ago".into(), by: Some(launcher_id), ..Default::default() };
     let id = engine::import::store_pipeline(&app.store, &info, &compared, Some("64MiB")).await.unwrap();
-    let (_, launcher) = app.user(Role::Launcher).await;
     let launcher = app.sign_in(&launcher).await;
     let viewer = app.signed_in(Role::Viewer).await;
+    let other = app.signed_in(Role::Launcher).await;
 
     let before = launcher.get(&format!("/experiments/{id}")).await.text;
     assert!(before.contains("judged by method v1") && before.contains("the current one is v2"), "the page names the old method");
@@ -221,6 +222,11 @@ async fn a_verdict_of_method_one_says_so_and_rejudges_to_the_current_method_keep
 
     let r = viewer.post_json(&format!("/api/v1/experiments/{id}/rejudge"), serde_json::json!({})).await;
     assert_eq!(r.status, 403, "a viewer may not re-judge");
+    // Re-judging is its launcher's (or an admin's); re-running is any launcher's.
+    let r = other.post_json(&format!("/api/v1/experiments/{id}/rejudge"), serde_json::json!({})).await;
+    assert_eq!(r.status, 403, "another launcher may not re-judge: {}", r.text);
+    assert!(r.text.contains("launcher or an admin may re-judge"), "{}", r.text);
+    assert!(!other.get(&format!("/experiments/{id}")).await.text.contains("Re-judge by"), "nor is offered the button");
     let r = launcher.post_json(&format!("/api/v1/experiments/{id}/rejudge"), serde_json::json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     let body = r.json();

@@ -330,3 +330,65 @@ async fn a_trial_cannot_use_finelog_to_write_files_or_drop_rows() {
     assert!(direct.status().is_success(), "{:?}", direct.text().await);
     assert!(marker.exists(), "finelog itself writes files on request");
 }
+
+/// Each limit a trial can hit, from branches of the stage benchmark that first do one thing too much:
+/// allocate 1 GiB (memory: 128 MiB a worker → 704 MiB), start 300 processes (256 here), spin two
+/// processes past the CPU-seconds budget (cpu 0.05 × 60 s = 3), write a 48 MiB file (disk 32 MiB). Each
+/// trial fails with its limit as its reason, once (a branch's failure is not retried). A branch that
+/// prints 40 MiB before its benchmark is cut at the log's cap (32 MiB), keeps the execution id it
+/// printed after the cut, and is measured.
+#[tokio::test]
+async fn each_limit_stops_its_trial_with_the_reason() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let finelog = FinelogServer::start(None);
+    let (app, launcher) = app(tmp.path(), &finelog).await;
+    let suites = app.dir.path().join("suites");
+    let toml = common::bench::suite_toml(&tmp.path().join("repo"), &common::finelog::python())
+        .replace("name = \"stage-bench\"", "name = \"limits\"")
+        .replace("cpu = 1\nram = \"2GiB\"", "cpu = 0.05\nram = \"128MiB\"\ndisk = \"32MiB\"");
+    std::fs::write(suites.join("limits.toml"), toml).unwrap();
+    engine::sync_suites(&app.store, &suite::load_dir(&suites).unwrap()).await.unwrap();
+
+    let repo = tmp.path().join("repo");
+    let bench = std::fs::read_to_string(repo.join("bench.py")).unwrap();
+    let branches = [
+        ("hungry", "x = b'x' * (1 << 30)\n"),
+        ("forky", "import subprocess\nkids = [subprocess.Popen(['sleep', '20']) for _ in range(300)]\n"),
+        ("spinning", "import multiprocessing\ndef spin():\n    while True: pass\nif __name__ == '__main__':\n    [multiprocessing.Process(target=spin).start() for _ in range(2)]\n    spin()\n"),
+        ("writer", "open('big.bin', 'wb').write(b'x' * (48 << 20))\n"),
+        ("chatty", "import sys\nfor _ in range(40):\n    sys.stdout.write('y' * (1 << 20) + '\\n')\nsys.stdout.flush()\n"),
+    ];
+    for (branch, first) in branches {
+        common::git::git(&repo, &["checkout", "-q", "-b", branch, "main"]);
+        std::fs::write(repo.join("bench.py"), format!("{first}\n{bench}")).unwrap();
+        common::git::git(&repo, &["commit", "-q", "-am", branch]);
+        common::git::git(&repo, &["checkout", "-q", "main"]);
+    }
+    let arms: Vec<Value> = branches[1..].iter().map(|(b, _)| json!({"name": b, "ref": b})).collect();
+    let r = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "limits", "head": "hungry", "base": "main", "trials": 1, "arms": arms}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let id = r.json()["id"].as_i64().unwrap();
+    let e = launcher.wait_until_ended(id, 420).await;
+    let trials_of = |arm: &str| -> Vec<Value> {
+        let arm_id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap_or_else(|| panic!("{arm}: {e}"))["id"];
+        e["trials"].as_array().unwrap().iter().filter(|t| &t["arm_id"] == arm_id).cloned().collect()
+    };
+    for (arm, reason) in
+        [("treatment", "limit: memory"), ("forky", "limit: processes"), ("spinning", "limit: CPU time"), ("writer", "limit: disk")]
+    {
+        let trials = trials_of(arm);
+        assert_eq!(trials.len(), 1, "{arm}: a limit hit is not retried: {e}");
+        assert_eq!(trials[0]["state"], "failed", "{arm}: {e}");
+        assert!(trials[0]["detail"].as_str().unwrap().starts_with(reason), "{arm}: {}", trials[0]["detail"]);
+    }
+    let chatty = &trials_of("chatty")[0];
+    assert_eq!(chatty["state"], "succeeded", "{chatty}");
+    let log_path = engine::experiment_dir(&app.state.data_dir, id).join(format!("logs/trial-{}-1.log", chatty["seq"]));
+    let size = std::fs::metadata(&log_path).unwrap().len();
+    assert!(size < (32 << 20) + 4096, "the log is capped: {size} bytes");
+    let tail = engine::tail(&log_path, 2, 4096);
+    assert!(tail.contains("the log was cut at 32 MiB; execution ids printed after it:"), "{tail}");
+}
