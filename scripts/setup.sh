@@ -61,6 +61,17 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 
+# The unprivileged host users `serve` (as root) runs branches' trials and its own finelog server as
+# (engine/src/queue/host_user.rs; serve also creates them if missing).
+if [ "$(id -u)" = 0 ]; then
+  for user in arbiter-trial arbiter-finelog; do
+    if ! id "$user" >/dev/null 2>&1; then
+      say "creating the system user $user"
+      useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
+    fi
+  done
+fi
+
 # npm packages: Playwright for the browser tests, binaryen's wasm-opt for release bundles (never Debian's
 # binaryen 108, whose output does not hydrate).
 if ! command -v npm >/dev/null; then

@@ -14,7 +14,8 @@ pub async fn healthz() -> Response {
 
 /// finelog's part of readiness: `None` when this server has none (pipeline launches are refused with the
 /// reason, which is not a readiness failure); else whether it answers a query within 3 s, and what the
-/// owned finelog's host counts.
+/// owned finelog's host counts. Only Arbiter's own finelog makes the server not ready (restarting Arbiter
+/// is what an orchestrator does with a 503, and that mends the owned one, not an operator's).
 async fn finelog(state: &AppState) -> Option<(bool, serde_json::Value)> {
     let queue = &state.engine.queue;
     let reader = queue.finelog_reader().ok()?;
@@ -25,8 +26,9 @@ async fn finelog(state: &AppState) -> Option<(bool, serde_json::Value)> {
         shown["owned"] = json!(true);
         shown["restarts"] = json!(host.as_ref().map_or(0, |h| h.restarts));
         shown["last_exit"] = json!(host.and_then(|h| h.last_exit));
+        return Some((answers, shown));
     }
-    Some((answers, shown))
+    Some((true, shown))
 }
 
 pub async fn readyz(State(state): State<AppState>) -> Response {

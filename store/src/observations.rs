@@ -71,8 +71,21 @@ pub struct WarpRound {
 impl Store {
     /// Stores a trial's stage rows in one transaction (all or nothing).
     pub async fn insert_stage_rows(&self, trial_id: i64, rows: &[StageRow]) -> Result<(), StoreError> {
+        self.write_stage_rows(trial_id, rows, false).await
+    }
+
+    /// A trial's rows, instead of any it holds (one transaction): writing an outcome again after a
+    /// failed attempt stores each row once.
+    pub async fn replace_stage_rows(&self, trial_id: i64, rows: &[StageRow]) -> Result<(), StoreError> {
+        self.write_stage_rows(trial_id, rows, true).await
+    }
+
+    async fn write_stage_rows(&self, trial_id: i64, rows: &[StageRow], replace: bool) -> Result<(), StoreError> {
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
+            if replace {
+                sqlx::query("DELETE FROM stage_rows WHERE trial_id = $1").bind(trial_id).execute(&mut *tx).await?;
+            }
             for r in rows {
                 sqlx::query(
                     "INSERT INTO stage_rows (trial_id, execution_id, stage_name, status, cpu_time_total, elapsed, items, \

@@ -53,6 +53,8 @@ pub struct TrialQueue {
     pub engine_cap: i64,
     /// Lanes whose engine did not answer: lane → (parked until, the back-off that got it there).
     parked: Mutex<HashMap<String, (std::time::Instant, Duration)>>,
+    /// Trials a task of this process is running or settling: the sweep for stranded trials leaves them be.
+    live: Mutex<std::collections::HashSet<i64>>,
 }
 
 /// `--engine-cap` when not given.
@@ -99,7 +101,21 @@ impl TrialQueue {
             running: Mutex::new(Running::default()),
             engine_cap: DEFAULT_ENGINE_CAP,
             parked: Mutex::new(HashMap::new()),
+            live: Mutex::new(std::collections::HashSet::new()),
         }
+    }
+
+    fn set_live(&self, trial: i64, live: bool) {
+        let mut set = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live {
+            set.insert(trial);
+        } else {
+            set.remove(&trial);
+        }
+    }
+
+    fn is_live(&self, trial: i64) -> bool {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).contains(&trial)
     }
 
     /// The client Arbiter reads rows with: its own finelog's query gate, else the configured URL; or why
@@ -182,7 +198,12 @@ pub(crate) enum Stop {
 pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         recover(&engine).await;
+        let mut swept = std::time::Instant::now();
         loop {
+            if swept.elapsed() >= SWEEP_EVERY {
+                swept = std::time::Instant::now();
+                resettle_stranded(&engine).await;
+            }
             let parked = engine.queue.parked_lanes();
             let rules = store::claim::ClaimRules { worker: &engine.queue.worker, engine_cap: engine.queue.engine_cap, parked: &parked };
             match engine.store.claim_trials(&rules).await {
@@ -217,6 +238,7 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
 /// (the wait doubles to a minute) and its trials wait in the queue; other lanes go on.
 fn start(engine: &Engine, claimed: store::claim::Claimed, pair: cluster::PairTicket) {
     let engine = engine.clone();
+    engine.queue.set_live(claimed.trial.id, true);
     tokio::spawn(async move {
         let trial = claimed.trial.clone();
         let work = {
@@ -227,6 +249,7 @@ fn start(engine: &Engine, claimed: store::claim::Claimed, pair: cluster::PairTic
             Some(Ran::EngineDown) => engine.queue.park(&claimed.lane),
             _ => engine.queue.unpark(&claimed.lane),
         }
+        engine.queue.set_live(trial.id, false);
         engine.queue.notify.notify_one();
     });
 }
@@ -444,19 +467,33 @@ pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
     sandbox::remove_scratch(&engine.data_dir, &format!("trial-{}-{}", trial.id, trial.attempt));
     let store = &engine.store;
     let outcome = own_rows_only(store, trial, outcome).await;
-    let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
-    if result.is_ok() && !outcome.rows.is_empty() {
-        result = store.insert_stage_rows(trial.id, &outcome.rows).await;
-    }
-    if result.is_ok() && !outcome.rounds.is_empty() {
-        result = store.insert_warp_rounds(trial.id, &outcome.rounds).await;
-    }
-    if result.is_ok() {
-        result = store.finish_trial(trial.id, outcome.state, outcome.infra_reason, Some(&outcome.detail)).await;
-    }
-    if let Err(e) = result {
-        tracing::error!(error = %e, trial = trial.id, "cannot record the trial's outcome");
-        return;
+    // The store may be away (PostgreSQL restarting, a full disk): the outcome is kept and written once it
+    // answers, so the trial does not stay `running` and its lane free again (the writes are idempotent).
+    let mut wait = Duration::from_secs(1);
+    loop {
+        let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
+        if result.is_ok() && !outcome.rows.is_empty() {
+            result = store.replace_stage_rows(trial.id, &outcome.rows).await;
+        }
+        if result.is_ok() && !outcome.rounds.is_empty() {
+            // Once: an earlier attempt of this loop may have stored them before a later write failed.
+            result = match store.warp_rounds(trial.id).await {
+                Ok(stored) if stored.is_empty() => store.insert_warp_rounds(trial.id, &outcome.rounds).await,
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+        }
+        if result.is_ok() {
+            result = store.finish_trial(trial.id, outcome.state, outcome.infra_reason, Some(&outcome.detail)).await;
+        }
+        match result {
+            Ok(()) => break,
+            Err(e) => {
+                tracing::error!(error = %e, trial = trial.id, retry_in_secs = wait.as_secs(), "cannot record the trial's outcome; trying again");
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(30));
+            }
+        }
     }
     tracing::info!(experiment = trial.experiment_id, seq = trial.seq, attempt = trial.attempt, state = %outcome.state.as_str(), detail = %outcome.detail, "trial ended");
     let cancelled = store.experiment_summary(trial.experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled);
@@ -468,10 +505,53 @@ pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
     }
 }
 
-/// After a restart: every trial this host left `running` is settled from its supervisor's status
-/// file, waited for while its supervisor still runs, or marked interrupted (and re-queued once).
-async fn recover(engine: &Engine) {
+/// How often the queue looks for trials left `running` with no task of this process and no supervisor.
+const SWEEP_EVERY: Duration = Duration::from_secs(20);
+/// A trial younger than this is never taken for stranded (it may be between its claim and its start).
+const STRANDED_AFTER_MS: i64 = 30_000;
+
+/// While the server runs: a local pipeline trial left `running` with no task of this process behind it
+/// and no live supervisor (its supervisor was killed, or its outcome could not be written and the task
+/// that held it is gone) is settled from what its supervisor left, as after a restart (interrupted and
+/// re-queued once when it left nothing).
+async fn resettle_stranded(engine: &Engine) {
     let Ok(trials) = engine.store.running_trials(&engine.queue.worker).await else { return };
+    let now = store::now_ms();
+    for trial in trials {
+        if engine.queue.is_live(trial.id) || trial.started_at.is_none_or(|t| now - t < STRANDED_AFTER_MS) {
+            continue;
+        }
+        let Ok(plan) = plan_of(engine, trial.experiment_id).await else { continue };
+        if plan.suite.launcher == suite::definition::Launcher::Cluster || plan.suite.kind == judge::ExperimentKind::Warp {
+            continue;
+        }
+        let job = engine.store.trial_run(trial.id).await.ok().and_then(|r| r.job_id).unwrap_or_default();
+        let (_, status) = runner::trial_files(&engine.data_dir, &trial);
+        if crate::queue::supervise::still_ours(&job, &status.to_string_lossy()).is_some() {
+            continue;
+        }
+        tracing::warn!(trial = trial.id, "a trial was left running with no supervisor; settling it");
+        engine.queue.set_live(trial.id, true);
+        let outcome = runner::settle(&launch_of(engine), &trial, plan.worker_ram()).await;
+        apply(engine, &trial, outcome).await;
+        engine.queue.set_live(trial.id, false);
+        conclude::finish_if_done(engine, trial.experiment_id).await;
+    }
+}
+
+/// After a restart: every trial this host left `running` is settled from its supervisor's status
+/// file, waited for while its supervisor still runs, or marked interrupted (and re-queued once). The
+/// store is asked until it answers.
+async fn recover(engine: &Engine) {
+    let trials = loop {
+        match engine.store.running_trials(&engine.queue.worker).await {
+            Ok(t) => break t,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot list the trials left running; asking the store again");
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
+    };
     for trial in trials {
         let run = engine.store.trial_run(trial.id).await.ok();
         let plan = plan_of(engine, trial.experiment_id).await.ok();

@@ -263,7 +263,9 @@ pub fn remove_scratch(data_dir: &Path, name: &str) {
 /// `o+x`), outside the folders the sandbox hides anyway; shallowest first.
 fn closed_folders(view: &View) -> Vec<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let hidden: Vec<PathBuf> = host_secrets().into_iter().filter(|(_, d)| *d).map(|(p, _)| p).chain([PathBuf::from("/run")]).collect();
+    // What the sandbox hides anyway (the data dir among it) needs no tmpfs of its own.
+    let hidden: Vec<PathBuf> =
+        host_secrets().into_iter().filter(|(_, d)| *d).map(|(p, _)| p).chain([PathBuf::from("/run"), view.data_dir.clone()]).collect();
     let mut wanted: Vec<&Path> = vec![&view.data_dir, &view.scratch];
     wanted.extend(view.readable.iter().map(PathBuf::as_path));
     wanted.extend(view.writable.iter().map(PathBuf::as_path));

@@ -246,7 +246,8 @@ async fn a_verdict_of_method_one_says_so_and_rejudges_to_the_current_method_keep
         .unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("rejudge: 0 experiments"), "nothing older is left");
     let warp = app.judged_warp("a gate").await;
-    let r = launcher.post_json(&format!("/api/v1/experiments/{warp}/rejudge"), serde_json::json!({})).await;
+    let admin = app.signed_in(Role::Admin).await;
+    let r = admin.post_json(&format!("/api/v1/experiments/{warp}/rejudge"), serde_json::json!({})).await;
     assert_eq!(r.status, 409, "a warp gate has one method");
     assert!(r.text.contains("nothing to re-judge"), "{}", r.text);
 }
