@@ -19,7 +19,7 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
             .bind(experiment_id).bind(trial_id).bind(kind).bind(rel_path).bind(size_bytes).bind(now)
-            .fetch_one(pool).await
+            .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 

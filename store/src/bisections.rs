@@ -66,7 +66,7 @@ impl Store {
             )
             .bind(b.suite_id).bind(b.suite_name).bind(b.good_sha).bind(b.bad_sha).bind(b.metric).bind(&request).bind(&state)
             .bind(b.launched_by).bind(now)
-            .fetch_one(pool).await
+            .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 

@@ -27,6 +27,14 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The database could not write for lack of space (SQLite's SQLITE_FULL, PostgreSQL's disk_full).
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            StoreError::Query(sqlx::Error::Database(db)) => matches!(db.code().as_deref(), Some("13") | Some("53100")),
+            _ => false,
+        }
+    }
+
     /// Maps a unique-key violation to `Conflict` with a readable message; other errors pass through.
     pub(crate) fn unique(err: sqlx::Error, message: impl FnOnce() -> String) -> StoreError {
         match &err {

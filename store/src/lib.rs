@@ -137,6 +137,14 @@ impl Store {
     }
 }
 
+/// The one row an `INSERT/UPDATE … RETURNING` gave, read with `fetch_all` — never `fetch_one`: on SQLite a
+/// statement left after its first row commits without reporting, so on a full disk the caller got an id
+/// for a row that was never stored (found by filling the data dir's disk: `POST /api/v1/tokens` answered
+/// 201 with a secret three times while storing nothing). Read to its end, the failure is the caller's.
+pub(crate) fn one_row<T>(rows: Vec<T>) -> Result<T, sqlx::Error> {
+    rows.into_iter().next().ok_or(sqlx::Error::RowNotFound)
+}
+
 /// Now, as the store keeps times: Unix epoch milliseconds.
 pub fn now_ms() -> i64 {
     use std::time::{SystemTime, UNIX_EPOCH};

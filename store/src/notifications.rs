@@ -34,7 +34,7 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5, 'pending', $6) ON CONFLICT (experiment_id, event) DO NOTHING RETURNING id",
             )
             .bind(experiment_id).bind(suite_id).bind(event).bind(url).bind(&payload).bind(now)
-            .fetch_optional(pool).await
+            .fetch_all(pool).await.map(|rows| rows.into_iter().next())
         })?)
     }
 

@@ -110,7 +110,7 @@ impl Store {
         on_pool!(self, pool => {
             sqlx::query_scalar("INSERT INTO users (username, password_hash, role, created_at) VALUES ($1, $2, $3, $4) RETURNING id")
                 .bind(username).bind(password_hash).bind(role.as_str()).bind(now)
-                .fetch_one(pool).await
+                .fetch_all(pool).await.and_then(crate::one_row)
         })
         .map_err(|e| StoreError::unique(e, || format!("user {username:?} already exists")))
     }
@@ -218,7 +218,7 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
             )
             .bind(user_id).bind(name).bind(token_hash).bind(role.as_str()).bind(now).bind(expires_at).bind(parent_id)
-            .fetch_one(pool).await
+            .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 
@@ -298,7 +298,7 @@ impl Store {
                 "INSERT INTO share_tokens (experiment_id, token_hash, created_by, created_at, files, expires_at) \
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
-            .bind(experiment_id).bind(token_hash).bind(created_by).bind(now).bind(files).bind(expires_at).fetch_one(pool).await
+            .bind(experiment_id).bind(token_hash).bind(created_by).bind(now).bind(files).bind(expires_at).fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 
@@ -385,7 +385,7 @@ impl Store {
             sqlx::query_scalar(
                 "INSERT INTO audit_log (at, actor_id, action, subject, reason, detail) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
-            .bind(now).bind(actor_id).bind(action).bind(subject).bind(reason).bind(&detail).fetch_one(pool).await
+            .bind(now).bind(actor_id).bind(action).bind(subject).bind(reason).bind(&detail).fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 

@@ -60,7 +60,7 @@ impl Store {
                  ON CONFLICT (suite_id, schedule, tick_at) DO NOTHING RETURNING id",
             )
             .bind(suite_id).bind(schedule).bind(tick_at).bind(worker).bind(now)
-            .fetch_optional(pool).await
+            .fetch_all(pool).await.map(|rows| rows.into_iter().next())
         })?;
         if fresh.is_some() {
             return Ok(fresh);
@@ -71,7 +71,7 @@ impl Store {
                  WHERE suite_id = $3 AND schedule = $4 AND tick_at = $5 AND outcome = 'claimed' AND claimed_at < $6 RETURNING id",
             )
             .bind(worker).bind(now).bind(suite_id).bind(schedule).bind(tick_at).bind(now - lease_ms)
-            .fetch_optional(pool).await
+            .fetch_all(pool).await.map(|rows| rows.into_iter().next())
         })?)
     }
 

@@ -70,7 +70,7 @@ impl Store {
                  source = excluded.source, updated_at = excluded.updated_at RETURNING id",
             )
             .bind(name).bind(kind.as_str()).bind(&definition).bind(source).bind(now)
-            .fetch_one(pool).await
+            .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 
@@ -108,7 +108,7 @@ impl Store {
                  RETURNING id",
             )
             .bind(suite_id).bind(fingerprint_hash).bind(&fingerprint).bind(&profile).bind(trials).bind(now)
-            .fetch_one(pool).await
+            .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 

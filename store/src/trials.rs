@@ -259,7 +259,7 @@ impl Store {
             )
             .bind(trial.experiment_id).bind(trial.arm_id).bind(trial.seq).bind(&trial.cell).bind(trial.repeat_index)
             .bind(trial.attempt + 1).bind(now)
-            .fetch_one(pool).await
+            .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 
@@ -316,7 +316,7 @@ impl Store {
              RETURNING {TRIAL_COLUMNS}"
         );
         for _ in 0..8 {
-            let row: Option<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(worker).bind(now).fetch_optional(pool).await)?;
+            let row: Option<TrialRow> = on_pool!(self, pool => sqlx::query_as(&sql).bind(worker).bind(now).fetch_all(pool).await.map(|rows| rows.into_iter().next()))?;
             if let Some(row) = row {
                 return Ok(Some(row.try_into()?));
             }

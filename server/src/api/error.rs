@@ -70,6 +70,10 @@ impl From<StoreError> for ApiError {
         match e {
             StoreError::NotFound { what, key } => ApiError::NotFound(format!("no {what} {key}")),
             StoreError::Conflict(m) => ApiError::Conflict(m),
+            other if other.is_disk_full() => {
+                tracing::error!(error = %other, "the database's disk is full");
+                ApiError::Unavailable("the database's disk is full: nothing was stored; try again once an admin has freed space".into())
+            }
             other => ApiError::Internal(other.to_string()),
         }
     }

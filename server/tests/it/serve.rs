@@ -99,6 +99,59 @@ async fn slow_request_heads_are_cut_off() {
     assert!(server.stop().success());
 }
 
+/// Unmounts a test's tmpfs however the test ends.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// The data dir's disk full (a 40 MB tmpfs, filled after 30 tokens grew SQLite's write-ahead log): a
+/// write is a 503 that says so, never a 201 for a row that was not stored (SQLite commits an `INSERT …
+/// RETURNING` read with `fetch_one` without reporting its failure: that answered 201 three times while
+/// storing nothing). Once space is freed, writes work again and nothing of the refused ones appears.
+#[tokio::test]
+async fn a_full_disk_is_an_error_and_nothing_is_half_stored() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("mounting a small tmpfs needs root; nothing to check here");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = tmp.path().join("disk");
+    std::fs::create_dir_all(&disk).unwrap();
+    let ok = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=40m", "tmpfs"]).arg(&disk).status().unwrap();
+    assert!(ok.success(), "mount a tmpfs");
+    let _mounted = Mounted(disk.clone());
+    let server = RunningServer::start(&disk, None).await;
+    server.sign_in().await;
+    for i in 0..30 {
+        let (status, body) = server.post_json("/api/v1/tokens", &json!({"name": format!("before-{i}")})).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let fill = disk.join("fill");
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&fill).unwrap();
+        let chunk = vec![0u8; 1 << 20];
+        while f.write_all(&chunk).is_ok() {}
+    }
+    for i in 0..3 {
+        let (status, body) = server.post_json("/api/v1/tokens", &json!({"name": format!("refused-{i}")})).await;
+        assert_eq!(status, 503, "a full disk: {body}");
+        assert!(body["error"].as_str().unwrap_or("").contains("disk is full"), "{body}");
+    }
+    std::fs::remove_file(&fill).unwrap();
+    let (status, body) = server.post_json("/api/v1/tokens", &json!({"name": "after"})).await;
+    assert_eq!(status, 201, "{body}");
+    let tokens = server.get_json("/api/v1/tokens").await;
+    let names: Vec<&str> = tokens.as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"after") && names.contains(&"before-29"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("refused-")), "nothing of the refused writes: {names:?}");
+    assert!(server.stop().success());
+}
+
 /// The data dir is the server user's alone and the database's files 0600 — also when an older version
 /// left them open to every local user (they are restricted at start).
 #[tokio::test]

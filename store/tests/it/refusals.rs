@@ -78,3 +78,24 @@ async fn another_programs_postgres_schema_is_refused_untouched() {
     pool.close().await;
     store::testing::TestDb::drop_database(&name).await;
 }
+
+/// Kept true by a check: no `… RETURNING` in the store is read with `fetch_one`/`fetch_optional` straight
+/// on the pool (autocommit), where SQLite commits without reporting once the first row is read (a full
+/// disk then hands out ids of rows never stored). Inside a transaction the commit reports it.
+#[test]
+fn returning_statements_are_read_to_their_end() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut offenders = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.contains("RETURNING")) {
+            for next in lines.iter().skip(i).take(7) {
+                if next.contains(".fetch_one(pool)") || next.contains(".fetch_optional(pool)") {
+                    offenders.push(format!("{}:{}", entry.path().display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "RETURNING read with fetch_one/fetch_optional on the pool: {offenders:?}");
+}
