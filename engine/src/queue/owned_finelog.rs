@@ -83,6 +83,14 @@ fn is_ours(pid: u32) -> bool {
     std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c.windows(MARKER.len()).any(|w| w == MARKER.as_bytes()))
 }
 
+/// The process is an older version's finelog: its script run directly, not under a host.
+fn runs_old_script(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+        let text = String::from_utf8_lossy(&c);
+        text.contains(SCRIPT_NAME) && !text.contains("finelog-inner") && !text.contains("bwrap")
+    })
+}
+
 fn answers(socket: &Path) -> bool {
     std::os::unix::net::UnixStream::connect(socket).is_ok()
 }
@@ -108,6 +116,19 @@ impl OwnedFinelog {
             if is_ours(s.pid) && answers(&query_socket(dir)) {
                 tracing::info!(pid = s.pid, port = s.port, "adopted the finelog server a previous run left");
                 return Ok(OwnedFinelog::new(s, dir, false, state_file, None));
+            }
+        }
+        // An older Arbiter ran finelog's script itself, unsandboxed, on this same store: it is stopped
+        // before the store is handed to the sandboxed one (two servers must not share a store).
+        if let Some(old) = previous.as_ref().filter(|s| !is_ours(s.pid) && runs_old_script(s.pid)) {
+            tracing::info!(pid = old.pid, "stopping the finelog server an older version left running (unsandboxed)");
+            crate::queue::supervise::signal_pid(old.pid, libc::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while runs_old_script(old.pid) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            if runs_old_script(old.pid) {
+                crate::queue::supervise::signal_pid(old.pid, libc::SIGKILL);
             }
         }
         let _ = std::fs::remove_file(&state_file);
