@@ -226,7 +226,7 @@ pub fn file_limit(suite: &suite::SuiteDefinition) -> u64 {
 }
 
 /// Gives a folder and what is in it to `user`, unless its top is already the user's.
-fn give_to(user: &crate::queue::host_user::HostUser, dir: &Path) -> Result<(), String> {
+pub(crate) fn give_to(user: &crate::queue::host_user::HostUser, dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     if meta.uid() == user.uid {

@@ -54,6 +54,8 @@ pub async fn ensure_binary(
     if path.is_file() {
         // Touch it: the pruning job keeps cache entries by age of use.
         let _ = std::fs::File::options().append(true).open(&path).and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        // Cached by an older version with its build's mode: runnable by the user servers run as.
+        let _ = std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755));
         return Ok((path, BinarySource::CacheHit));
     }
     let sandbox = l.sandbox.bwrap()?;
@@ -74,11 +76,19 @@ pub async fn ensure_binary(
             readable: vec![],
             finelog: None,
             tie_to_parent: false,
-            identity: crate::queue::sandbox::Identity::Mapped,
+            identity: match l.trial_user {
+                Some(_) => crate::queue::sandbox::Identity::HostRoot,
+                None => crate::queue::sandbox::Identity::Mapped,
+            },
             remapped: vec![],
             home_inside: None,
-            drop_to: None,
+            drop_to: l.trial_user.map(|u| u.name.clone()),
         };
+        // As a pipeline trial: the build runs as the trial user, in folders that are its own.
+        if let Some(user) = l.trial_user {
+            crate::queue::runner::give_to(user, &worktree)?;
+            crate::queue::runner::give_to(user, view.scratch.parent().unwrap_or(&view.scratch))?;
+        }
         argv = crate::queue::sandbox::wrap(bwrap, l.supervisor, &view, &argv);
     }
     let mut cmd = tokio::process::Command::new(&argv[0]);
@@ -108,6 +118,11 @@ pub async fn ensure_binary(
     let tmp = dir.join(".incoming");
     // A release binary can be hundreds of MiB: copied without holding an async worker thread.
     tokio::fs::copy(&built, &tmp).await.map_err(|e| format!("cannot cache the binary: {e}"))?;
+    // Readable and runnable by the user servers run as (the build's own mode may be its user's alone).
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).map_err(|e| format!("cannot cache the binary: {e}"))?;
+    }
     tokio::fs::rename(&tmp, &path).await.map_err(|e| format!("cannot cache the binary: {e}"))?;
     let _ = writeln!(log, "[arbiter] cached {}", path.display());
     Ok((path, BinarySource::Built))

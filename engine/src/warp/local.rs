@@ -118,11 +118,22 @@ pub(super) async fn local(
             readable: vec![binary.clone()],
             finelog: None,
             tie_to_parent: false,
-            identity: crate::queue::sandbox::Identity::Mapped,
+            identity: match p.l.trial_user {
+                Some(_) => crate::queue::sandbox::Identity::HostRoot,
+                None => crate::queue::sandbox::Identity::Mapped,
+            },
             remapped: vec![],
             home_inside: None,
-            drop_to: None,
+            drop_to: p.l.trial_user.map(|u| u.name.clone()),
         };
+        // The server under test runs as the trial user, on disks and a scratch folder of its own.
+        if let Some(user) = p.l.trial_user {
+            for dir in [data_root.as_path(), view.scratch.parent().unwrap_or(&view.scratch)] {
+                if let Err(e) = crate::queue::runner::give_to(user, dir) {
+                    return Outcome::launcher_error(e);
+                }
+            }
+        }
         argv = wrap(bwrap, p.l.supervisor, &view, &argv);
     }
     let server_log_path = phase_file(p.l.data_dir, p.trial, "server.log");

@@ -38,12 +38,28 @@ def unix_postgres():
     s.connect("/var/run/postgresql/.s.PGSQL.5432")
     s.close()
 attempt("connect to PostgreSQL's socket", unix_postgres)
+if os.geteuid() != 0 and os.path.exists({root_only:?}):
+    attempt("read a file only root may read", lambda: must(open({root_only:?}).read()))
 "#,
         db = db.display().to_string(),
         cache = cache.display().to_string(),
         log = other_log.display().to_string(),
         home = home_secret().display().to_string(),
+        root_only = root_only_file().display().to_string(),
     )
+}
+
+/// A file only root may read, outside every folder a sandbox hides (a `DATABASE_URL` with its password,
+/// say): made once when the tests run as root. Every sandboxed process of a branch runs as an
+/// unprivileged host user then (never root mapped into a namespace), and is refused it.
+fn root_only_file() -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::path::PathBuf::from("/var/tmp/arbiter-root-only-probe");
+    if unsafe { libc::geteuid() } == 0 && !path.is_file() {
+        std::fs::write(&path, "DATABASE_URL=postgres://arbiter:hunter2@db/arbiter\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    path
 }
 
 /// A file only the user the tests (and so `serve`) run as may read, in its home folder: made once.
@@ -71,6 +87,10 @@ const WAYS_OUT: [&str; 7] = [
 fn all_refused(label: &str, log: &str) {
     for what in WAYS_OUT {
         assert!(log.contains(&format!("SANDBOX {label} {what}: refused")), "{label} {what}: {log}");
+    }
+    if unsafe { libc::geteuid() } == 0 {
+        let what = "read a file only root may read";
+        assert!(log.contains(&format!("SANDBOX {label} {what}: refused")), "{label} runs as an unprivileged host user: {log}");
     }
     assert!(!log.contains(": reached"), "{log}");
 }
