@@ -265,6 +265,7 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
     if let (Some(bwrap), Some(scratch)) = (sandboxed, scratch) {
         let socket = scratch.with_file_name("finelog.sock");
         let python_env = l.python.map(crate::queue::sandbox::python_paths).unwrap_or_default();
+        let (identity, drop_to) = crate::queue::sandbox::Identity::of(l.trial_user);
         let view = View {
             data_dir: l.data_dir.to_path_buf(),
             writable: vec![worktree.clone()],
@@ -276,13 +277,10 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
                 .collect(),
             finelog: finelog.as_ref().map(|(_, port)| (*port, socket.clone())),
             tie_to_parent: true,
-            identity: match l.trial_user {
-                Some(_) => crate::queue::sandbox::Identity::HostRoot,
-                None => crate::queue::sandbox::Identity::Mapped,
-            },
+            identity,
             remapped: vec![],
             home_inside: None,
-            drop_to: l.trial_user.map(|u| u.name.clone()),
+            drop_to,
         };
         if let Some(user) = l.trial_user {
             // The trial's own folders are its user's: the worktree (shared by its arm's trials, all as

@@ -148,6 +148,17 @@ pub enum Identity {
     HostRoot,
 }
 
+impl Identity {
+    /// How a sandbox of a branch's code starts, and whom its first process becomes: the trial user
+    /// (`Some` when serve runs as root), else the mapped uid.
+    pub fn of(trial_user: Option<&crate::queue::host_user::HostUser>) -> (Identity, Option<String>) {
+        match trial_user {
+            Some(u) => (Identity::HostRoot, Some(u.name.clone())),
+            None => (Identity::Mapped, None),
+        }
+    }
+}
+
 impl TrialSandbox {
     /// The `bwrap` to wrap a trial in; `None` when unsandboxed; the reason when there is no sandbox.
     pub fn bwrap(&self) -> Result<Option<&Path>, String> {

@@ -69,6 +69,7 @@ pub async fn ensure_binary(
     )?;
     let homes = crate::queue::sandbox::toolchain_homes();
     if let Some(bwrap) = sandbox {
+        let (identity, drop_to) = crate::queue::sandbox::Identity::of(l.trial_user);
         let view = crate::queue::sandbox::View {
             data_dir: data_dir.to_path_buf(),
             writable: vec![worktree.clone()],
@@ -76,13 +77,10 @@ pub async fn ensure_binary(
             readable: vec![],
             finelog: None,
             tie_to_parent: false,
-            identity: match l.trial_user {
-                Some(_) => crate::queue::sandbox::Identity::HostRoot,
-                None => crate::queue::sandbox::Identity::Mapped,
-            },
+            identity,
             remapped: vec![],
             home_inside: None,
-            drop_to: l.trial_user.map(|u| u.name.clone()),
+            drop_to,
         };
         // As a pipeline trial: the build runs as the trial user, in folders that are its own.
         if let Some(user) = l.trial_user {

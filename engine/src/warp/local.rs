@@ -111,6 +111,7 @@ pub(super) async fn local(
             Ok(s) => s,
             Err(e) => return Outcome::launcher_error(e),
         };
+        let (identity, drop_to) = crate::queue::sandbox::Identity::of(p.l.trial_user);
         let view = View {
             data_dir: p.l.data_dir.to_path_buf(),
             writable: vec![data_root.clone()],
@@ -118,13 +119,10 @@ pub(super) async fn local(
             readable: vec![binary.clone()],
             finelog: None,
             tie_to_parent: false,
-            identity: match p.l.trial_user {
-                Some(_) => crate::queue::sandbox::Identity::HostRoot,
-                None => crate::queue::sandbox::Identity::Mapped,
-            },
+            identity,
             remapped: vec![],
             home_inside: None,
-            drop_to: p.l.trial_user.map(|u| u.name.clone()),
+            drop_to,
         };
         // The server under test runs as the trial user, on disks and a scratch folder of its own.
         if let Some(user) = p.l.trial_user {
