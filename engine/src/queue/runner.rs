@@ -287,6 +287,7 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
             // this user) and its scratch, where the relay's socket will sit.
             give_to(user, &worktree).map_err(launcher_error)?;
             give_to(user, view.scratch.parent().unwrap_or(&view.scratch)).map_err(launcher_error)?;
+            crate::queue::sandbox::size_scratch(&view.scratch, file_limit(&plan.suite), user).map_err(launcher_error)?;
         }
         argv = wrap(bwrap, l.supervisor, &view, &argv);
         if let Some((host, port)) = &finelog {
@@ -342,9 +343,20 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
     if let Some(limit) = &status.limit {
         return ran(Outcome::failed(limit.clone()));
     }
-    // A file above the limit: Python (and most runtimes) ignore SIGXFSZ and fail on EFBIG instead.
-    if status.exit_code.is_some_and(|c| c != 0) && crate::tail(&log_path, 20, 64 * 1024).contains("File too large") {
-        return ran(Outcome::failed("limit: disk — the trial wrote a file above its size limit (the suite's resources.disk, else 8 GiB)"));
+    // A file above the limit (Python and most runtimes ignore SIGXFSZ and fail on EFBIG instead), or the
+    // scratch folder full.
+    if status.exit_code.is_some_and(|c| c != 0) {
+        let tail = crate::tail(&log_path, 20, 64 * 1024);
+        if tail.contains("File too large") {
+            return ran(Outcome::failed(
+                "limit: disk — the trial wrote a file above its size limit (the suite's resources.disk, else 8 GiB)",
+            ));
+        }
+        if tail.contains("No space left on device") {
+            return ran(Outcome::failed(
+                "limit: disk — the trial filled its scratch folder (HOME and TMPDIR: the suite's resources.disk, else 8 GiB)",
+            ));
+        }
     }
     if status.cancelled {
         return ran(Outcome::cancelled("cancelled"));

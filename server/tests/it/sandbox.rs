@@ -353,7 +353,8 @@ async fn a_trial_cannot_use_finelog_to_write_files_or_drop_rows() {
 
 /// Each limit a trial can hit, from branches of the stage benchmark that first do one thing too much:
 /// allocate 1 GiB (memory: 128 MiB a worker → 704 MiB), start 300 processes (256 here), spin two
-/// processes past the CPU-seconds budget (cpu 0.05 × 60 s = 3), write a 48 MiB file (disk 32 MiB). Each
+/// processes past the CPU-seconds budget (cpu 0.05 × 60 s = 3), write a 48 MiB file (disk 32 MiB), write
+/// 40 MiB into its scratch folder (`TMPDIR`: a 32 MiB tmpfs when serve is root). Each
 /// trial fails with its limit as its reason, once (a branch's failure is not retried). A branch that
 /// prints 40 MiB before its benchmark is cut at the log's cap (32 MiB), keeps the execution id it
 /// printed after the cut, and is measured.
@@ -377,6 +378,7 @@ async fn each_limit_stops_its_trial_with_the_reason() {
         ("forky", "import subprocess\nkids = [subprocess.Popen(['sleep', '20']) for _ in range(300)]\n"),
         ("spinning", "import multiprocessing\ndef spin():\n    while True: pass\nif __name__ == '__main__':\n    [multiprocessing.Process(target=spin).start() for _ in range(2)]\n    spin()\n"),
         ("writer", "open('big.bin', 'wb').write(b'x' * (48 << 20))\n"),
+        ("filler", "import os\nfor i in range(20):\n    open(os.path.join(os.environ['TMPDIR'], f'part{i}'), 'wb').write(b'x' * (2 << 20))\n"),
         ("chatty", "import sys\nfor _ in range(40):\n    sys.stdout.write('y' * (1 << 20) + '\\n')\nsys.stdout.flush()\n"),
     ];
     for (branch, first) in branches {
@@ -396,9 +398,13 @@ async fn each_limit_stops_its_trial_with_the_reason() {
         let arm_id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap_or_else(|| panic!("{arm}: {e}"))["id"];
         e["trials"].as_array().unwrap().iter().filter(|t| &t["arm_id"] == arm_id).cloned().collect()
     };
-    for (arm, reason) in
-        [("treatment", "limit: memory"), ("forky", "limit: processes"), ("spinning", "limit: CPU time"), ("writer", "limit: disk")]
-    {
+    let mut expected =
+        vec![("treatment", "limit: memory"), ("forky", "limit: processes"), ("spinning", "limit: CPU time"), ("writer", "limit: disk")];
+    // The scratch folder is a sized tmpfs where serve may mount one (as root).
+    if unsafe { libc::geteuid() } == 0 {
+        expected.push(("filler", "limit: disk"));
+    }
+    for (arm, reason) in expected {
         let trials = trials_of(arm);
         assert_eq!(trials.len(), 1, "{arm}: a limit hit is not retried: {e}");
         assert_eq!(trials[0]["state"], "failed", "{arm}: {e}");
