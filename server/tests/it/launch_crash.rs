@@ -342,6 +342,47 @@ async fn the_finelog_arbiter_starts_outlives_a_crash_and_is_adopted() {
     assert!(!state_file.exists(), "and forgets it");
 }
 
+/// A trial left `running` with no task of the server behind it and no supervisor (its outcome could not be
+/// written while the store was away, say) is found while the server runs — not only at a restart — and
+/// settled: interrupted, re-queued once, run, judged; the local lane it held is free again. Made here by
+/// marking a queued trial of a second experiment `running` in the store, as a lost write leaves one.
+#[tokio::test]
+async fn a_trial_stranded_while_the_server_runs_is_settled_and_run_again() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 1.0);
+    let finelog = FinelogServer::start(None);
+    let data = tmp.path().join("data");
+    let server = start(&data, &suites, &finelog.url).await;
+    let launch = json!({"suite": "crash", "head": "main", "base": "main", "trials": 1});
+    let (status, first) = server.post_json("/api/v1/experiments", &launch).await;
+    assert_eq!(status, 201, "{first}");
+    running_trial(&server, first["id"].as_i64().unwrap()).await;
+    // The local lane is busy: the second experiment's trials wait, and one of them is stranded.
+    let (status, second) = server.post_json("/api/v1/experiments", &launch).await;
+    assert_eq!(status, 201, "{second}");
+    let id = second["id"].as_i64().unwrap();
+    let worker = std::fs::read_to_string("/etc/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+    let worker = if worker.is_empty() { "local".to_string() } else { worker };
+    let url = format!("sqlite://{}/arbiter.db", data.canonicalize().unwrap().display());
+    let store = store::Store::open(&url).await.unwrap();
+    let long_ago = store::now_ms() - 120_000;
+    let stranded: i64 = store::on_pool!(&store, pool => sqlx::query_scalar(
+        "UPDATE trials SET state = 'running', claimed_by = $1, started_at = $2, job_id = '999999@1' \
+         WHERE id = (SELECT min(id) FROM trials WHERE experiment_id = $3 AND state = 'queued') RETURNING id",
+    )
+    .bind(&worker).bind(long_ago).bind(id).fetch_all(pool).await)
+    .unwrap()[0];
+    store.close().await;
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    let trials = e["trials"].as_array().unwrap();
+    let lost = trials.iter().find(|t| t["id"] == stranded).unwrap();
+    assert_eq!((lost["state"].as_str(), lost["infra_reason"].as_str()), (Some("infra_failed"), Some("interrupted")), "{e}");
+    assert!(trials.iter().any(|t| t["attempt"] == 2 && t["state"] == "succeeded"), "run again once: {e}");
+    assert!(server.log_text().contains("a trial was left running with no supervisor"), "{}", server.log_text());
+}
+
 /// kill -9 in the middle of an adaptive experiment (`trials = "auto"`): after the restart it goes on from
 /// the pairs done — the running trial re-attached, no pair added twice — and stops where an uninterrupted
 /// run stops (here: an A/A on its budget of 4 pairs, which the design cannot call equivalent so soon).
