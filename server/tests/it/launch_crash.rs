@@ -383,6 +383,55 @@ async fn a_trial_stranded_while_the_server_runs_is_settled_and_run_again() {
     assert!(server.log_text().contains("a trial was left running with no supervisor"), "{}", server.log_text());
 }
 
+/// PostgreSQL stopped for 20 s in the middle of a trial: the trial ends while the store is away, its
+/// outcome waits and is written once the store answers, the experiment is judged, and the local queue
+/// goes on (a second experiment launched afterwards runs) — with no restart of Arbiter.
+#[tokio::test]
+async fn postgres_stopped_mid_trial_the_outcome_waits_and_the_queue_goes_on() {
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let suites = setup(tmp.path(), 3.0);
+    let finelog = FinelogServer::start(None);
+    let pg = common::postgres::PrivatePostgres::start();
+    let data = tmp.path().join("data");
+    let server =
+        RunningServer::start_with(&data, Some(&pg.url), &["--suites-dir", suites.to_str().unwrap(), "--finelog-url", &finelog.url]).await;
+    server.sign_in().await;
+    let launch = json!({"suite": "crash", "head": "main", "base": "main", "trials": 1});
+    let (status, first) = server.post_json("/api/v1/experiments", &launch).await;
+    assert_eq!(status, 201, "{first}");
+    let id = first["id"].as_i64().unwrap();
+    // A running trial with its supervisor recorded (from the API: the store is PostgreSQL here).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let supervisor: u32 = loop {
+        let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
+        let job =
+            e["trials"].as_array().unwrap().iter().find(|t| t["state"] == "running").and_then(|t| t["job_id"].as_str().map(String::from));
+        if let Some(pid) = job.and_then(|j| j.split('@').next()?.parse().ok()) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no trial started: {e}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    pg.down();
+    // The trial's process ends while the store is away (its stages take 3 s each).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::path::Path::new(&format!("/proc/{supervisor}")).exists() {
+        assert!(Instant::now() < deadline, "the trial did not end");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    pg.up();
+    let e = wait_judged(&server, id).await;
+    assert_eq!(e["status"], "judged", "{e}");
+    assert!(e["trials"].as_array().unwrap().iter().all(|t| t["state"] == "succeeded"), "{e}");
+    assert!(server.log_text().contains("cannot record the trial's outcome; trying again"), "the outcome waited for the store");
+    let (status, second) = server.post_json("/api/v1/experiments", &launch).await;
+    assert_eq!(status, 201, "{second}");
+    let e = wait_judged(&server, second["id"].as_i64().unwrap()).await;
+    assert_eq!(e["status"], "judged", "the queue goes on: {e}");
+}
+
 /// kill -9 in the middle of an adaptive experiment (`trials = "auto"`): after the restart it goes on from
 /// the pairs done — the running trial re-attached, no pair added twice — and stops where an uninterrupted
 /// run stops (here: an A/A on its budget of 4 pairs, which the design cannot call equivalent so soon).

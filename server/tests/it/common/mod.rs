@@ -197,6 +197,7 @@ pub mod bench;
 pub mod example;
 pub mod finelog;
 pub mod git;
+pub mod postgres;
 pub mod slurm;
 pub mod test_app;
 pub mod warp;
