@@ -184,6 +184,28 @@ impl TrialGroup {
     }
 }
 
+/// Makes a command join `group` (its `cgroup.procs`, written between fork and exec) and, with
+/// `file_bytes`, limits the size of any file it writes (RLIMIT_FSIZE). Returns the open `cgroup.procs`
+/// files: keep them until the command has been spawned.
+pub fn join_on_spawn(cmd: &mut tokio::process::Command, group: Option<&TrialGroup>, file_bytes: Option<u64>) -> Vec<std::fs::File> {
+    let files = group.map(TrialGroup::procs_files).transpose().unwrap_or_default().unwrap_or_default();
+    let fds: Vec<i32> = files.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+    // SAFETY: between fork and exec only write(2) on descriptors opened above and setrlimit(2).
+    unsafe {
+        cmd.pre_exec(move || {
+            for fd in &fds {
+                libc::write(*fd, b"0".as_ptr().cast(), 1);
+            }
+            if let Some(bytes) = file_bytes {
+                let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            }
+            Ok(())
+        });
+    }
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

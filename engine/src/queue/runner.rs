@@ -220,6 +220,17 @@ pub fn trial_limits(
     }
 }
 
+/// A warp phase's limits, from the same rule: its server under test gets a trial's memory and process
+/// limits and no CPU budget (its CPU is what is measured; the phase's timeout holds); its build the same
+/// processes, at least 4 GiB of memory (compilers) and no CPU budget (the suite's timeout holds). Both
+/// write no file above [`file_limit`].
+pub fn warp_limits(suite: &suite::SuiteDefinition) -> (crate::queue::cgroup::Limits, crate::queue::cgroup::Limits) {
+    let trial = trial_limits(suite, &Default::default(), u64::from(suite.timeout_minutes) * 60);
+    let server = crate::queue::cgroup::Limits { cpu_seconds: None, ..trial };
+    let build = crate::queue::cgroup::Limits { memory_bytes: trial.memory_bytes.map(|m| m.max(4 << 30)), ..server };
+    (build, server)
+}
+
 /// The largest file a trial may write: the suite's `resources.disk`, else 8 GiB.
 pub fn file_limit(suite: &suite::SuiteDefinition) -> u64 {
     suite.resources.disk.as_deref().and_then(|d| judge::units::parse_size(d).ok()).map(|b| b as u64).filter(|b| *b > 0).unwrap_or(8 << 30)

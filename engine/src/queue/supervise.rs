@@ -227,8 +227,6 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         }
         None => None,
     };
-    let procs = group.as_ref().map(TrialGroup::procs_files).transpose().unwrap_or_default().unwrap_or_default();
-    let procs_fds: Vec<i32> = procs.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
     let file_bytes = args.file_bytes;
     let mut cmd = tokio::process::Command::new(&args.argv[0]);
     cmd.args(&args.argv[1..])
@@ -237,19 +235,7 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .process_group(0);
-    // SAFETY: between fork and exec only write(2) on descriptors opened above and setrlimit(2).
-    unsafe {
-        cmd.pre_exec(move || {
-            for fd in &procs_fds {
-                libc::write(*fd, b"0".as_ptr().cast(), 1);
-            }
-            if let Some(bytes) = file_bytes {
-                let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
-                libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
-            }
-            Ok(())
-        });
-    }
+    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), file_bytes);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {

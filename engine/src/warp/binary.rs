@@ -94,13 +94,37 @@ pub async fn ensure_binary(
     crate::queue::runner::clean_env(&mut cmd).envs(homes);
     let (out, err) = (log.try_clone().map_err(|e| e.to_string())?, log.try_clone().map_err(|e| e.to_string())?);
     cmd.stdout(out).stderr(err);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run the build {:?}: {e}", argv[0]))?;
+    // Its limits (queue::runner::warp_limits), in a control group of its own where the host gives one.
+    let (limits, _) = crate::queue::runner::warp_limits(suite);
+    let group = match crate::queue::cgroup::TrialGroup::create(&format!("arbiter-build-{scratch}-{}", crate::random_hex(8)), &limits) {
+        Ok(g) => Some(g),
+        Err(why) => {
+            let _ = writeln!(log, "[arbiter] the build runs without its memory and process limits here: {why}");
+            None
+        }
+    };
+    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), Some(crate::queue::runner::file_limit(suite)));
+    let spawned = cmd.spawn().map_err(|e| format!("cannot run the build {:?}: {e}", argv[0]));
+    drop(procs);
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            group.iter().for_each(crate::queue::cgroup::TrialGroup::remove);
+            return Err(e);
+        }
+    };
     let limit = Duration::from_secs(u64::from(suite.timeout_minutes) * 60);
-    let status = match tokio::time::timeout(limit, child.wait()).await {
+    let waited = tokio::time::timeout(limit, child.wait()).await;
+    let hit = group.as_ref().and_then(|g| g.hit());
+    group.iter().for_each(crate::queue::cgroup::TrialGroup::remove);
+    let status = match waited {
         Ok(s) => s.map_err(|e| e.to_string())?,
         Err(_) => return Err(format!("the build did not finish within the suite's {} minutes", suite.timeout_minutes)),
     };
     if !status.success() {
+        if let Some(hit) = hit {
+            return Err(format!("the build of {} stopped at its {}", arm.name, hit.words(&limits)));
+        }
         return Err(format!("the build of {} at {} failed ({status}); see the phase log", arm.name, judge::units::short_sha(&arm.sha)));
     }
     let built = worktree.join(warp.binary.as_deref().unwrap_or_default());

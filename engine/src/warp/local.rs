@@ -144,7 +144,22 @@ pub(super) async fn local(
     cmd.stdout(server_log.try_clone().map(std::process::Stdio::from).unwrap_or_else(|_| std::process::Stdio::null()));
     cmd.stderr(server_log);
     cmd.process_group(0).kill_on_drop(true);
-    let mut server = match cmd.spawn() {
+    // Its limits (queue::runner::warp_limits: memory and processes, no CPU budget), in a control group
+    // of its own where the host gives one.
+    let (_, limits) = crate::queue::runner::warp_limits(&plan.suite);
+    let group = match crate::queue::cgroup::TrialGroup::create(&format!("arbiter-server-{}-{}", p.trial.id, crate::random_hex(8)), &limits)
+    {
+        Ok(g) => Some(g),
+        Err(why) => {
+            p.say(&format!("the server runs without its memory and process limits here: {why}"));
+            None
+        }
+    };
+    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), Some(crate::queue::runner::file_limit(&plan.suite)));
+    let spawned = cmd.spawn();
+    drop(procs);
+    let group = Removed(group);
+    let mut server = match spawned {
         Ok(c) => c,
         Err(e) => return Outcome::failed(format!("cannot start the server {:?}: {e}", argv[0])),
     };
@@ -206,6 +221,14 @@ pub(super) async fn local(
         crate::queue::supervise::signal_group(pid, libc::SIGKILL);
         let _ = server.wait().await;
     }
+    // A server stopped by its limit fails its phase with that as the reason.
+    let outcome = match group.0.as_ref().and_then(|g| g.hit()) {
+        Some(hit) if outcome.state == judge::TrialState::Failed || outcome.state == judge::TrialState::InfraFailed => {
+            Outcome::failed(format!("the server under test stopped at its {}: {}", hit.words(&limits), outcome.detail))
+        }
+        _ => outcome,
+    };
+    drop(group);
     let _ = std::fs::remove_dir_all(&data_root);
     // A server may print its arguments or environment: the keys never stay in a file people download.
     if let Ok(text) = std::fs::read(&server_log_path) {
@@ -215,4 +238,15 @@ pub(super) async fn local(
         }
     }
     outcome
+}
+
+/// A server's control group, removed (every process in it killed) however the phase ends.
+struct Removed(Option<crate::queue::cgroup::TrialGroup>);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        if let Some(g) = &self.0 {
+            g.remove();
+        }
+    }
 }

@@ -418,3 +418,43 @@ async fn each_limit_stops_its_trial_with_the_reason() {
     let tail = engine::tail(&log_path, 2, 4096);
     assert!(tail.contains("the log was cut at 32 MiB; execution ids printed after it:"), "{tail}");
 }
+
+/// A warp phase's build and its server under test have limits too (memory where the suite gives `ram`,
+/// processes, file size; no CPU budget — the server's CPU is what is measured): a build that starts 300
+/// processes and a server whose launcher does fail their phases with the limit as the reason.
+#[tokio::test]
+async fn a_warp_build_and_server_stop_at_their_limits() {
+    s3s_fs();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = example_repo(tmp.path());
+    let app = app_with(&[suite_text("s3s-fast", &repo, &fast(), "")]).await;
+    let launcher = app.signed_in(Role::Launcher).await;
+    let _trials = common::running_trials().await;
+    let fork = "python3 -c \"import subprocess; kids = [subprocess.Popen(['sleep', '20']) for _ in range(300)]\"\n";
+    common::git::git(&repo, &["checkout", "-q", "-b", "forky-build", "main"]);
+    let build = std::fs::read_to_string(repo.join("build.sh")).unwrap();
+    std::fs::write(repo.join("build.sh"), build.replacen("set -eu\n", &format!("set -eu\n{fork}"), 1)).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "forks in its build"]);
+    common::git::git(&repo, &["checkout", "-q", "-b", "forky-server", "main"]);
+    std::fs::write(repo.join("launcher.sh"), format!("#!/bin/sh\nset -e\n{fork}exec \"@S3S_FS@\" \"$@\"\n")).unwrap();
+    common::git::git(&repo, &["commit", "-q", "-am", "forks before its server"]);
+    common::git::git(&repo, &["checkout", "-q", "main"]);
+    let id = launcher
+        .launch(
+            json!({"suite": "s3s-fast", "head": "forky-build", "base": "main", "arms": [{"name": "forky-server", "ref": "forky-server"}]}),
+        )
+        .await;
+    let e = launcher.wait_until_ended(id, 240).await;
+    let trial = |arm: &str| -> Value {
+        let arm_id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap()["id"];
+        e["trials"].as_array().unwrap().iter().find(|t| &t["arm_id"] == arm_id).unwrap().clone()
+    };
+    for (arm, what) in [
+        ("treatment", "the build of treatment stopped at its limit: processes"),
+        ("forky-server", "the server under test stopped at its limit: processes"),
+    ] {
+        let t = trial(arm);
+        assert_eq!(t["state"], "failed", "{arm}: {t}");
+        assert!(t["detail"].as_str().unwrap().contains(what), "{arm}: {}", t["detail"]);
+    }
+}
