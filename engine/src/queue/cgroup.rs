@@ -182,6 +182,12 @@ impl TrialGroup {
             let _ = std::fs::remove_dir(d);
         }
     }
+
+    /// [`TrialGroup::remove`] on a thread of its own: for callers on the async runtime, which its waits
+    /// (up to 2 s for the processes to go) must not block.
+    pub fn remove_in_background(self) {
+        std::thread::spawn(move || self.remove());
+    }
 }
 
 /// Makes a command join `group` (its `cgroup.procs`, written between fork and exec) and, with

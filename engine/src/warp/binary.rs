@@ -109,14 +109,14 @@ pub async fn ensure_binary(
     let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
-            group.iter().for_each(crate::queue::cgroup::TrialGroup::remove);
+            group.into_iter().for_each(crate::queue::cgroup::TrialGroup::remove_in_background);
             return Err(e);
         }
     };
     let limit = Duration::from_secs(u64::from(suite.timeout_minutes) * 60);
     let waited = tokio::time::timeout(limit, child.wait()).await;
     let hit = group.as_ref().and_then(|g| g.hit());
-    group.iter().for_each(crate::queue::cgroup::TrialGroup::remove);
+    group.into_iter().for_each(crate::queue::cgroup::TrialGroup::remove_in_background);
     let status = match waited {
         Ok(s) => s.map_err(|e| e.to_string())?,
         Err(_) => return Err(format!("the build did not finish within the suite's {} minutes", suite.timeout_minutes)),

@@ -245,8 +245,8 @@ struct Removed(Option<crate::queue::cgroup::TrialGroup>);
 
 impl Drop for Removed {
     fn drop(&mut self) {
-        if let Some(g) = &self.0 {
-            g.remove();
+        if let Some(g) = self.0.take() {
+            g.remove_in_background();
         }
     }
 }
