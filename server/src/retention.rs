@@ -128,6 +128,10 @@ fn prune_files(
                 continue;
             }
             let bytes = dir_size(&path);
+            if !dry_run {
+                // A capped worktree's overlay comes off first: deleting through it would only hide files.
+                engine::queue::mounts::uncap_worktree(data_dir, &path);
+            }
             if dry_run || std::fs::remove_dir_all(&path).is_ok() {
                 report.bytes += bytes;
                 report.deleted.push(relative(data_dir, &path));

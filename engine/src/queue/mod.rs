@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod finelog;
 pub mod finelog_gate;
 pub mod host_user;
+pub mod mounts;
 pub mod owned_finelog;
 pub mod runner;
 pub mod sandbox;

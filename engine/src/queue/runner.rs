@@ -116,6 +116,7 @@ pub async fn remove_worktrees(repo: &Path, data_dir: &Path, experiment_id: i64, 
     let mut removed = false;
     for arm in arms {
         let dir = worktree_dir(data_dir, &experiment_id.to_string(), &arm.name);
+        crate::queue::mounts::uncap_worktree(data_dir, &dir);
         if std::fs::symlink_metadata(&dir).is_ok() {
             match std::fs::remove_dir_all(&dir) {
                 Ok(()) => removed = true,
@@ -298,7 +299,10 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
             // this user) and its scratch, where the relay's socket will sit.
             give_to(user, &worktree).map_err(launcher_error)?;
             give_to(user, view.scratch.parent().unwrap_or(&view.scratch)).map_err(launcher_error)?;
-            crate::queue::sandbox::size_scratch(&view.scratch, file_limit(&plan.suite), user).map_err(launcher_error)?;
+            // What it writes is capped: its scratch, and its worktree over all of its arm's trials.
+            let cap = file_limit(&plan.suite);
+            crate::queue::mounts::size_scratch(&view.scratch, cap, user).map_err(launcher_error)?;
+            crate::queue::mounts::cap_worktree(l.data_dir, &worktree, cap, user).map_err(launcher_error)?;
         }
         argv = wrap(bwrap, l.supervisor, &view, &argv);
         if let Some((host, port)) = &finelog {
@@ -355,7 +359,7 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
         return ran(Outcome::failed(limit.clone()));
     }
     // A file above the limit (Python and most runtimes ignore SIGXFSZ and fail on EFBIG instead), or the
-    // scratch folder full.
+    // scratch folder or the capped worktree full (queue::mounts).
     if status.exit_code.is_some_and(|c| c != 0) {
         let tail = crate::tail(&log_path, 20, 64 * 1024);
         if tail.contains("File too large") {
@@ -365,7 +369,7 @@ pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Ou
         }
         if tail.contains("No space left on device") {
             return ran(Outcome::failed(
-                "limit: disk — the trial filled its scratch folder (HOME and TMPDIR: the suite's resources.disk, else 8 GiB)",
+                "limit: disk — the trial ran out of room to write: its scratch folder (HOME, TMPDIR) or its worktree (over all of its arm's trials), each the suite's resources.disk, else 8 GiB",
             ));
         }
     }

@@ -177,7 +177,7 @@ impl TrialSandbox {
 pub fn scratch_dir(data_dir: &Path, name: &str) -> Result<PathBuf, String> {
     let dir = data_dir.join("sandbox").join(name);
     let home = dir.join("home");
-    unmount(&home);
+    crate::queue::mounts::unmount(&home);
     let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir_all(&home).map_err(|e| format!("{}: {e}", home.display()))?;
     Ok(home)
@@ -266,36 +266,10 @@ pub fn remove_scratch(data_dir: &Path, name: &str) {
     for entry in std::fs::read_dir(&root).into_iter().flatten().flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
         if file == name || file.starts_with(&prefix) {
-            unmount(&entry.path().join("home"));
+            crate::queue::mounts::unmount(&entry.path().join("home"));
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
-}
-
-/// Detaches whatever is mounted on `path` (a sized scratch), if anything.
-fn unmount(path: &Path) {
-    if let Ok(c) = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()) {
-        // SAFETY: umount2(2) on a NUL-terminated path; an error (nothing mounted) is ignored.
-        unsafe {
-            libc::umount2(c.as_ptr(), libc::MNT_DETACH);
-        }
-    }
-}
-
-/// Puts a tmpfs of at most `bytes` on a trial's scratch folder, owned by `user` (root only): what the
-/// trial writes to its `HOME` and `TMPDIR` is capped (and counted in its memory group, tmpfs pages being
-/// memory). Taken off by [`remove_scratch`].
-pub fn size_scratch(home: &Path, bytes: u64, user: &crate::queue::host_user::HostUser) -> Result<(), String> {
-    let target = std::ffi::CString::new(home.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
-    let options = std::ffi::CString::new(format!("size={bytes},mode=0700,uid={},gid={}", user.uid, user.gid)).map_err(|e| e.to_string())?;
-    // SAFETY: mount(2) with NUL-terminated strings that live for this call.
-    let rc = unsafe {
-        libc::mount(c"tmpfs".as_ptr(), target.as_ptr(), c"tmpfs".as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, options.as_ptr().cast())
-    };
-    if rc != 0 {
-        return Err(format!("cannot size the scratch folder {}: {}", home.display(), std::io::Error::last_os_error()));
-    }
-    Ok(())
 }
 
 /// The topmost folders above what a view binds (and its data dir) that others may not enter (no

@@ -86,6 +86,10 @@ pub async fn ensure_binary(
         if let Some(user) = l.trial_user {
             crate::queue::runner::give_to(user, &worktree)?;
             crate::queue::runner::give_to(user, view.scratch.parent().unwrap_or(&view.scratch))?;
+            let cap = crate::queue::runner::file_limit(suite);
+            if let Some(backing) = crate::queue::mounts::cap_worktree(data_dir, &worktree, cap, user)? {
+                let _ = writeln!(log, "[arbiter] what the build writes in its worktree is capped at {} MiB ({backing:?})", cap >> 20);
+            }
         }
         argv = crate::queue::sandbox::wrap(bwrap, l.supervisor, &view, &argv);
     }

@@ -354,7 +354,8 @@ async fn a_trial_cannot_use_finelog_to_write_files_or_drop_rows() {
 /// Each limit a trial can hit, from branches of the stage benchmark that first do one thing too much:
 /// allocate 1 GiB (memory: 128 MiB a worker → 704 MiB), start 300 processes (256 here), spin two
 /// processes past the CPU-seconds budget (cpu 0.05 × 60 s = 3), write a 48 MiB file (disk 32 MiB), write
-/// 40 MiB into its scratch folder (`TMPDIR`: a 32 MiB tmpfs when serve is root). Each
+/// 40 MiB into its scratch folder (`TMPDIR`: a 32 MiB tmpfs when serve is root), write 40 MiB into its
+/// worktree in files of 2 MiB (capped at 32 MiB in all when serve is root: `queue::mounts`). Each
 /// trial fails with its limit as its reason, once (a branch's failure is not retried). A branch that
 /// prints 40 MiB before its benchmark is cut at the log's cap (32 MiB), keeps the execution id it
 /// printed after the cut, and is measured.
@@ -379,6 +380,7 @@ async fn each_limit_stops_its_trial_with_the_reason() {
         ("spinning", "import multiprocessing\ndef spin():\n    while True: pass\nif __name__ == '__main__':\n    [multiprocessing.Process(target=spin).start() for _ in range(2)]\n    spin()\n"),
         ("writer", "open('big.bin', 'wb').write(b'x' * (48 << 20))\n"),
         ("filler", "import os\nfor i in range(20):\n    open(os.path.join(os.environ['TMPDIR'], f'part{i}'), 'wb').write(b'x' * (2 << 20))\n"),
+        ("spreader", "for i in range(20):\n    open(f'spread{i}.bin', 'wb').write(b'x' * (2 << 20))\n"),
         ("chatty", "import sys\nfor _ in range(40):\n    sys.stdout.write('y' * (1 << 20) + '\\n')\nsys.stdout.flush()\n"),
     ];
     for (branch, first) in branches {
@@ -400,9 +402,10 @@ async fn each_limit_stops_its_trial_with_the_reason() {
     };
     let mut expected =
         vec![("treatment", "limit: memory"), ("forky", "limit: processes"), ("spinning", "limit: CPU time"), ("writer", "limit: disk")];
-    // The scratch folder is a sized tmpfs where serve may mount one (as root).
+    // The scratch folder and the worktree are capped in all where serve may mount (as root).
     if unsafe { libc::geteuid() } == 0 {
         expected.push(("filler", "limit: disk"));
+        expected.push(("spreader", "limit: disk"));
     }
     for (arm, reason) in expected {
         let trials = trials_of(arm);
