@@ -35,6 +35,27 @@ impl StoreError {
         }
     }
 
+    /// Whether trying the same write again may succeed: the database away, busy, locked or full. A
+    /// missing row, a broken constraint or an undecodable value stays so however often it is tried.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Unreachable { .. } => true,
+            StoreError::Query(e) => match e {
+                sqlx::Error::Database(db) => {
+                    !(db.is_unique_violation() || db.is_foreign_key_violation() || db.is_check_violation())
+                }
+                sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::Protocol(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     /// Maps a unique-key violation to `Conflict` with a readable message; other errors pass through.
     pub(crate) fn unique(err: sqlx::Error, message: impl FnOnce() -> String) -> StoreError {
         match &err {

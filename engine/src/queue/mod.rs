@@ -489,6 +489,12 @@ pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
         }
         match result {
             Ok(()) => break,
+            // The trial or its experiment is gone (deleted meanwhile), or the write can never pass: said,
+            // not retried for ever with the lane held.
+            Err(e) if !e.is_transient() => {
+                tracing::error!(error = %e, trial = trial.id, "cannot record the trial's outcome; giving up (not a passing fault)");
+                return;
+            }
             Err(e) => {
                 tracing::error!(error = %e, trial = trial.id, retry_in_secs = wait.as_secs(), "cannot record the trial's outcome; trying again");
                 tokio::time::sleep(wait).await;

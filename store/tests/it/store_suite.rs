@@ -28,6 +28,7 @@ on_both_backends!(
     trend_points_follow_verdicts,
     notifications_are_queued_once_and_log_attempts,
     schedule_ticks_are_claimed_once_and_stale_claims_taken_over,
+    only_passing_faults_are_worth_retrying,
 );
 
 fn arm(name: &str, role: ArmRole) -> InsertArm {
@@ -252,6 +253,17 @@ fn stage(execution_id: &str, name: &str, cpu: f64) -> StageRow {
         ts: Some("2026-06-18T10:00:00Z".into()),
         seq: Some(3),
     }
+}
+
+/// What the queue retries when it cannot record an outcome: a write that breaks a constraint (rows of a
+/// trial that is gone) never passes, so it is not transient; a store that is away is.
+async fn only_passing_faults_are_worth_retrying(db: &TestDb) {
+    let orphan = db.store.replace_stage_rows(987_654, &[stage("e1", "stage0", 1.0)]).await.unwrap_err();
+    assert!(!orphan.is_transient(), "{orphan:?}");
+    let closed = Store::open(&db.url).await.unwrap();
+    closed.close().await;
+    let away = closed.set_trial_result(1, Some(0), &[]).await.unwrap_err();
+    assert!(away.is_transient(), "{away:?}");
 }
 
 fn round(workload: &str, round: i64) -> WarpRound {
