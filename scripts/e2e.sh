@@ -23,6 +23,11 @@ server=$!
 cleanup() {
   local status=$?
   kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true
+  # What serve mounted for trials still running when it stopped (a sized scratch, a capped worktree):
+  # off first, deepest first, or rm cannot remove their folders.
+  if [ "$(id -u)" = 0 ]; then
+    awk -v d="$data/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  fi
   rm -rf "$data" 2>/dev/null || { sleep 2; rm -rf "$data" || echo "e2e: could not remove $data" >&2; }
   exit "$status"
 }
