@@ -48,6 +48,23 @@ pub fn unmount(path: &Path) {
     }
 }
 
+/// Detaches everything mounted at or below `dir`, deepest first (a data dir being thrown away with trials
+/// still running: their scratch and worktree mounts). Nothing for a user that may not unmount.
+pub fn unmount_beneath(dir: &Path) {
+    let Ok(table) = std::fs::read_to_string("/proc/self/mounts") else { return };
+    // Mount points are written with \040 for a space (and \011, \012, \134); data dirs here have none.
+    let mut points: Vec<PathBuf> = table
+        .lines()
+        .filter_map(|l| l.split(' ').nth(1))
+        .map(PathBuf::from)
+        .filter(|p| p.starts_with(dir))
+        .collect();
+    points.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for p in points {
+        unmount(&p);
+    }
+}
+
 /// Whether something is mounted on `dir` (its device differs from its parent's).
 pub fn is_mount_point(dir: &Path) -> bool {
     let parent = dir.parent().unwrap_or(dir);

@@ -384,5 +384,8 @@ impl Drop for TestApp {
         if let Some(f) = &self.finelog {
             f.stop();
         }
+        // A trial still running when the test ends keeps what serve mounted for it (a sized scratch, a
+        // capped worktree): off, deepest first, before the temporary folder goes.
+        engine::queue::mounts::unmount_beneath(&self.state.data_dir);
     }
 }
