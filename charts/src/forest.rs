@@ -68,7 +68,7 @@ impl ForestMetric {
 }
 
 /// What a row says in words (its tooltip), and the short status drawn at its right end.
-fn words(r: &Row, floor: &str) -> (String, String) {
+fn words(r: &Row, floor: &str, metric: ForestMetric) -> (String, String) {
     let head = format!("{} · {}", r.stage.stage, r.arm_name);
     if let Some(missing) = r.stage.missing_treatment() {
         return (format!("{head}: {missing}, so no change to draw"), missing);
@@ -77,10 +77,17 @@ fn words(r: &Row, floor: &str) -> (String, String) {
         return (format!("{head}: below the {floor} floor ({}), not tested", fmt_pct(r.change)), "below floor".into());
     }
     let Some(t) = r.test else {
-        return (
-            format!("{head}: {} — not tested: too few trials an arm (elapsed needs 3)", fmt_pct(r.change)),
-            format!("untested: < {} trials", judge::pipeline::method::MIN_ELAPSED_TRIALS),
-        );
+        return match metric {
+            ForestMetric::Elapsed => (
+                format!("{head}: {} — not tested: too few trials an arm (elapsed needs 3)", fmt_pct(r.change)),
+                format!("untested: < {} trials", judge::pipeline::method::MIN_ELAPSED_TRIALS),
+            ),
+            // One pair and no noise profile: no spread measured to test against (method 3).
+            ForestMetric::Cpu => (
+                format!("{head}: {} — not tested: one pair and no noise profile measure no spread", fmt_pct(r.change)),
+                "untested: no spread".to_string(),
+            ),
+        };
     };
     let interval = format!("{} interval {} … {}", fmt_level(t.alpha), fmt_pct(t.interval_pct[0]), fmt_pct(t.interval_pct[1]));
     // The verdict's own outcome for the metric, in words.
@@ -172,7 +179,7 @@ pub fn pipeline_forest(report: &PipelineReport, metric: ForestMetric) -> Result<
             let y = n - i as f64 - 0.5;
             let colour = treatment_color(r.arm);
             let (_, py) = chart.backend_coord(&(0.0, y));
-            let (text, status) = words(r, &floor);
+            let (text, status) = words(r, &floor, metric);
             let label = if report.treatments.len() > 1 {
                 format!("{} · {}", clip(&r.stage.stage, 22), clip(r.arm_name, 10))
             } else {

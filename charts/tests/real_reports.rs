@@ -20,7 +20,11 @@ fn pipeline() -> PipelineReport {
     let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None };
     let control = [t("20261129-072203-da99fe05"), t("20261129-072217-adb9e3d8"), t("20261129-072231-4eb27101")];
     let arms = [ArmSpec { name: "heavier-map".into(), trials: vec![t("20261129-072244-a8070574")] }];
-    let config = PipelineConfig { worker_ram: Some(64.0 * 1024.0 * 1024.0), ..PipelineConfig::default() };
+    // One treatment trial measures no spread of its own, and method 3 borrows none: the charts of a decided
+    // regression need a noise profile. This file has no other same-code trials, so the three controls
+    // stand in for a calibration (in a real suite, calibration trials are runs of their own).
+    let noise = judge::pipeline::calibrate(&rows, &control, None).unwrap();
+    let config = PipelineConfig { worker_ram: Some(64.0 * 1024.0 * 1024.0), noise: Some(noise), ..PipelineConfig::default() };
     judge(&rows, &control, &arms, &config).unwrap()
 }
 

@@ -10,7 +10,8 @@ test("find the commit from a regression's page: the bisection page fills in and 
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
   await hydrated(page);
   await page.getByLabel("Treatment ref").fill("cpu-heavier");
-  await page.getByLabel("Trials per arm").fill("2");
+  // Four pairs: uncalibrated, fewer measure too little spread to decide even ×4 (method 3).
+  await page.getByLabel("Trials per arm").fill("4");
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
   await expect(page.locator(".banner-verdict .muted")).toHaveText("judged", { timeout: 300_000 });

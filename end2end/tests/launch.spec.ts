@@ -142,16 +142,20 @@ test("the launch preview says what the planned trials can detect, and one click 
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
   await hydrated(page);
   await page.getByLabel("Treatment ref").fill("cheaper");
+  // Two trials an arm, uncalibrated, measure one degree of freedom: nothing below ±10000 % (method 3).
   await page.getByLabel("Trials per arm").fill("2");
-  await page.getByLabel("Size the trials for a CPU change of (%)").fill("30");
   await page.getByRole("button", { name: "Preview" }).click();
   const power = page.getByRole("region", { name: "Plan" }).locator(".power");
-  await expect(power.locator(".detectable")).toContainText(/Can detect ±[\d.]+ % with 2 trials an arm\./);
+  await expect(power.locator(".detectable")).toContainText("2 trials an arm detect nothing below ±10000 % without a noise profile");
+  await page.getByLabel("Trials per arm").fill("4");
+  await page.getByLabel("Size the trials for a CPU change of (%)").fill("30");
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(power.locator(".detectable")).toContainText(/Can detect ±[\d.]+ % with 4 trials an arm\./);
   await expect(power).toContainText("the default spread (uncalibrated)");
   const need = power.locator(".needed");
   await expect(need).toContainText(/±30 % needs about \d+ trials an arm\./);
   const n = Number((await need.textContent())!.match(/needs about (\d+) trials/)![1]);
-  expect(n).toBeGreaterThan(2);
+  expect(n).toBeGreaterThan(4);
   await looksRight(page, "launch-power");
   await need.getByRole("button", { name: `Use ${n} trials` }).click();
   await expect(page.getByLabel("Trials per arm")).toHaveValue(String(n));

@@ -149,6 +149,21 @@ pub fn ln_pos(x: f64) -> f64 {
     x.max(1e-9).ln()
 }
 
+/// The largest relative change a report states, in percent (+10 000 %, ×101): an interval read from one or
+/// two degrees of freedom reaches far beyond it (Student's t at 1 df and the family's levels is in the
+/// hundreds), and a number with 20 digits says nothing a reader can use. Bounds beyond it are stored and
+/// shown as this, "≥ +10000.0 %".
+pub const MAX_STATED_PCT: f64 = 10_000.0;
+
+/// A log ratio as a relative change in percent, at most [`MAX_STATED_PCT`] (for interval bounds and
+/// detectable effects; finite whatever the log ratio).
+pub fn pct_bounded(log_ratio: f64) -> f64 {
+    if log_ratio.is_nan() {
+        return MAX_STATED_PCT;
+    }
+    pct(log_ratio).min(MAX_STATED_PCT)
+}
+
 /// A log ratio as a relative change in percent.
 pub fn pct(log_ratio: f64) -> f64 {
     (log_ratio.exp() - 1.0) * 100.0

@@ -180,6 +180,12 @@ pub fn plan_text(plan: &Value) -> String {
             fmt_margin(d["spread_pct"].as_f64().unwrap_or(f64::NAN)),
             text(&d["spread_source"])
         );
+    } else if d.is_object() {
+        let _ = writeln!(
+            out,
+            "can detect nothing below ±10000 % with {}: they measure too little spread of their own (calibrate the suite, or run more pairs)",
+            judge::units::trials_an_arm(plan["trials_per_arm"].as_u64().unwrap_or(0))
+        );
     }
     for (i, t) in plan["trials"].as_array().into_iter().flatten().enumerate() {
         let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(|a| text(a)).collect();

@@ -28,6 +28,8 @@ pub struct StageInput<'a> {
     pub accept_mismatch: bool,
     /// This stage's spreads from the noise profile, if any.
     pub profile: Option<&'a StageNoise>,
+    /// The run contradicted the profile over all its stages: it is not used, and the spread says so.
+    pub profile_contradicted: bool,
     pub method: MethodConfig,
 }
 
@@ -48,11 +50,14 @@ impl Pending {
 /// A stage after rules 2–5: decided by a guardrail, or measured and waiting for the family's levels.
 pub enum Prepared {
     Decided(StageReport),
-    /// `elapsed` is `None` below the floor or, with `elapsed_untested`, from too few trials to test.
+    /// `elapsed` is `None` below the floor or, with `elapsed_untested`, from too few trials to test;
+    /// `cpu` is `None` below the floor or, with `cpu_untested`, without a spread to test against (one
+    /// pair and no usable noise profile: [`Estimate::testable`]).
     Measured {
         report: StageReport,
         cpu: Option<Pending>,
         elapsed: Option<Pending>,
+        cpu_untested: bool,
         elapsed_untested: bool,
     },
 }
@@ -148,18 +153,26 @@ pub fn prepare(input: &StageInput) -> Prepared {
     let profile_elapsed = input.profile.and_then(|p| p.elapsed.prior());
     report.thresholds = StageThresholds { cpu_pct: cpu_margin, elapsed_pct: elapsed_margin, calibrated: profile_cpu.is_some() };
     let above = |floor: f64, a: f64, b: f64| a.max(b) >= floor;
-    let cpu = above(CPU_FLOOR_S, report.cpu_control, report.cpu_treatment)
-        .then(|| Pending::new(estimate(&cpu_c, &cpu_t, m.paired, profile_cpu, Prior::default_spread(DEFAULT_CPU_SPREAD)), cpu_margin));
+    let cpu_above = above(CPU_FLOOR_S, report.cpu_control, report.cpu_treatment);
+    let said = |mut e: Estimate| {
+        if input.profile_contradicted {
+            e.spread.push_str("; profile contradicted by the run");
+        }
+        e
+    };
+    let cpu_estimate = cpu_above.then(|| said(estimate(&cpu_c, &cpu_t, m.paired, profile_cpu, Prior::default_spread(DEFAULT_CPU_SPREAD))));
+    let cpu_untested = cpu_estimate.as_ref().is_some_and(|e| !e.testable());
+    let cpu = cpu_estimate.filter(Estimate::testable).map(|e| Pending::new(e, cpu_margin));
     let el_c: Vec<Keyed> = input.control.iter().map(|(k, s)| (*k, s.elapsed)).collect();
     let el_t: Vec<Keyed> = input.treatment.iter().map(|(k, s)| (*k, s.elapsed)).collect();
     let elapsed_above = above(ELAPSED_FLOOR_S, report.elapsed_control, report.elapsed_treatment);
     let elapsed_untested = elapsed_above && (nc < MIN_ELAPSED_TRIALS || nt < MIN_ELAPSED_TRIALS);
     let elapsed = (elapsed_above && !elapsed_untested).then(|| {
-        Pending::new(estimate(&el_c, &el_t, m.paired, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD)), elapsed_margin)
+        Pending::new(said(estimate(&el_c, &el_t, m.paired, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD))), elapsed_margin)
     });
-    report.cpu_below_floor = cpu.is_none();
+    report.cpu_below_floor = !cpu_above;
     report.elapsed_below_floor = !elapsed_above;
-    Prepared::Measured { report, cpu, elapsed, elapsed_untested }
+    Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested }
 }
 
 /// One metric at its level: its outcome and test (flat and untested below the floor).
@@ -175,11 +188,11 @@ fn settle(pending: Option<Pending>, alpha: f64) -> (MetricOutcome, Option<Metric
 
 /// Rule 6: each metric decided at the level the family gave it, then the CPU/elapsed quadrants.
 pub fn finish(prepared: Prepared, cpu_alpha: f64, elapsed_alpha: f64) -> StageReport {
-    let (report, cpu, elapsed, untested) = match prepared {
+    let (report, cpu, elapsed, cpu_untested, untested) = match prepared {
         Prepared::Decided(report) => return report,
-        Prepared::Measured { report, cpu, elapsed, elapsed_untested } => (report, cpu, elapsed, elapsed_untested),
+        Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => (report, cpu, elapsed, cpu_untested, elapsed_untested),
     };
-    let cpu = settle(cpu, cpu_alpha);
+    let cpu = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle(cpu, cpu_alpha) };
     let elapsed = if untested { (MetricOutcome::Unclear, None) } else { settle(elapsed, elapsed_alpha) };
     quadrants(report, cpu, elapsed, untested)
 }

@@ -3,17 +3,31 @@
 //!
 //! * **Paired** (trials interleaved and every trial has its partner): d_i = ln T_i − ln C_i, the mean
 //!   of d with sd(d)/√n and n − 1 df. Adjacent trials share the host's state, which pairing removes.
-//! * **Unpaired**: with enough data of its own, Welch's t on the logs (no equal-variance assumption);
-//!   with a noise profile or too little data, the pooled variance of the arms' logs with the profile's
-//!   and (below [`MIN_SPREAD_DF`]) the default spread's degrees of freedom added in.
+//! * **Unpaired**: with enough data of its own and no profile, Welch's t on the logs (no equal-variance
+//!   assumption); else the pooled variance of the arms' logs (n_c − 1 + n_t − 1 df), with the profile's
+//!   pooled in when it is used.
 //! * The prior spreads are per-trial log variances σ²; a paired difference's prior variance is 2σ²
 //!   (no credit is taken for the within-pair correlation pairing exploits, so it errs wide).
-//! * **A prior may widen the run's spread, never narrow it**: when the run has a spread of its own, the
-//!   variance used is the larger of the pooled one and the run's, with the pooled df. Against the exact
-//!   pooled test this only errs wide; it keeps a profile calibrated on a quiet day (or the default) from
-//!   overruling a run that shows a straggler or a busy node.
+//!
+//! **No borrowed degrees of freedom** (method 3). Every interval is read against Student's t at the
+//! degrees of freedom that were measured:
+//!
+//! * A **noise profile** (a spread measured before, with its own df) is pooled in — its df added —
+//!   only while the run does not contradict it: the run's variance against the profile's, a one-sided
+//!   F tests: over all the run's stages at [`PROFILE_CHECK_ALPHA`] ([`contradicts_overall`]: a quieter
+//!   calibration day moves every stage), and per stage at [`STAGE_CHECK_ALPHA`]. A contradicted profile
+//!   is not used and the spread says so ("run; profile contradicted"). A used profile may widen the
+//!   run's spread, never narrow it: the larger of the pooled variance and the run's own (this only
+//!   errs wide against the exact pooled test).
+//! * The **default spread** (a documented guess, [`super::method::DEFAULT_CPU_SPREAD`]) adds no df: below
+//!   [`MIN_SPREAD_DF`] measured df it only widens the variance to its own. Method 2 pooled it in as
+//!   4 df and read a 1-df run variance at 5 df: at CV 15 % one experiment in 15 claimed a change.
+//! * With **no df at all** (one pair, or one trial an arm, and no usable profile) there is nothing to
+//!   test against: the metric is untested ([`Estimate::testable`]), which is why an uncalibrated run
+//!   decides little before about 4 pairs, and calibration is what makes small runs decisive.
 
-use super::method::{DEFAULT_SPREAD_DF, MIN_SPREAD_DF};
+use super::method::{DEFAULT_SPREAD_DF, MIN_SPREAD_DF, PROFILE_CHECK_ALPHA, STAGE_CHECK_ALPHA};
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 use crate::stats::{ln_pos, mean, sample_var};
 use serde::{Deserialize, Serialize};
 
@@ -42,8 +56,100 @@ pub struct Estimate {
     pub pair_sd: f64,
     /// Pairs (paired) or trials per arm (unpaired): [control, treatment].
     pub n: [usize; 2],
-    /// Where the spread came from: "run", "run + profile", "run + default", "run + profile + default" …
+    /// Where the spread came from: "run", "run + profile", "run; widened to the default",
+    /// "run; profile contradicted" …
     pub spread: String,
+}
+
+impl Estimate {
+    /// Whether there is a spread to test against: at least one measured degree of freedom.
+    pub fn testable(&self) -> bool {
+        self.df >= 1.0
+    }
+}
+
+/// Whether the run's own spread `own` (variance, df) contradicts the profile's `prior` for one stage:
+/// the run is noisier than the profile by more than chance allows (one-sided F test at
+/// [`STAGE_CHECK_ALPHA`]: one stage that became noisy; a quieter calibration day as a whole is
+/// [`contradicts_overall`]'s).
+/// A run without df of its own cannot contradict anything.
+pub fn contradicts(own: (f64, f64), prior: (f64, f64)) -> bool {
+    if own.1 < 1.0 || prior.1 <= 0.0 {
+        return false;
+    }
+    if !(prior.0 > 0.0) {
+        return own.0 > 0.0;
+    }
+    // A run no noisier than its profile never contradicts it (F's upper tail past 1 is above any level
+    // used here): the common case, without the incomplete beta function.
+    if own.0 <= prior.0 {
+        return false;
+    }
+    match FisherSnedecor::new(own.1, prior.1) {
+        Ok(f) => f.sf(own.0 / prior.0) < STAGE_CHECK_ALPHA,
+        Err(_) => false,
+    }
+}
+
+/// The run's own spread of one metric as a per-trial log variance with its df: half the paired
+/// differences' variance when `paired` pairs every trial, else the arms' pooled log variance. What the
+/// profile check ([`contradicts`]) weighs against a profile.
+pub fn own_spread(control: &[Keyed], treatment: &[Keyed], paired: bool) -> (f64, f64) {
+    if let Some(d) = paired.then(|| paired_differences(control, treatment)).flatten() {
+        return (sample_var(&d) / 2.0, d.len().saturating_sub(1) as f64);
+    }
+    let logs = |v: &[Keyed]| v.iter().map(|x| ln_pos(x.1)).collect::<Vec<f64>>();
+    let (lc, lt) = (logs(control), logs(treatment));
+    pool(&[(sample_var(&lc), lc.len().saturating_sub(1) as f64), (sample_var(&lt), lt.len().saturating_sub(1) as f64)])
+}
+
+/// The experiment-wide check of a noise profile: whether the run, over all its stages, is noisier than
+/// the profile by more than chance allows. `stages` holds each stage's (own per-trial variance, its df,
+/// the profile's variance, its df). The statistic is the df-weighted mean of own / profile variance,
+/// read against F(Σ own df, Σ profile df) at [`PROFILE_CHECK_ALPHA`]; a quieter calibration day moves
+/// every stage together, which one stage's few df cannot show but all of them together do.
+pub fn contradicts_overall(stages: &[(f64, f64, f64, f64)]) -> Option<f64> {
+    let used: Vec<&(f64, f64, f64, f64)> = stages.iter().filter(|s| s.1 >= 1.0 && s.2 > 0.0 && s.3 > 0.0).collect();
+    let (own_df, prior_df): (f64, f64) = used.iter().fold((0.0, 0.0), |a, s| (a.0 + s.1, a.1 + s.3));
+    if own_df < 1.0 {
+        return None;
+    }
+    let ratio = used.iter().map(|s| s.1 * s.0 / s.2).sum::<f64>() / own_df;
+    if ratio <= 1.0 {
+        return None;
+    }
+    let f = FisherSnedecor::new(own_df, prior_df).ok()?;
+    (f.sf(ratio) < PROFILE_CHECK_ALPHA).then_some(ratio)
+}
+
+/// The variance and df to test with, from the run's own `own`, the profile's `prior` (both as variances of
+/// the quantity tested) and the default variance `default_var`; and the spread's words.
+fn spread_of(own: (f64, f64), prior: Option<(f64, f64)>, default_var: f64) -> (f64, f64, String) {
+    let has_own = own.1 >= 1.0;
+    let contradicted = prior.is_some_and(|p| contradicts(own, p));
+    let used = prior.filter(|_| !contradicted);
+    let (mut var, df) = match used {
+        Some(p) => {
+            let (pooled, df) = pool(&[own, p]);
+            (if has_own { pooled.max(own.0) } else { pooled }, df)
+        }
+        None => own,
+    };
+    let widened = df < MIN_SPREAD_DF && var < default_var;
+    if widened {
+        var = default_var;
+    }
+    let mut words = words(used.is_some(), false, has_own);
+    if words.is_empty() {
+        words.push_str("none");
+    }
+    if widened {
+        words.push_str("; widened to the default");
+    }
+    if contradicted {
+        words.push_str("; profile contradicted");
+    }
+    (var, df, words)
 }
 
 /// One trial's value of a metric, with its pair key when it has one.
@@ -94,28 +200,11 @@ pub fn estimate(control: &[Keyed], treatment: &[Keyed], paired: bool, profile: O
     let diffs = if paired { paired_differences(control, treatment) } else { None };
     if let Some(d) = diffs {
         let n = d.len();
-        let data = (sample_var(&d), (n - 1) as f64);
+        let own = (sample_var(&d), (n - 1) as f64);
         // Priors are per-trial variances; a difference of two trials has twice that.
-        let prof = profile.map(|p| (2.0 * p.var, p.df));
-        let own_df = data.1 + prof.map_or(0.0, |p| p.1);
-        let use_default = own_df < MIN_SPREAD_DF;
-        let mut parts = vec![data];
-        parts.extend(prof);
-        if use_default {
-            parts.push((2.0 * default.var, default.df));
-        }
-        let (pooled, df) = pool(&parts);
-        let var = if n >= 2 { pooled.max(data.0) } else { pooled };
+        let (var, df, spread) = spread_of(own, profile.map(|p| (2.0 * p.var, p.df)), 2.0 * default.var);
         let pair_sd = var.sqrt();
-        return Estimate {
-            log_ratio: mean(&d),
-            se: pair_sd / (n as f64).sqrt(),
-            df,
-            paired: true,
-            pair_sd,
-            n: [n, n],
-            spread: words(prof.is_some(), use_default, n >= 2),
-        };
+        return Estimate { log_ratio: mean(&d), se: pair_sd / (n as f64).sqrt(), df, paired: true, pair_sd, n: [n, n], spread };
     }
     let lc: Vec<f64> = control.iter().map(|v| ln_pos(v.1)).collect();
     let lt: Vec<f64> = treatment.iter().map(|v| ln_pos(v.1)).collect();
@@ -132,32 +221,10 @@ pub fn estimate(control: &[Keyed], treatment: &[Keyed], paired: bool, profile: O
             return Estimate { log_ratio, se: se2.sqrt(), df, paired: false, pair_sd: (vc + vt).sqrt(), n: [nc, nt], spread: "run".into() };
         }
     }
-    // Pooled: the arms' own spread (each arm with two or more trials), the profile, the default.
-    let mut parts: Vec<(f64, f64)> = Vec::new();
-    for (v, n) in [(vc, nc), (vt, nt)] {
-        if n >= 2 {
-            parts.push((v, (n - 1) as f64));
-        }
-    }
-    let data = !parts.is_empty();
-    let own = pool(&parts).0;
-    parts.extend(profile.map(|p| (p.var, p.df)));
-    let own_df: f64 = parts.iter().map(|p| p.1).sum();
-    let use_default = own_df < MIN_SPREAD_DF;
-    if use_default {
-        parts.push((default.var, default.df));
-    }
-    let (pooled, df) = pool(&parts);
-    let var = if data { pooled.max(own) } else { pooled };
-    Estimate {
-        log_ratio,
-        se: (var * inv_n).sqrt(),
-        df,
-        paired: false,
-        pair_sd: (2.0 * var).sqrt(),
-        n: [nc, nt],
-        spread: words(profile.is_some(), use_default, data),
-    }
+    // Pooled: the arms' own spread (each arm with two or more trials), the profile if the run agrees.
+    let own = pool(&[(vc, nc.saturating_sub(1) as f64), (vt, nt.saturating_sub(1) as f64)]);
+    let (var, df, spread) = spread_of(own, profile.map(|p| (p.var, p.df)), default.var);
+    Estimate { log_ratio, se: (var * inv_n).sqrt(), df, paired: false, pair_sd: (2.0 * var).sqrt(), n: [nc, nt], spread }
 }
 
 #[cfg(test)]
@@ -185,25 +252,45 @@ mod tests {
     }
 
     #[test]
-    fn small_runs_lean_on_the_default_and_profile_spreads() {
+    fn the_default_widens_but_adds_no_degrees_of_freedom() {
+        // One trial an arm: nothing measured, nothing to test against.
         let one = estimate(&unkeyed(&[1.0]), &unkeyed(&[1.3]), false, None, DEFAULT);
-        assert_eq!((one.spread.as_str(), one.df), ("default", 4.0));
-        assert!((one.se - 0.05 * 2f64.sqrt()).abs() < 1e-12, "{one:?}");
-        // Two per arm: the run's 2 df and the default's 4 are pooled.
+        assert_eq!((one.df, one.testable()), (0.0, false));
+        assert!(one.spread.contains("widened to the default"), "{one:?}");
+        // Two an arm that agree by chance: the run's 2 df, its variance widened to the default's.
         let two = estimate(&unkeyed(&[1.0, 1.0]), &unkeyed(&[1.3, 1.3]), false, None, DEFAULT);
-        assert_eq!((two.spread.as_str(), two.df), ("run + default", 6.0));
-        // A profile with enough df replaces the default.
+        assert_eq!((two.spread.as_str(), two.df), ("run; widened to the default", 2.0));
+        assert!((two.se - (0.0025f64 * 1.0).sqrt()).abs() < 1e-12, "{two:?}");
+        // Two pairs that spread more than the default: the run's own variance at its own 1 df.
+        let c = [1.0, 1.0];
+        let t = [1.1, 1.3];
+        let noisy = estimate(&keyed(&c), &keyed(&t), true, None, DEFAULT);
+        let d = [1.1f64.ln(), 1.3f64.ln()];
+        assert_eq!((noisy.spread.as_str(), noisy.df), ("run", 1.0));
+        assert!((noisy.pair_sd - crate::stats::sample_sd(&d)).abs() < 1e-12, "{noisy:?}");
+    }
+
+    #[test]
+    fn a_profile_adds_its_degrees_of_freedom_while_the_run_agrees() {
         let prof = Prior { var: 0.0004, df: 9.0 };
+        // One trial an arm: the profile alone (nothing to contradict it).
         let p = estimate(&unkeyed(&[1.0]), &unkeyed(&[1.3]), false, Some(prof), DEFAULT);
         assert_eq!((p.spread.as_str(), p.df), ("profile", 9.0));
-        // A quiet profile does not narrow a run that spreads more: the run's own variance stands.
+        // A run at the profile's spread: pooled, 4 + 9 df.
+        let agree = estimate(&unkeyed(&[1.0, 1.02, 0.98]), &unkeyed(&[1.01, 0.99, 1.0]), false, Some(prof), DEFAULT);
+        assert_eq!((agree.spread.as_str(), agree.df), ("run + profile", 13.0));
+        // A run ten times noisier than a quiet profile contradicts it: the profile is not used.
         let noisy = estimate(&unkeyed(&[1.0, 1.2, 0.85]), &unkeyed(&[1.0, 1.2, 0.85]), false, Some(prof), DEFAULT);
+        assert_eq!((noisy.spread.as_str(), noisy.df), ("run; profile contradicted", 4.0));
         let own = crate::stats::sample_var(&[1.0f64.ln(), 1.2f64.ln(), 0.85f64.ln()]);
         assert!((noisy.se - (own * (2.0 / 3.0)).sqrt()).abs() < 1e-12, "{noisy:?}");
-        assert_eq!(noisy.df, 13.0, "with the pooled df");
-        // A two-trial profile (1 df) is not enough on its own.
+        // A two-trial profile (1 df) with one trial an arm: its 1 df, widened to the default.
         let weak = estimate(&unkeyed(&[1.0]), &unkeyed(&[1.3]), false, Some(Prior { var: 0.0004, df: 1.0 }), DEFAULT);
-        assert_eq!((weak.spread.as_str(), weak.df), ("profile + default", 5.0));
+        assert_eq!((weak.spread.as_str(), weak.df), ("profile; widened to the default", 1.0));
+        // The check itself: at the profile's spread it passes, far above it fails.
+        assert!(!contradicts((0.0004, 4.0), (0.0004, 9.0)));
+        assert!(contradicts((0.004, 4.0), (0.0004, 9.0)));
+        assert!(!contradicts((1.0, 0.0), (0.0004, 9.0)), "no df, no contradiction");
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use super::estimate::Estimate;
 use super::method::{ALPHA_EQUIVALENCE, MDE_POWER};
 use super::report::MetricOutcome;
-use crate::stats::{pct, t_quantile, t_quantile_approx, t_two_sided_p};
+use crate::stats::{pct, pct_bounded, t_quantile, t_quantile_approx, t_two_sided_p};
 use serde::{Deserialize, Serialize};
 
 /// The level each test of a family is decided at (same order as `p_values`).
@@ -48,8 +48,8 @@ pub struct MetricTest {
     pub df: f64,
     /// The interval at level 1 − alpha.
     pub interval_pct: [f64; 2],
-    /// The 1 − 2 × alpha_equivalence interval an equivalence ("flat") claim is read from (undetected
-    /// metrics only: a detected change is not flat whatever this says).
+    /// The 1 − 2 × alpha_equivalence interval an equivalence claim is read from: "flat" when undetected,
+    /// "negligible" when detected (absent in reports of method 2 for detected metrics).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equivalence_interval_pct: Option<[f64; 2]>,
     /// The margin this metric was held to (the suite's, or the floor's when the stage is small).
@@ -70,7 +70,7 @@ pub struct MetricTest {
 pub const MAX_MORE_PAIRS: u64 = 100_000;
 
 fn to_pct(lo: f64, hi: f64) -> [f64; 2] {
-    [pct(lo), pct(hi)]
+    [pct_bounded(lo), pct_bounded(hi)]
 }
 
 /// About how many pairs in all (more than `now`) make the interval's half-width, t(p, df + added pairs) ×
@@ -115,12 +115,14 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
     let interval_pct = to_pct(e.log_ratio - q * e.se, e.log_ratio + q * e.se);
     let inside = |i: [f64; 2]| i[0] >= -margin_pct && i[1] <= margin_pct;
     let detected = p_value <= alpha;
-    let negligible = detected && inside(interval_pct);
-    let equivalence_interval_pct = (!detected).then(|| {
-        let q_eq = t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df);
-        to_pct(e.log_ratio - q_eq * e.se, e.log_ratio + q_eq * e.se)
-    });
-    let outcome = match (detected, equivalence_interval_pct.is_some_and(inside)) {
+    // "Negligible" (detected, inside the margin) and "flat" (undetected, inside the margin) read the same
+    // 1 − 2 × alpha_equivalence interval: one claim, "within ±margin", with one error rate (method 3; method
+    // 2 read a negligible change from the wider Holm-level interval).
+    let q_eq = t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df);
+    let equivalence = to_pct(e.log_ratio - q_eq * e.se, e.log_ratio + q_eq * e.se);
+    let negligible = detected && inside(equivalence);
+    let equivalence_interval_pct = Some(equivalence);
+    let outcome = match (detected, inside(equivalence)) {
         (true, _) if e.log_ratio > 0.0 => MetricOutcome::Higher,
         (true, _) => MetricOutcome::Lower,
         (false, true) => MetricOutcome::Flat,
@@ -129,7 +131,7 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
     let (mut mde_pct, mut more_pairs) = (None, None);
     if outcome == MetricOutcome::Unclear {
         let power_q = t_quantile_approx(MDE_POWER, e.df);
-        mde_pct = Some(pct((q + power_q) * e.se));
+        mde_pct = Some(pct_bounded((q + power_q) * e.se));
         // Decided when, at the same estimate and spread, the interval clears zero or fits inside the margin.
         let margin = (1.0 + margin_pct / 100.0).ln();
         let d = e.log_ratio.abs();
@@ -213,5 +215,17 @@ mod tests {
         // More spread, more pairs.
         let (_, wider) = decide(&est(0.002, 0.04, 4.0, 3), 0.001, 2.0);
         assert!(wider.more_pairs.unwrap() > more);
+    }
+
+    #[test]
+    fn negligible_reads_the_same_interval_as_flat() {
+        // +1.2 % with se 0.3 %: detected at a Holm level of 0.0016, whose interval (about +0.25 … +2.15 %)
+        // reaches past ±2 %; its 98 % interval (about +0.5 … +1.9 %) lies inside. Method 2 read the first
+        // and called it a regression; method 3 reads the second, as "flat" does: negligible.
+        let (o, t) = decide(&est(1.012f64.ln(), 0.003, 50.0, 30), 0.0016, 2.0);
+        assert!(t.detected && t.interval_pct[1] > 2.0, "{t:?}");
+        let eq = t.equivalence_interval_pct.unwrap();
+        assert!(eq[0] > 0.0 && eq[1] < 2.0, "{t:?}");
+        assert_eq!((o, t.negligible), (MetricOutcome::Higher, true));
     }
 }

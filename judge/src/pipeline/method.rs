@@ -14,14 +14,19 @@
 //!   *negligible* (pass, change reported); an undetected metric whose equivalence interval (1 − 2 ×
 //!   [`ALPHA_EQUIVALENCE`]) lies inside ±margin is *flat*; anything else is *unclear*, with its minimum
 //!   detectable effect and the pairs that would decide it.
-//! * **Small n**: with too few degrees of freedom of its own, the spread comes from the noise profile and,
-//!   below [`MIN_SPREAD_DF`], from a documented default spread as well. Elapsed, whose noise has stragglers,
-//!   is tested only from [`MIN_ELAPSED_TRIALS`] trials an arm.
+//! * **Small n**: intervals are read at the degrees of freedom the run measured, plus a noise profile's
+//!   while the run does not contradict it ([`PROFILE_CHECK_ALPHA`]); a documented default spread only
+//!   widens a variance measured with fewer than [`MIN_SPREAD_DF`] df, and adds none
+//!   ([`super::estimate`]). Elapsed, whose noise has stragglers, is tested only from
+//!   [`MIN_ELAPSED_TRIALS`] trials an arm.
 
 use serde::{Deserialize, Serialize};
 
-/// The version of the judging method. 1: the fixed-threshold rules before margins and error control.
-pub const METHOD_VERSION: u32 = 2;
+/// The version of the judging method. 1: the fixed-threshold rules before margins and error control;
+/// 2: margins, Holm's family and the default spread pooled in as 4 df; 3: no borrowed degrees of
+/// freedom (a profile checked against the run, the default spread widening only) and "negligible" read
+/// from the same 98 % interval as "flat".
+pub const METHOD_VERSION: u32 = 3;
 /// The family-wise error rate of one experiment: the chance that an experiment in which nothing changed
 /// claims any change (a regression, a tradeoff, a negligible or not higher/lower).
 pub const ALPHA: f64 = 0.01;
@@ -45,14 +50,24 @@ pub const ELAPSED_FLOOR_S: f64 = 0.25;
 pub const DEFAULT_CPU_SPREAD: f64 = 0.05;
 /// The default spread of summed elapsed: the top of the 10–30 % seen for identical runs.
 pub const DEFAULT_ELAPSED_SPREAD: f64 = 0.30;
-/// The weight of the default spread, in degrees of freedom, when it is pooled with the little the run has.
-/// Four, the least the method accepts of a spread of the run's own ([`MIN_SPREAD_DF`]): a guess is worth no
-/// more than that. Two trials an arm that spread more than the default (a busy node: real rows, 8 %) then
-/// widen the interval instead of being overruled by it; one pair still shows a change of about +50 %.
-pub const DEFAULT_SPREAD_DF: f64 = 4.0;
-/// Below this many degrees of freedom from the run and the profile together, the default spread is pooled
-/// in: at 3 df Student's t at the family's levels is ~13 and no interval says anything.
+/// The default spread carries no degrees of freedom (method 2 gave it 4): it is a guess, and a guess
+/// cannot make a 1-df run variance read like a 5-df one.
+pub const DEFAULT_SPREAD_DF: f64 = 0.0;
+/// Below this many measured degrees of freedom (the run's, and the profile's when used) the variance is
+/// widened to the default spread's when that is larger: at 3 df Student's t at the family's levels is
+/// ~13, and a few quiet trials by chance would otherwise read as a tight spread.
 pub const MIN_SPREAD_DF: f64 = 4.0;
+/// The level of the check that a run does not contradict its noise profile: a one-sided F test of the
+/// run's variance against the profile's over all its stages' CPU (`estimate::contradicts_overall`). A
+/// profile the run contradicts is not used (its df are not added). Chosen with `arbiter simulate`
+/// (README, "No borrowed degrees of freedom"): at 10 % an accurate 10-trial profile decided +20 % at CV 5 %
+/// in 3 pairs 39 % of the time against method 2's 47 %; at 1 %, 47 %, but a profile at half the run's
+/// noise then let 1.5 % of 5-pair A/As at CV 15 % claim a change; 2 % sits between.
+pub const PROFILE_CHECK_ALPHA: f64 = 0.02;
+/// The same check for one stage against its own profile entry (a stage that became noisier than it was
+/// calibrated). Stricter than the experiment-wide one: with many stages, a per-stage check at 10 % would
+/// drop an accurate profile's stages one in ten, and calibration would lose its purpose.
+pub const STAGE_CHECK_ALPHA: f64 = 0.01;
 /// A noise profile from fewer same-code trials than this is marked untrusted and pooled with the default
 /// spread (its degrees of freedom are used either way).
 pub const TRUSTED_PROFILE_TRIALS: usize = 5;

@@ -288,6 +288,7 @@ fn stage_input<'a>(
         tolerance_pct: config.equivalence_tolerance_pct,
         accept_mismatch: config.accept_workload_mismatch,
         profile,
+        profile_contradicted: false,
         method: config.method,
     }
 }
@@ -325,12 +326,29 @@ fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], confi
     let mut unpaired = Vec::new();
     // A stage the profile never saw gets the profile's common spread.
     let unseen = config.noise.as_ref().and_then(NoiseProfile::unseen_stage);
+    let profile_of = |stage: &str| config.noise.as_ref().and_then(|p| p.stages.get(stage)).or(unseen.as_ref());
+    // The profile is used only while this run, over all its stages' CPU, does not contradict it.
+    let contradicted = config.noise.is_some() && {
+        let cpu = |v: &Side| -> Vec<estimate::Keyed> { v.iter().map(|(k, s)| (*k, s.cpu)).collect() };
+        let spreads: Vec<(f64, f64, f64, f64)> = by_stage
+            .iter()
+            .filter(|(_, (c, t, _))| !c.is_empty() && !t.is_empty())
+            .filter_map(|(stage, (c, t, _))| {
+                let prior = profile_of(stage)?.cpu.prior()?;
+                let (var, df) = estimate::own_spread(&cpu(c), &cpu(t), config.method.paired);
+                Some((var, df, prior.var, prior.df))
+            })
+            .collect();
+        estimate::contradicts_overall(&spreads).is_some()
+    };
     for (stage, (c, t, failures)) in by_stage {
         if (c.is_empty() || t.is_empty()) && failures == 0 {
             unpaired.push(stage.to_string());
         }
-        let profile = config.noise.as_ref().and_then(|p| p.stages.get(stage)).or(unseen.as_ref());
-        stages.push(prepare(&stage_input(stage, c, t, failures, profile, config)));
+        let profile = if contradicted { None } else { profile_of(stage) };
+        let mut input = stage_input(stage, c, t, failures, profile, config);
+        input.profile_contradicted = contradicted;
+        stages.push(prepare(&input));
     }
     // Pipeline totals: all stages summed per trial, judged by rules 5–6 only, with no profile.
     let totals =

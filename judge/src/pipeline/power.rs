@@ -36,8 +36,11 @@ pub struct Spread {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Detectable {
     pub trials_per_arm: u32,
-    /// The smallest CPU change (percent, either way) detected with `power` in a typical stage.
-    pub mde_pct: f64,
+    /// The smallest CPU change (percent, either way) detected with `power` in a typical stage; `None` when
+    /// nothing below +10 000 % can be (one pair and no noise profile measure no spread; two, one degree of
+    /// freedom: method 3 borrows none).
+    #[serde(default)]
+    pub mde_pct: Option<f64>,
     /// The same for the noisiest stage, with its name (profiles only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noisiest: Option<(String, f64)>,
@@ -68,7 +71,8 @@ fn exact_logs(n: usize, sd: f64) -> Vec<f64> {
     raw.iter().map(|x| x / s * sd).collect()
 }
 
-/// The minimum detectable CPU change (percent) of one stage with `n` trials an arm, at level `alpha_test`.
+/// The minimum detectable CPU change (percent) of one stage with `n` trials an arm, at level `alpha_test`;
+/// infinite when the trials measure no spread ([`super::estimate::Estimate::testable`]).
 pub fn mde_pct(spread: Spread, n: u32, alpha_test: f64, paired: bool) -> f64 {
     let n = n.max(1) as usize;
     let (control, treatment): (Vec<Keyed>, Vec<Keyed>) = if paired {
@@ -81,8 +85,14 @@ pub fn mde_pct(spread: Spread, n: u32, alpha_test: f64, paired: bool) -> f64 {
         (arm.clone(), arm)
     };
     let e = estimate(&control, &treatment, paired, spread.prior, Prior::default_spread(DEFAULT_CPU_SPREAD));
+    if !e.testable() {
+        return f64::INFINITY;
+    }
     let q = t_quantile(1.0 - alpha_test / 2.0, e.df) + t_quantile_approx(MDE_POWER, e.df);
-    100.0 * (q * e.se).exp_m1()
+    match 100.0 * (q * e.se).exp_m1() {
+        m if m < crate::stats::MAX_STATED_PCT => m,
+        _ => f64::INFINITY,
+    }
 }
 
 /// The fewest trials an arm (up to [`MAX_PLANNED_TRIALS`]) whose MDE is at most `target_pct`.
@@ -135,10 +145,11 @@ pub fn detectable(n: u32, arms: usize, method: &MethodConfig, profile: Option<&N
         .iter()
         .max_by(|a, b| a.1.sd.total_cmp(&b.1.sd))
         .filter(|_| stage_spreads.len() > 1)
-        .map(|(name, s)| (name.clone(), mde_pct(*s, n, alpha_test, method.paired)));
+        .map(|(name, s)| (name.clone(), mde_pct(*s, n, alpha_test, method.paired)))
+        .filter(|(_, m)| m.is_finite());
     Detectable {
         trials_per_arm: n,
-        mde_pct: mde_pct(typical, n, alpha_test, method.paired),
+        mde_pct: Some(mde_pct(typical, n, alpha_test, method.paired)).filter(|m| m.is_finite()),
         noisiest,
         spread_pct: 100.0 * typical.sd,
         spread_source: source,
@@ -173,6 +184,10 @@ mod tests {
     fn a_plan_without_a_profile_assumes_the_default_spread_and_a_typical_family() {
         let d = detectable(5, 1, &MethodConfig::default(), None, None);
         assert_eq!((d.family, d.spread_pct, d.target_pct), (ASSUMED_STAGES, 5.0, 2.0));
-        assert!(d.mde_pct > 10.0 && d.trials_for_target.is_none_or(|n| n > 50), "{d:?}");
+        assert!(d.mde_pct.is_some_and(|m| m > 10.0) && d.trials_for_target.is_none_or(|n| n > 50), "{d:?}");
+        // One pair measures no spread: nothing is detectable, and the plan says so (no number).
+        let one = detectable(1, 1, &MethodConfig::default(), None, None);
+        assert_eq!(one.mde_pct, None, "{one:?}");
+        assert!(serde_json::to_value(&one).unwrap()["mde_pct"].is_null());
     }
 }

@@ -24,6 +24,9 @@ pub fn fmt_pct(p: f64) -> String {
     if p.abs() < 0.05 {
         return "±0.0 %".into();
     }
+    if p >= crate::stats::MAX_STATED_PCT {
+        return format!("≥ +{:.1} %", crate::stats::MAX_STATED_PCT);
+    }
     let sign = if p < 0.0 { "−" } else { "+" };
     format!("{sign}{:.1} %", p.abs())
 }
@@ -177,7 +180,15 @@ impl StageReport {
             Some("per_byte") => " per byte",
             _ => "",
         };
-        let cpu = metric_detail(self.cpu_outcome, self.cpu_change_pct, self.cpu_test.as_ref(), self.cpu_below_floor, CPU_FLOOR_S, "CPU-s");
+        let cpu = metric_detail(
+            self.cpu_outcome,
+            self.cpu_change_pct,
+            self.cpu_test.as_ref(),
+            self.cpu_below_floor,
+            CPU_FLOOR_S,
+            "CPU-s",
+            "one pair and no noise profile to read its spread from (calibrate the suite, or run more pairs)",
+        );
         let elapsed = metric_detail(
             self.elapsed_outcome,
             self.elapsed_change_pct,
@@ -185,6 +196,7 @@ impl StageReport {
             self.elapsed_below_floor,
             ELAPSED_FLOOR_S,
             "s",
+            "fewer than 3 trials an arm",
         );
         format!(
             "CPU{per} {} ({:.2} → {:.2} CPU-s{}); summed elapsed {}{}",
@@ -312,7 +324,15 @@ pub fn fmt_level(alpha: f64) -> String {
 
 /// "higher +27.4 %" and ", 99.8 % interval +12.0 % … +44.9 %", or the same with the MDE of an undecided
 /// metric, or "below the 0.05 CPU-s floor".
-fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>, below: bool, floor: f64, unit: &str) -> (String, String) {
+fn metric_detail(
+    outcome: MetricOutcome,
+    change: f64,
+    test: Option<&MetricTest>,
+    below: bool,
+    floor: f64,
+    unit: &str,
+    untested: &str,
+) -> (String, String) {
     use std::fmt::Write;
     let word = match outcome {
         MetricOutcome::Lower => "lower",
@@ -325,8 +345,8 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
     }
     let head = format!("{word} {}", fmt_pct(change));
     let Some(t) = test else {
-        let untested = if outcome == MetricOutcome::Unclear { ", untested: fewer than 3 trials an arm" } else { "" };
-        return (head, untested.to_string());
+        let untested = if outcome == MetricOutcome::Unclear { format!(", untested: {untested}") } else { String::new() };
+        return (head, untested);
     };
     let mut tail = String::with_capacity(120);
     let interval = |out: &mut String, i: [f64; 2]| {
@@ -343,7 +363,7 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
             // (A sequential test has no fixed-design MDE: it says only what more pairs would take.)
             match t.mde_pct.filter(|m| m.is_finite()) {
                 Some(mde) => {
-                    let _ = write!(tail, "; detects ±{} at this run's error rate; ", fmt_margin(mde));
+                    let _ = write!(tail, "; detects {} at this run's error rate; ", fmt_mde(mde));
                 }
                 None => tail.push_str("; "),
             }
@@ -354,7 +374,16 @@ fn metric_detail(outcome: MetricOutcome, change: f64, test: Option<&MetricTest>,
             let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
             interval(&mut tail, t.interval_pct);
             if t.negligible {
-                let _ = write!(tail, ", negligible: inside ±{}", fmt_margin(t.margin_pct));
+                match t.equivalence_interval_pct {
+                    Some(i) => {
+                        let _ = write!(tail, ", negligible: 98 % interval ");
+                        interval(&mut tail, i);
+                        let _ = write!(tail, " inside ±{}", fmt_margin(t.margin_pct));
+                    }
+                    None => {
+                        let _ = write!(tail, ", negligible: inside ±{}", fmt_margin(t.margin_pct));
+                    }
+                }
             }
         }
     }
@@ -375,7 +404,17 @@ pub fn fmt_more_pairs(more: Option<u64>) -> String {
 /// stage table, the forest plot and the report's "What it would take"; `None` for a decided one.
 pub fn fmt_needs(t: &MetricTest) -> Option<String> {
     let mde = t.mde_pct?;
-    Some(format!("detects ±{}, {}", fmt_margin(mde), fmt_more_pairs(t.more_pairs)))
+    Some(format!("detects {}, {}", fmt_mde(mde), fmt_more_pairs(t.more_pairs)))
+}
+
+/// A minimum detectable effect in words: "±38.5 %", or "nothing below ±10000 %" when it reaches
+/// [`crate::stats::MAX_STATED_PCT`] (one or two degrees of freedom).
+pub fn fmt_mde(mde: f64) -> String {
+    if mde >= crate::stats::MAX_STATED_PCT {
+        format!("nothing below ±{}", fmt_margin(crate::stats::MAX_STATED_PCT))
+    } else {
+        format!("±{}", fmt_margin(mde))
+    }
 }
 
 /// A margin or effect size in percent: [`crate::units::fmt_num`]'s digits without trailing zeros — "2 %",

@@ -28,62 +28,49 @@ fn arm(ids: &[&str]) -> Vec<ArmSpec> {
 }
 
 #[test]
-fn three_controls_against_the_heavier_treatment_is_a_map_stage_regression() {
+fn three_controls_against_the_heavier_treatment_need_more_than_the_controls_spread() {
+    // Method 2 called this a regression (99.6 % interval +1.1 … +60.8 %) by pooling the 5 % default
+    // spread in as 4 degrees of freedom. Method 3 borrows none: the controls' 2 df, their spread widened
+    // to the default's, read at Student's t with 2 df — +27 % is undecided, with what would decide it.
     let report = judge(&rows(), &[trial(C1), trial(C2), trial(C3)], &arm(&[T1]), &PipelineConfig::default()).unwrap();
-    assert_eq!(report.verdict, Verdict::Regression);
+    assert_eq!(report.verdict, Verdict::Inconclusive, "{:?}", report.reasons);
     let map = report.stages.iter().find(|s| s.stage == "stage1-Map → Scatter").unwrap();
-    assert_eq!(map.verdict, Verdict::Regression);
     assert_eq!(map.cpu_change_pct, 27.4);
     assert_eq!(map.trials, [3, 1]);
-    // One treatment trial: the interval comes from the controls' spread (2 df) pooled with the default's.
-    let [lo, _] = map.cpu_interval_pct.expect("an interval at the level of the test");
-    assert!(lo > 0.0, "detected: {:?}", map.cpu_test);
-    assert_eq!(map.cpu_test.as_ref().unwrap().spread, "run + default");
+    let test = map.cpu_test.as_ref().unwrap();
+    assert_eq!((test.spread.as_str(), test.df), ("run; widened to the default", 2.0), "{test:?}");
+    assert!(!test.detected && test.more_pairs.is_some(), "{test:?}");
     let reason = &map.reasons[0];
-    assert!(
-        reason.starts_with("stage1-Map → Scatter: more CPU: CPU higher +27.4 % (1.13 → 1.44 CPU-s, 99.6 % interval +1.1 % … +60.8 %)"),
-        "{reason}"
-    );
-    // Elapsed from one treatment trial is undecided (it does not block the CPU verdict).
-    assert!(reason.contains("summed elapsed unclear"), "{reason}");
+    assert!(reason.starts_with("stage1-Map → Scatter: CPU undecided: CPU unclear +27.4 % (1.13 → 1.44 CPU-s"), "{reason}");
     let reduce = report.stages.iter().find(|s| s.stage == "stage2-Reduce").unwrap();
-    assert_eq!(reduce.verdict, Verdict::Pass, "reduce CPU moves by less than the 0.05 CPU-s floor");
+    // Reduce's CPU moves by less than the 0.05 CPU-s floor: its margin is wide, but 2 df cannot show it
+    // inside; never a regression.
+    assert_ne!(reduce.verdict, Verdict::Regression, "{:?}", reduce.reasons);
     assert_eq!(report.thresholds.source, "uncalibrated");
-    assert_eq!(report.total.as_ref().unwrap().verdict, Verdict::Regression);
     let json = serde_json::to_value(&report).unwrap();
-    assert_eq!(json["verdict"], "regression");
+    assert_eq!(json["verdict"], "inconclusive");
     assert_eq!(json["treatments"][0]["stages"][0]["trials"], serde_json::json!([3, 1]));
     assert!(json["stages"][0]["normalised"].is_null());
-    // The Markdown report leads with the detected change and its interval, then names the method.
     let md = judge::pipeline::render::markdown(&report, &[]);
-    let lead = md.lines().find(|l| l.starts_with("- ")).unwrap();
-    assert_eq!(lead, "- **stage1-Map → Scatter** CPU +27.5 % (99.6 % interval +1.1 % … +60.8 %, margin ±4.4 %)", "{md}");
-    assert!(md.find("**Detected changes**") < md.find("Method 2: "), "{md}");
+    assert!(md.contains("**Detected changes:** none"), "{md}");
+    assert!(md.contains("Method 3: "), "{md}");
     assert!(md.contains("family-wise error rate of 1 %"), "{md}");
 }
 
 #[test]
-fn one_control_against_the_treatment_cannot_decide_27_percent_and_says_what_it_would_take() {
-    // Method 1 called this a regression from its point estimate alone. With no spread of its own, one
-    // pair leans on the default 5 % spread (4 df): +27 % is inside what such a pair cannot tell from noise
-    // at a 1 % family-wise error rate, so it is undecided, with the smallest change it could detect.
+fn one_control_against_the_treatment_cannot_test_cpu_and_says_why() {
+    // Method 1 called this a regression from its point estimate alone; method 2 leaned on the default
+    // spread as if it were 4 measured df. One pair measures no spread: CPU is untested, and the report
+    // says what would let it decide (a noise profile, or more pairs).
     for c in [C1, C2, C3] {
         let report = judge(&rows(), &[trial(c)], &arm(&[T1]), &PipelineConfig::default()).unwrap();
         assert_eq!(report.verdict, Verdict::Inconclusive, "control {c}");
         let map = report.stages.iter().find(|s| s.stage == "stage1-Map → Scatter").unwrap();
-        let test = map.cpu_test.as_ref().unwrap();
-        assert!(test.mde_pct.unwrap() > 27.0 && test.more_pairs.unwrap() >= 1, "{test:?}");
+        assert!(map.cpu_test.is_none(), "{:?}", map.cpu_test);
         assert!(map.reasons[0].contains("CPU undecided"), "{:?}", map.reasons);
+        assert!(map.reasons[0].contains("untested: one pair and no noise profile"), "{:?}", map.reasons);
         let md = judge::pipeline::render::markdown(&report, &[]);
         assert!(md.contains("**Detected changes:** none"), "{md}");
-        let take = md.lines().find(|l| l.starts_with("**What it would take:**")).expect("an inconclusive report says what it would take");
-        assert!(take.contains(&format!("about {} more pair", test.more_pairs.unwrap())) || take.contains("more pairs"), "{take}");
-        let words = format!(
-            "stage1-Map → Scatter CPU: detects ±{}, about {} more pair",
-            judge::pipeline::report::fmt_margin(test.mde_pct.unwrap()),
-            test.more_pairs.unwrap()
-        );
-        assert!(take.contains(&words), "{take}");
     }
 }
 
@@ -118,7 +105,8 @@ fn duplicates_and_row_order_do_not_change_the_verdict() {
 fn slugged_execution_ids_match_and_unknown_ids_are_named() {
     let slugged = format!("dedup-fineweb-{T1}");
     let report = judge(&rows(), &[trial(C1), trial(C2), trial(C3)], &arm(&[&slugged]), &PipelineConfig::default()).unwrap();
-    assert_eq!(report.verdict, Verdict::Regression);
+    let plain = judge(&rows(), &[trial(C1), trial(C2), trial(C3)], &arm(&[T1]), &PipelineConfig::default()).unwrap();
+    assert_eq!((report.verdict, &report.stages), (plain.verdict, &plain.stages), "the slugged id is the same trial");
     let err = judge(&rows(), &[trial(C1)], &arm(&["20990101-000000-deadbeef"]), &PipelineConfig::default()).unwrap_err();
     assert_eq!(err, JudgeError::UnknownExecutionIds(vec!["20990101-000000-deadbeef".into()]));
     assert_eq!(err.to_string(), "no rows for execution id(s): 20990101-000000-deadbeef");

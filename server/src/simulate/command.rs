@@ -76,6 +76,10 @@ pub struct SimulateArgs {
     /// A linear CPU drift per trial in run order, percent (every stage, both arms): what ABBA blocks cancel.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub drift: f64,
+    /// The profile's own CPU noise as a multiple of the run's (1: accurate; 0.5: calibrated on a day with
+    /// half the run's noise).
+    #[arg(long, default_value_t = 1.0)]
+    pub profile_noise: f64,
     /// Shrink each profile's stage spreads toward their common one before judging (empirical Bayes): what
     /// Arbiter does not do, to measure why.
     #[arg(long)]
@@ -176,7 +180,10 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
     if !(args.drift.is_finite() && args.drift.abs() < 10.0) {
         return Err("--drift takes a percentage per trial between −10 and 10".into());
     }
-    let design = Design { paired: !args.unpaired, shrink_profiles: args.shrink_profiles, looks: args.design, drift_pct: args.drift };
+    if !(args.profile_noise > 0.0 && args.profile_noise <= 4.0) {
+        return Err("--profile-noise takes a multiple of the run's noise above 0 and at most 4".into());
+    }
+    let design = Design { profile_noise: args.profile_noise, paired: !args.unpaired, shrink_profiles: args.shrink_profiles, looks: args.design, drift_pct: args.drift };
     let results = run_cells(&cells, args.replications, args.aa_replications, args.seed, design, threads);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?);

@@ -96,6 +96,7 @@ impl CellResult {
     }
 }
 
+#[derive(Clone)]
 struct Pipeline {
     cpu_mean: Vec<f64>,
     cpu_own_sd: Vec<f64>,
@@ -174,8 +175,11 @@ pub enum Looks {
 
 /// How a run judges: paired or not, whether profiles are shrunk across stages first, the design, and a
 /// CPU drift per trial in run order (percent).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Design {
+    /// The profile's trials' CPU noise as a multiple of the run's (1: an accurate profile; 0.5: measured
+    /// on a quieter day).
+    pub profile_noise: f64,
     pub paired: bool,
     pub shrink_profiles: bool,
     pub looks: Looks,
@@ -187,7 +191,8 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
     let pipeline = draw_pipeline(rng, cell.stages, cell.cv);
     let mut gen = Rows { rng, names, next_id: 0, rows: Vec::new(), drift: 0.0 };
     let noise = (cell.profile > 0).then(|| {
-        let trials: Vec<TrialSpec> = (0..cell.profile).map(|_| gen.trial(&pipeline, 1.0)).collect();
+        let quieter = Pipeline { cpu_own_sd: pipeline.cpu_own_sd.iter().map(|sd| sd * design.profile_noise).collect(), ..pipeline.clone() };
+        let trials: Vec<TrialSpec> = (0..cell.profile).map(|_| gen.trial(&quieter, 1.0)).collect();
         let profile = calibrate(&gen.rows, &trials, None).expect("calibration rows are complete");
         if design.shrink_profiles {
             profile.shrunk()
@@ -338,7 +343,7 @@ pub fn grid(stages: &[usize], trials: &[usize], profiles: &[usize], effects: &[f
 mod tests {
     use super::*;
 
-    const PAIRED: Design = Design { paired: true, shrink_profiles: false, looks: Looks::Fixed, drift_pct: 0.0 };
+    const PAIRED: Design = Design { profile_noise: 1.0, paired: true, shrink_profiles: false, looks: Looks::Fixed, drift_pct: 0.0 };
 
     #[test]
     fn a_seed_gives_the_same_counts() {

@@ -96,7 +96,7 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     let d = &plan["detectable"];
     let expected =
         judge::pipeline::power::detectable(3, 1, &judge::pipeline::MethodConfig { paired: true, ..Default::default() }, None, None);
-    assert_eq!(d["mde_pct"].as_f64(), Some(expected.mde_pct), "{d}");
+    assert_eq!(d["mde_pct"].as_f64(), expected.mde_pct, "{d}");
     assert_eq!((d["spread_pct"].as_f64(), d["target_pct"].as_f64(), d["family"].as_u64()), (Some(5.0), Some(2.0), Some(10)));
     assert!(d["spread_source"].as_str().unwrap().contains("uncalibrated"), "{d}");
     // `arbiter launch --dry-run` prints the same plan for a person.
@@ -134,7 +134,7 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert!(calibrated["spread_source"].as_str().unwrap().contains("noise profile"), "{calibrated}");
     let method = judge::pipeline::MethodConfig { paired: true, ..Default::default() };
     let want = judge::pipeline::power::detectable(3, 1, &method, Some(&profile), None);
-    assert_eq!(calibrated["mde_pct"].as_f64(), Some(want.mde_pct), "{calibrated}");
+    assert_eq!(calibrated["mde_pct"].as_f64(), want.mde_pct, "{calibrated}");
     assert_eq!(calibrated["family"].as_u64(), Some(want.family as u64));
 
     // An explicit base, an extra configuration-only arm, ABBA order.

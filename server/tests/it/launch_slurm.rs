@@ -95,10 +95,14 @@ async fn measured_the_example_suite_runs_on_a_real_slurm() {
         let page = launcher.get(&format!("/experiments/{id}")).await.text;
         assert!(page.contains(&format!("{job} (COMPLETED)")), "the experiment page shows the job and its engine state");
     }
+    // One pair, uncalibrated: the minhash stage's +100 % and more is measured, but untested (one pair
+    // measures no spread; launch_zephyr decides it with a profile). The memory-hungry arm's oom is the
+    // experiment's regression.
     let heavier = arm_report(&e, "treatment");
-    assert_eq!(heavier["verdict"], "regression", "{heavier}");
+    assert_eq!(heavier["verdict"], "inconclusive", "{heavier}");
     let minhash = heavier["stages"].as_array().unwrap().iter().find(|s| s["stage"] == "stage3-Map → Write").unwrap();
-    assert_eq!(minhash["verdict"], "regression", "{minhash}");
+    assert!(minhash["cpu_change_pct"].as_f64().unwrap() > 100.0, "{minhash}");
+    assert!(minhash["reasons"].to_string().contains("untested: one pair"), "{minhash}");
     // Slurm samples memory once a second and kills the job above --mem ("oom: the engine killed job …");
     // when the short-lived peak slips between its samples, Zephyr's own peak row is above the limit
     // ("oom: stage … peaked at …"). Either way: failed, oom.

@@ -209,7 +209,11 @@ fn noise_words(report: Option<&StoredReport>, profile: Option<&store::details::P
             let t = &r.thresholds;
             let spread = match profile {
                 Some(p) => format!("noise profile #{} from {} same-code trials (updated {})", p.id, p.trials, utc_minutes(p.updated_at)),
-                None if r.method.is_some() => format!("{}: spreads from the run's own trials (the default where too few)", t.source),
+                None if r.method.is_some() && t.source == "uncalibrated" => {
+                    format!("{}: spreads from the run's own trials (the default widens them where too few)", t.source)
+                }
+                // A profile the report was judged with but the store does not hold (an import's `--noise`).
+                None if r.method.is_some() => format!("{}: given with the report, pooled with the run's own spreads", t.source),
                 None => format!("{} thresholds", t.source),
             };
             let (first, margins) = match &r.method {

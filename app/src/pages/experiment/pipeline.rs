@@ -15,6 +15,10 @@ fn interval_cell(s: &StageReport) -> (String, String) {
     if s.cpu_below_floor {
         return ("below the floor".into(), String::new());
     }
+    // Untested: one pair (or one trial an arm) and no noise profile measure no spread (method 3).
+    if s.cpu_test.is_none() && s.reasons.iter().any(|r| r.contains("CPU unclear") && r.contains("untested: one pair")) {
+        return ("untested".into(), "one pair and no noise profile: no spread to test against".into());
+    }
     let level = s.cpu_test.as_ref().map(|t| judge::pipeline::report::fmt_level(t.alpha)).unwrap_or_default();
     let need = s.cpu_test.as_ref().and_then(what_it_takes).map(|n| format!(" · {n}")).unwrap_or_default();
     (interval(s.cpu_interval_pct), format!("{level}{need}"))

@@ -40,7 +40,10 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
     let need = d["trials_for_target"].as_u64().map(|t| t as u32);
     view! {
         <div class="power" aria-label="What these trials can detect">
-            <p class="detectable"><strong>{format!("Can detect ±{} with {}.", fmt_margin(num("mde_pct")), judge::units::trials_an_arm(n))}</strong> " " {head}</p>
+            <p class="detectable"><strong>{match d["mde_pct"].as_f64() {
+                Some(mde) => format!("Can detect ±{} with {}.", fmt_margin(mde), judge::units::trials_an_arm(n)),
+                None => format!("{} detect nothing below ±10000 % without a noise profile: they measure too little spread of their own (calibrate the suite, or plan more pairs).", judge::units::trials_an_arm(n)),
+            }}</strong> " " {head}</p>
             {noisiest.map(|(stage, m)| view! { <p class="muted">{format!("The noisiest stage, {stage}, needs ±{} to be detected as often.", fmt_margin(m))}</p> })}
             <p class="needed">
                 {match need {

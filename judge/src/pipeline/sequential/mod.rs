@@ -125,7 +125,11 @@ pub fn judge_sequential(
                             regression = r.reasons.first().cloned();
                         }
                     }
-                    Prepared::Measured { report, cpu, elapsed, .. } => {
+                    Prepared::Measured { report, cpu, elapsed, cpu_untested, .. } => {
+                        // No spread to test CPU against yet (one pair, no usable profile): undecided.
+                        if *cpu_untested && steers(&report.stage) {
+                            undecided_cpu += 1;
+                        }
                         for (metric, pending, alpha) in [("cpu", cpu, cpu_alpha_of(&report.stage)), ("elapsed", elapsed, alpha_el)] {
                             let Some(p) = pending else { continue };
                             let k: Key = (a, report.stage.clone(), metric);
@@ -150,7 +154,7 @@ pub fn judge_sequential(
                         }
                         let state = |metric: &'static str| frozen.get(&(a, report.stage.clone(), metric)).map(|f| (f.decision, f.outcome));
                         let higher = Some((Decision::Different, MetricOutcome::Higher));
-                        let cpu_flat = cpu.is_none() || matches!(state("cpu"), Some((Decision::Equivalent, _)));
+                        let cpu_flat = (cpu.is_none() && !*cpu_untested) || matches!(state("cpu"), Some((Decision::Equivalent, _)));
                         if regression.is_none() && focus.is_none() && (state("cpu") == higher || (cpu_flat && state("elapsed") == higher)) {
                             let what = if state("cpu") == higher { "CPU higher" } else { "slower at equal cost" };
                             regression = Some(format!("{}: {what}", report.stage));
@@ -209,9 +213,9 @@ pub fn judge_sequential(
             for s in arm.stages {
                 stages.push(match s {
                     Prepared::Decided(r) => r.rounded(),
-                    Prepared::Measured { report, cpu, elapsed, elapsed_untested } => {
+                    Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => {
                         let name = report.stage.clone();
-                        let c = settle(&name, "cpu", cpu, cpu_alpha_of(&name), true);
+                        let c = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle(&name, "cpu", cpu, cpu_alpha_of(&name), true) };
                         let e = if elapsed_untested {
                             (MetricOutcome::Unclear, None)
                         } else {
@@ -224,8 +228,8 @@ pub fn judge_sequential(
             // The pipeline total: context, outside the family, at each metric's whole share.
             let total = match arm.total {
                 Prepared::Decided(r) => r.rounded(),
-                Prepared::Measured { report, cpu, elapsed, elapsed_untested } => {
-                    let c = settle("pipeline total", "cpu", cpu, m.alpha_cpu(), false);
+                Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => {
+                    let c = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle("pipeline total", "cpu", cpu, m.alpha_cpu(), false) };
                     let e = if elapsed_untested {
                         (MetricOutcome::Unclear, None)
                     } else {

@@ -146,7 +146,8 @@ pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64) -> (Decision, MetricOut
     let inside = |a: f64| e.log_ratio.abs() < margin && rejects(e, margin, a) && rejects(e, -margin, a);
     let direction = if e.log_ratio > 0.0 { MetricOutcome::Higher } else { MetricOutcome::Lower };
     if detected {
-        (if inside(alpha) { Decision::Equivalent } else { Decision::Different }, direction)
+        // Negligible reads the same equivalence level as flat (method 3).
+        (if inside(ALPHA_EQUIVALENCE) { Decision::Equivalent } else { Decision::Different }, direction)
     } else if inside(ALPHA_EQUIVALENCE) {
         (Decision::Equivalent, MetricOutcome::Flat)
     } else {
@@ -158,7 +159,7 @@ pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64) -> (Decision, MetricOut
 pub fn test(e: &Estimate, alpha: f64, margin_pct: f64) -> MetricTest {
     let (decision, outcome) = decide(e, alpha, margin_pct);
     let detected = matches!(outcome, MetricOutcome::Higher | MetricOutcome::Lower);
-    let to_pct = |i: [f64; 2]| [pct(i[0]), pct(i[1])];
+    let to_pct = |i: [f64; 2]| [crate::stats::pct_bounded(i[0]), crate::stats::pct_bounded(i[1])];
     let margin = (1.0 + margin_pct / 100.0).ln();
     MetricTest {
         analysis: "sequential paired t (mixture confidence sequence)".into(),
@@ -169,7 +170,7 @@ pub fn test(e: &Estimate, alpha: f64, margin_pct: f64) -> MetricTest {
         alpha,
         df: e.df,
         interval_pct: to_pct(interval(e, alpha)),
-        equivalence_interval_pct: (!detected).then(|| to_pct(interval(e, ALPHA_EQUIVALENCE))),
+        equivalence_interval_pct: Some(to_pct(interval(e, ALPHA_EQUIVALENCE))),
         margin_pct,
         detected,
         negligible: detected && decision == Decision::Equivalent,

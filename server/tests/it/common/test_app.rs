@@ -248,7 +248,11 @@ impl TestApp {
         let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None };
         let control = [t("20261129-072203-da99fe05"), t("20261129-072217-adb9e3d8"), t("20261129-072231-4eb27101")];
         let arms = [ArmSpec { name: "treatment".into(), trials: vec![t("20261129-072244-a8070574")] }];
-        let config = PipelineConfig { worker_ram: Some(64.0 * 1048576.0), ..PipelineConfig::default() };
+        // One treatment trial measures no spread and the judge borrows none (method 3): a decided regression
+        // needs a noise profile. These rows hold no other same-code trials, so the controls stand in for a
+        // calibration (as in scripts/demo-data.sh).
+        let noise = judge::pipeline::calibrate(&rows, &control, None).unwrap();
+        let config = PipelineConfig { worker_ram: Some(64.0 * 1048576.0), noise: Some(noise), ..PipelineConfig::default() };
         let report = judge(&rows, &control, &arms, &config).unwrap();
         let id = self.store.insert_experiment(&new).await.unwrap();
         self.store.record_verdict(id, report.verdict, &report.reasons, &serde_json::to_value(&report).unwrap(), None).await.unwrap();
