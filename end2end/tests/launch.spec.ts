@@ -65,12 +65,12 @@ test("an auto launch adds pairs while the verdict is undecided and its interval 
   await hydrated(page);
   await page.getByLabel("Treatment ref").fill("main");
   await page.getByLabel("Trials per arm").fill("auto");
-  await page.getByLabel("Budget: at most this many trials an arm").fill("4");
+  await page.getByLabel("Budget: at most this many trials an arm").fill("6");
   await page.getByRole("button", { name: "Preview" }).click();
   const plan = page.getByRole("region", { name: "Plan" });
   await expect(plan.locator(".trial-count")).toHaveText("4 trials");
   await expect(plan.locator(".adaptive-plan")).toContainText(
-    "the first look after 2 trials an arm; a pair at a time while the verdict is undecided, at most 4 trials an arm",
+    "the first look after 2 trials an arm; a pair at a time while the verdict is undecided, at most 6 trials an arm",
   );
   await looksRight(page, "launch-auto-preview");
 
@@ -79,24 +79,26 @@ test("an auto launch adds pairs while the verdict is undecided and its interval 
   const pairs = page.getByRole("region", { name: "Pairs" });
   await expect(pairs.locator(".pairs-line")).toContainText(/pairs done/);
   await page.evaluate(() => ((window as unknown as { mark: number }).mark = 1));
-  // The first look (after two pairs) brings the chart; a later look redraws it, in the same document.
+  // The first look whose interval is finite brings the chart (uncalibrated, about four pairs: no spread is
+  // borrowed); a later look redraws it, in the same document.
   const look = async () => Number(await pairs.getAttribute("data-look"));
   await expect.poll(look, { timeout: 180_000 }).toBeGreaterThanOrEqual(2);
-  const first = await look();
   const chart = pairs.locator("svg[aria-label^='CPU change pair by pair']");
+  await expect(chart).toBeVisible({ timeout: 240_000 });
+  const first = await look();
   await expect(chart).toContainText(`after ${first} pairs`);
   await looksRight(page, "auto-first-look");
   await expect.poll(look, { timeout: 180_000 }).toBeGreaterThan(first);
   const later = await look();
   await expect(chart).toContainText(`after ${later} pairs`);
-  await expect(pairs.locator(".pairs-line")).toContainText(new RegExp(`^\\s*\\d+ of at most 4 pairs done|^\\s*\\d+/\\d+ pairs done`));
+  await expect(pairs.locator(".pairs-line")).toContainText(new RegExp(`^\\s*\\d+ of at most 6 pairs done|^\\s*\\d+/\\d+ pairs done`));
   expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark), "no reload").toBe(1);
   await looksRight(page, "auto-later-look");
   // Judged: the page keeps the course among its charts, and says how many pairs it used and why it stopped.
   await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 240_000 });
   await expect(page.locator(".banner-verdict .muted")).toHaveText("judged");
   await expect(page.locator("svg[aria-label^='CPU change pair by pair']")).toBeVisible();
-  await expect(page.getByRole("listitem").filter({ hasText: /^\s*pairs\s*\d of 4 used \((not )?stopped\): / })).toBeVisible();
+  await expect(page.getByRole("listitem").filter({ hasText: /^\s*pairs\s*\d of 6 used \((not )?stopped\): / })).toBeVisible();
   await looksRight(page, "auto-judged");
 });
 

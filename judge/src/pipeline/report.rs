@@ -404,6 +404,11 @@ pub fn fmt_more_pairs(more: Option<u64>) -> String {
 /// stage table, the forest plot and the report's "What it would take"; `None` for a decided one.
 pub fn fmt_needs(t: &MetricTest) -> Option<String> {
     let mde = t.mde_pct?;
+    // From one or two degrees of freedom nothing short of the cap is detectable: what would decide it is
+    // the news ("undecided: about 3 more pairs"), and the short status stays readable.
+    if mde >= crate::stats::MAX_STATED_PCT {
+        return Some(fmt_more_pairs(t.more_pairs));
+    }
     Some(format!("detects {}, {}", fmt_mde(mde), fmt_more_pairs(t.more_pairs)))
 }
 

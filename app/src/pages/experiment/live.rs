@@ -193,7 +193,7 @@ pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>, adaptive: Option<Jso
                 {move || match course.get() {
                     Some(svg) => view! { <figure class="chart course"><div class="svg" inner_html=svg></div>
                         <figcaption>"Each CPU metric's interval at every look: the lighter band is decided different once it clears 0, the darker one equivalent once it fits inside the grey ±margin."</figcaption></figure> }.into_any(),
-                    None => view! { <p class="muted">"The chart of each metric's interval appears at the first look, after two pairs."</p> }.into_any(),
+                    None => view! { <p class="muted">"The chart of each metric's interval appears at the first look whose interval is finite (uncalibrated, about four pairs: no spread is borrowed)."</p> }.into_any(),
                 }}
             </section>
         })}
