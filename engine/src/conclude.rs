@@ -192,7 +192,7 @@ pub async fn verdict(
     reasons.extend(reused_note);
     reasons.push(match &profile {
         Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
-        None => "uncalibrated: spreads from this run's own trials, and the default spread where they are too few (launch a calibration of this suite and fingerprint to measure them)".to_string(),
+        None => "uncalibrated: spreads from this run's own trials, which the default spread only widens where they are too few; one pair measures none (launch a calibration of this suite and fingerprint to measure them)".to_string(),
     });
     Ok((verdict, reasons, report, profile.map(|p| p.id)))
 }
