@@ -105,6 +105,16 @@ pub fn cap_worktree(data_dir: &Path, worktree: &Path, bytes: u64, user: &HostUse
     cap_worktree_on(data_dir, worktree, bytes, user, true)
 }
 
+/// [`cap_worktree`] from async code: `mkfs.ext4` and `mount` are blocking processes (tens of
+/// milliseconds), run on the blocking pool rather than an async runtime thread.
+pub async fn cap_worktree_off_runtime(data_dir: &Path, worktree: &Path, bytes: u64, user: &HostUser) -> Result<Option<Backing>, String> {
+    let shown = worktree.display().to_string();
+    let (data_dir, worktree, user) = (data_dir.to_path_buf(), worktree.to_path_buf(), user.clone());
+    tokio::task::spawn_blocking(move || cap_worktree(&data_dir, &worktree, bytes, &user))
+        .await
+        .map_err(|e| format!("cannot cap the worktree {shown}: {e}"))?
+}
+
 fn cap_worktree_on(data_dir: &Path, worktree: &Path, bytes: u64, user: &HostUser, disk: bool) -> Result<Option<Backing>, String> {
     if is_mount_point(worktree) {
         return Ok(None);

@@ -302,7 +302,7 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
             // What it writes is capped: its scratch, and its worktree over all of its arm's trials.
             let cap = file_limit(&plan.suite);
             crate::queue::mounts::size_scratch(&view.scratch, cap, user).map_err(launcher_error)?;
-            crate::queue::mounts::cap_worktree(l.data_dir, &worktree, cap, user).map_err(launcher_error)?;
+            crate::queue::mounts::cap_worktree_off_runtime(l.data_dir, &worktree, cap, user).await.map_err(launcher_error)?;
         }
         argv = wrap(bwrap, l.supervisor, &view, &argv);
         if let Some((host, port)) = &finelog {

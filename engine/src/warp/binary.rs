@@ -87,7 +87,7 @@ pub async fn ensure_binary(
             crate::queue::runner::give_to(user, &worktree)?;
             crate::queue::runner::give_to(user, view.scratch.parent().unwrap_or(&view.scratch))?;
             let cap = crate::queue::runner::file_limit(suite);
-            if let Some(backing) = crate::queue::mounts::cap_worktree(data_dir, &worktree, cap, user)? {
+            if let Some(backing) = crate::queue::mounts::cap_worktree_off_runtime(data_dir, &worktree, cap, user).await? {
                 let _ = writeln!(log, "[arbiter] what the build writes in its worktree is capped at {} MiB ({backing:?})", cap >> 20);
             }
         }

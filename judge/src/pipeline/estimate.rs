@@ -139,10 +139,7 @@ fn spread_of(own: (f64, f64), prior: Option<(f64, f64)>, default_var: f64) -> (f
     if widened {
         var = default_var;
     }
-    let mut words = words(used.is_some(), false, has_own);
-    if words.is_empty() {
-        words.push_str("none");
-    }
+    let mut words = words(used.is_some(), has_own);
     if widened {
         words.push_str("; widened to the default");
     }
@@ -180,18 +177,14 @@ fn pool(parts: &[(f64, f64)]) -> (f64, f64) {
     (parts.iter().map(|p| p.0 * p.1).sum::<f64>() / df, df)
 }
 
-fn words(profile: bool, default: bool, data: bool) -> String {
-    let mut w: Vec<&str> = Vec::new();
-    if data {
-        w.push("run");
+fn words(profile: bool, data: bool) -> String {
+    match (data, profile) {
+        (true, true) => "run + profile",
+        (true, false) => "run",
+        (false, true) => "profile",
+        (false, false) => "none",
     }
-    if profile {
-        w.push("profile");
-    }
-    if default {
-        w.push("default");
-    }
-    w.join(" + ")
+    .into()
 }
 
 /// Compares one metric. `paired` asks for pairing (it happens only when every trial has its partner);
