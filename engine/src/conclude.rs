@@ -159,6 +159,7 @@ pub async fn verdict(
         noise,
         method: plan.suite.judge_method(paired),
         focus: plan.launch.focus.clone(),
+        focus_bad_end_pct: plan.launch.focus_bad_end_pct,
         ..PipelineConfig::default()
     };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();

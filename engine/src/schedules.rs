@@ -141,6 +141,7 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
         reuse_baseline: None,
         detect_pct: None,
         focus: None,
+        focus_bad_end_pct: None,
         cpu_margin_pct: None,
         dry_run: false,
     };

@@ -107,6 +107,7 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
         noise,
         method,
         focus: None,
+        focus_bad_end_pct: None,
     };
     let report = if args.sequential {
         let unit = if args.abba { Unit::AbbaBlock } else { Unit::Pair };

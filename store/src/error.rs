@@ -41,9 +41,7 @@ impl StoreError {
         match self {
             StoreError::Unreachable { .. } => true,
             StoreError::Query(e) => match e {
-                sqlx::Error::Database(db) => {
-                    !(db.is_unique_violation() || db.is_foreign_key_violation() || db.is_check_violation())
-                }
+                sqlx::Error::Database(db) => !(db.is_unique_violation() || db.is_foreign_key_violation() || db.is_check_violation()),
                 sqlx::Error::Io(_)
                 | sqlx::Error::Tls(_)
                 | sqlx::Error::Protocol(_)

@@ -87,6 +87,11 @@ pub struct JsonLaunch {
     /// tested at the whole CPU error rate (a bisection's step); the other stages are reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<String>,
+    /// With `focus`: the bad end's change (percent) of the focus stage's CPU from the good end — a
+    /// bisection's probe, decided by which end it resembles (unmoved when its confidence sequence excludes
+    /// the bad end's level, moved when it excludes the good end's) instead of against its margin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus_bad_end_pct: Option<f64>,
     /// Pipeline suites: this experiment's CPU margin (percent) instead of the suite's `[judge]` one — the
     /// smallest CPU change worth a verdict (a bisection's step: half the change between its ends).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -261,6 +261,8 @@ pub(crate) fn step_request(
             req.order = Some(TrialOrder::Interleaved);
             req.focus = Some(stage.clone());
             req.cpu_margin_pct = Some(step_margin(state));
+            // Once the ends moved, a probe is decided by which end it resembles (method 3).
+            req.focus_bad_end_pct = state.search.direction().and(state.search.total_pct());
         }
         BisectMetric::WarpCell { .. } => {
             let (w, on) = state.metric.warp_cell().unwrap_or_default();
@@ -368,6 +370,13 @@ mod tests {
         let r = step_request("s", &state, StepRole::Confirm, 2, Some(1), false);
         assert_eq!((r.head.as_str(), r.base.as_deref()), (commit(2).sha.as_str(), Some(commit(1).sha.as_str())));
         assert_eq!((r.trials, r.max_trials, r.focus.as_deref()), (Some(JsonTrials::AUTO), Some(12), Some("stage3-Map → Write")));
+        assert_eq!(r.focus_bad_end_pct, None, "before the ends moved, a step is held to its margin");
+        let mut ends = Step::new(StepRole::Ends, 3, None);
+        (ends.reading, ends.change_pct) = (Some(judge::bisect::Reading::Moved), Some(21.0));
+        state.search.steps.push(ends);
+        let r = step_request("s", &state, StepRole::Probe, 1, None, false);
+        assert_eq!(r.focus_bad_end_pct, Some(21.0), "after: a probe is decided by which end it resembles");
+        state.search.steps.clear();
         state.metric = BisectMetric::WarpCell { cell: "get-4KiB/sync-off".into(), metric: "reqps".into() };
         let r = step_request("s", &state, StepRole::Probe, 1, None, false);
         assert_eq!(r.base.as_deref(), Some(commit(99).sha.as_str()));

@@ -99,6 +99,9 @@ pub struct LaunchPlan {
     /// The one stage whose CPU decides when an adaptive experiment stops (a bisection's step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub focus: Option<String>,
+    /// A bisection's probe: the bad end's change of the focus stage, percent (`JsonLaunch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub focus_bad_end_pct: Option<f64>,
 }
 
 /// Where the plan's argv points for things only a launch knows.
@@ -280,6 +283,18 @@ pub async fn resolve(
             }
             (Some(_), _) => {
                 return Err(EngineError::Invalid("focus: only an adaptive pipeline launch (trials = \"auto\") takes a focus stage".into()))
+            }
+        },
+        focus_bad_end_pct: match (req.focus_bad_end_pct, &req.focus) {
+            (None, _) => None,
+            (Some(b), Some(_)) if b.is_finite() && b > -100.0 && b != 0.0 && b < 100_000.0 => Some(b),
+            (Some(b), Some(_)) => {
+                return Err(EngineError::Invalid(format!(
+                    "focus_bad_end_pct: {b}: the bad end's change is a percent above −100, not 0 (a bisection's ends that moved)"
+                )))
+            }
+            (Some(_), None) => {
+                return Err(EngineError::Invalid("focus_bad_end_pct: give it with focus (the stage it is the change of)".into()))
             }
         },
         adaptive,

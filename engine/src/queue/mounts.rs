@@ -31,7 +31,8 @@ fn mount(kind: &std::ffi::CStr, target: &Path, options: &str) -> Result<(), Stri
     let target = c_path(target)?;
     let options = CString::new(options).map_err(|e| e.to_string())?;
     // SAFETY: mount(2) with NUL-terminated strings that live for this call.
-    let rc = unsafe { libc::mount(kind.as_ptr(), target.as_ptr(), kind.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, options.as_ptr().cast()) };
+    let rc =
+        unsafe { libc::mount(kind.as_ptr(), target.as_ptr(), kind.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, options.as_ptr().cast()) };
     match rc {
         0 => Ok(()),
         _ => Err(std::io::Error::last_os_error().to_string()),
@@ -53,12 +54,8 @@ pub fn unmount(path: &Path) {
 pub fn unmount_beneath(dir: &Path) {
     let Ok(table) = std::fs::read_to_string("/proc/self/mounts") else { return };
     // Mount points are written with \040 for a space (and \011, \012, \134); data dirs here have none.
-    let mut points: Vec<PathBuf> = table
-        .lines()
-        .filter_map(|l| l.split(' ').nth(1))
-        .map(PathBuf::from)
-        .filter(|p| p.starts_with(dir))
-        .collect();
+    let mut points: Vec<PathBuf> =
+        table.lines().filter_map(|l| l.split(' ').nth(1)).map(PathBuf::from).filter(|p| p.starts_with(dir)).collect();
     points.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
     for p in points {
         unmount(&p);
@@ -145,12 +142,8 @@ fn cap_worktree_on(data_dir: &Path, worktree: &Path, bytes: u64, user: &HostUser
                 std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(mode)).map_err(|e| e.to_string())?;
             }
         }
-        let options = format!(
-            "lowerdir={},upperdir={},workdir={}",
-            escape(worktree)?,
-            escape(&upper.join("upper"))?,
-            escape(&upper.join("work"))?
-        );
+        let options =
+            format!("lowerdir={},upperdir={},workdir={}", escape(worktree)?, escape(&upper.join("upper"))?, escape(&upper.join("work"))?);
         mount(c"overlay", worktree, &options)
     })();
     if let Err(e) = made {
@@ -191,7 +184,10 @@ fn mount_image(image: &Path, dir: &Path, bytes: u64) -> Result<(), String> {
     let flags = ["-q", "-F", "-m", "0", "-i", "16384", "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,lazy_journal_init=1"];
     let args: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).chain([image.as_os_str()]).collect();
     run(&mkfs, &args)?;
-    run(&mount, &["-o", "loop,nosuid,nodev"].map(std::ffi::OsStr::new).into_iter().chain([image.as_os_str(), dir.as_os_str()]).collect::<Vec<_>>())
+    run(
+        &mount,
+        &["-o", "loop,nosuid,nodev"].map(std::ffi::OsStr::new).into_iter().chain([image.as_os_str(), dir.as_os_str()]).collect::<Vec<_>>(),
+    )
 }
 
 /// Takes an arm's worktree overlay and what backs it off (the checkout below is then deleted as

@@ -10,7 +10,7 @@ use crate::warp::plan::sync_label;
 use judge::warp::gate::{GateConfig, GateReport, RowVerdict};
 use judge::warp::gate_md::Provenance;
 use judge::warp::matrix::{judge_matrix, Cell};
-use judge::warp::noise::{noise_gate, NoiseGate, NoiseVerdict, WarpNoiseProfile};
+use judge::warp::noise::{noise_gate_at, Look, NoiseGate, NoiseVerdict, WarpNoiseProfile};
 use judge::warp::rounds::Round;
 use judge::{TrialState, Verdict};
 use std::collections::BTreeMap;
@@ -158,9 +158,16 @@ pub fn judge(
     let mut report = judge_matrix(&cells(spec, &names, phases), &config);
     // The noise-aware reading: the verdict once the suite is calibrated for these settings on this host;
     // until then upstream's rule decides and the reading is a reason beside it.
-    let mut noise = noise_gate(&report, &config, profile);
-    noise.planned_rounds = spec.planned_rounds_an_arm();
     let calibrated = profile.is_some_and(|p| p.calibrations > 0);
+    // With adaptive rounds the matrix is judged at several looks, and each spends its share of the error
+    // rate (`judge::warp::noise::Look`); the same conditions as `super::adaptive::step`.
+    let look = if calibrated && spec.adaptive_rounds && arms.len() == 2 {
+        Look::of(&report.cells, spec.planned_rounds_an_arm(), spec.rounds, spec.round_cap())
+    } else {
+        Look::ONLY
+    };
+    let mut noise = noise_gate_at(&report, &config, profile, look);
+    noise.planned_rounds = spec.planned_rounds_an_arm();
     let mut verdict = if calibrated { noise.verdict } else { report.verdict };
     let mut reasons = report.reasons();
     reasons.extend(noise_reasons(&noise, calibrated));

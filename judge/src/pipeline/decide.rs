@@ -39,11 +39,19 @@ pub struct Pending {
     /// The two-sided p-value of "no change": what the family orders its tests by.
     pub p_value: f64,
     pub margin_pct: f64,
+    /// Why the margin is wider than the suite's, when it is ("the 0.05 CPU-s floor on a 0.85 CPU-s stage").
+    pub margin_why: Option<String>,
 }
 
 impl Pending {
-    fn new(estimate: Estimate, margin_pct: f64) -> Pending {
-        Pending { p_value: p_value(&estimate), estimate, margin_pct }
+    fn new(estimate: Estimate, (margin_pct, margin_why): (f64, Option<String>)) -> Pending {
+        Pending { p_value: p_value(&estimate), estimate, margin_pct, margin_why }
+    }
+
+    /// The test as reported: with the margin's reason.
+    pub fn tested(&self, mut test: MetricTest) -> MetricTest {
+        test.margin_why = self.margin_why.clone();
+        test
     }
 }
 
@@ -62,12 +70,15 @@ pub enum Prepared {
     },
 }
 
-/// The margin of a stage, percent: the suite's, raised so that it is never below the floor in seconds.
-fn margin(margin_pct: f64, floor: f64, control_mean: f64) -> f64 {
-    if control_mean > 0.0 {
-        margin_pct.max(100.0 * floor / control_mean)
+/// The margin of a stage, percent: the suite's, raised so that it is never below the floor in seconds —
+/// with the reason when it is raised ("the 0.05 CPU-s floor on a 0.85 CPU-s stage"), which every report
+/// prints beside the margin it applied.
+fn margin(margin_pct: f64, floor: f64, control_mean: f64, unit: &str) -> (f64, Option<String>) {
+    let floor_pct = if control_mean > 0.0 { 100.0 * floor / control_mean } else { 0.0 };
+    if floor_pct > margin_pct {
+        (floor_pct, Some(format!("the {floor} {unit} floor on a {} {unit} stage", crate::units::fmt_num(control_mean))))
     } else {
-        margin_pct
+        (margin_pct, None)
     }
 }
 
@@ -147,11 +158,11 @@ pub fn prepare(input: &StageInput) -> Prepared {
     }
     // 6 (first half). Each metric above its floor is estimated; below it, the stage is too small to measure.
     let m = input.method;
-    let cpu_margin = margin(m.cpu_margin_pct, CPU_FLOOR_S, report.cpu_control);
-    let elapsed_margin = margin(m.elapsed_margin_pct, ELAPSED_FLOOR_S, report.elapsed_control);
+    let cpu_margin = margin(m.cpu_margin_pct, CPU_FLOOR_S, report.cpu_control, "CPU-s");
+    let elapsed_margin = margin(m.elapsed_margin_pct, ELAPSED_FLOOR_S, report.elapsed_control, "s");
     let profile_cpu = input.profile.and_then(|p| p.cpu.prior());
     let profile_elapsed = input.profile.and_then(|p| p.elapsed.prior());
-    report.thresholds = StageThresholds { cpu_pct: cpu_margin, elapsed_pct: elapsed_margin, calibrated: profile_cpu.is_some() };
+    report.thresholds = StageThresholds { cpu_pct: cpu_margin.0, elapsed_pct: elapsed_margin.0, calibrated: profile_cpu.is_some() };
     let above = |floor: f64, a: f64, b: f64| a.max(b) >= floor;
     let cpu_above = above(CPU_FLOOR_S, report.cpu_control, report.cpu_treatment);
     let said = |mut e: Estimate| {
@@ -181,7 +192,7 @@ fn settle(pending: Option<Pending>, alpha: f64) -> (MetricOutcome, Option<Metric
         None => (MetricOutcome::Flat, None),
         Some(p) => {
             let (o, t) = decide(&p.estimate, p.p_value, alpha, p.margin_pct);
-            (o, Some(t))
+            (o, Some(p.tested(t)))
         }
     }
 }
@@ -190,7 +201,9 @@ fn settle(pending: Option<Pending>, alpha: f64) -> (MetricOutcome, Option<Metric
 pub fn finish(prepared: Prepared, cpu_alpha: f64, elapsed_alpha: f64) -> StageReport {
     let (report, cpu, elapsed, cpu_untested, untested) = match prepared {
         Prepared::Decided(report) => return report,
-        Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => (report, cpu, elapsed, cpu_untested, elapsed_untested),
+        Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => {
+            (report, cpu, elapsed, cpu_untested, elapsed_untested)
+        }
     };
     let cpu = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle(cpu, cpu_alpha) };
     let elapsed = if untested { (MetricOutcome::Unclear, None) } else { settle(elapsed, elapsed_alpha) };

@@ -27,9 +27,9 @@
 //!   decides little before about 4 pairs, and calibration is what makes small runs decisive.
 
 use super::method::{DEFAULT_SPREAD_DF, MIN_SPREAD_DF, PROFILE_CHECK_ALPHA, STAGE_CHECK_ALPHA};
-use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 use crate::stats::{ln_pos, mean, sample_var};
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 /// A spread known before this run: a per-trial log variance and its degrees of freedom.
 #[derive(Debug, Clone, Copy, PartialEq)]

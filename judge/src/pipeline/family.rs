@@ -54,6 +54,14 @@ pub struct MetricTest {
     pub equivalence_interval_pct: Option<[f64; 2]>,
     /// The margin this metric was held to (the suite's, or the floor's when the stage is small).
     pub margin_pct: f64,
+    /// Why `margin_pct` is wider than the suite's margin, when it is: "the 0.05 CPU-s floor on a 0.85 CPU-s
+    /// stage" (method 3; absent when the suite's margin applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_why: Option<String>,
+    /// A bisection's probe: the bad end's change from the good end (percent); the probe was decided by
+    /// which end it resembles (`sequential::decide_which_end`) — flat meaning "like the good end".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bad_end_pct: Option<f64>,
     pub detected: bool,
     pub negligible: bool,
     /// The smallest change this run would detect with `mde_power` at its level (undecided metrics).
@@ -161,6 +169,8 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
         interval_pct,
         equivalence_interval_pct,
         margin_pct,
+        margin_why: None,
+        bad_end_pct: None,
         detected,
         negligible,
         mde_pct,

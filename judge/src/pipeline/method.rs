@@ -24,8 +24,10 @@ use serde::{Deserialize, Serialize};
 
 /// The version of the judging method. 1: the fixed-threshold rules before margins and error control;
 /// 2: margins, Holm's family and the default spread pooled in as 4 df; 3: no borrowed degrees of
-/// freedom (a profile checked against the run, the default spread widening only) and "negligible" read
-/// from the same 98 % interval as "flat".
+/// freedom (a profile checked against the run, the default spread widening only), "negligible" read
+/// from the same 98 % interval as "flat", each arm's total CPU in the CPU family and an arm decided
+/// cheaper in total passing when nothing was detected worse, and the margin a stage was held to said with
+/// its reason.
 pub const METHOD_VERSION: u32 = 3;
 /// The family-wise error rate of one experiment: the chance that an experiment in which nothing changed
 /// claims any change (a regression, a tradeoff, a negligible or not higher/lower).
@@ -89,7 +91,8 @@ pub struct Method {
     pub alpha_equivalence: f64,
     pub cpu_margin_pct: f64,
     pub elapsed_margin_pct: f64,
-    /// How many tests the CPU and elapsed families held (stages above the floors × treatment arms).
+    /// How many tests the CPU and elapsed families held (stages above the floors × treatment arms; in
+    /// method 3 the CPU family also holds each arm's total when two or more of its stages are tested).
     pub family_cpu: usize,
     pub family_elapsed: usize,
     /// Whether pairing was asked for (each metric says whether it was paired).

@@ -48,6 +48,10 @@ pub struct PipelineConfig {
     pub method: MethodConfig,
     /// The sequential design's focus: only this stage's CPU decides when it stops (`judge_sequential`).
     pub focus: Option<String>,
+    /// A bisection's probe: the bad end's change of the focus stage's CPU from the good end, percent. The
+    /// focus stage is then decided by which end it resembles (`sequential::decide_which_end`), not against
+    /// its margin.
+    pub focus_bad_end_pct: Option<f64>,
 }
 
 impl Default for PipelineConfig {
@@ -59,6 +63,7 @@ impl Default for PipelineConfig {
             noise: None,
             method: MethodConfig::default(),
             focus: None,
+            focus_bad_end_pct: None,
         }
     }
 }
@@ -233,7 +238,9 @@ pub fn judge(
     let summed = Summed::new(rows, control, treatments)?;
     // Pass 1: every arm's stages through the guardrails and estimates.
     let prepared = summed.prepare(config, |_| true);
-    // The family: every CPU (and every elapsed) test of every stage of every arm, Holm over each.
+    // The family: every CPU (and every elapsed) test of every stage of every arm, Holm over each. Each
+    // arm's total CPU is in the CPU family too: a total decided lower can pass an arm whose stages are
+    // undecided (`fold_arm`), so its false "lower" is one of the family's errors.
     let m = config.method;
     let mut cpu_p = Vec::new();
     let mut elapsed_p = Vec::new();
@@ -244,12 +251,16 @@ pub fn judge(
                 elapsed_p.extend(elapsed.as_ref().map(|p| p.p_value));
             }
         }
+        if let Some(p) = arm.total_cpu() {
+            cpu_p.push(p.p_value);
+        }
     }
     let (cpu_levels, elapsed_levels) = (family::holm(&cpu_p, m.alpha_cpu()), family::holm(&elapsed_p, m.alpha_elapsed()));
     let (mut ci, mut ei) = (cpu_levels.iter(), elapsed_levels.iter());
     // Pass 2: each stage at its levels.
     let mut treatments_out = Vec::new();
     for arm in prepared {
+        let total_in_family = arm.total_cpu().is_some();
         let stages: Vec<StageReport> = arm
             .stages
             .into_iter()
@@ -264,8 +275,9 @@ pub fn judge(
                 finish(s, a_cpu, a_el).rounded()
             })
             .collect();
-        // The pipeline total is outside the family: one test per metric at the metric's whole share.
-        let total = finish(arm.total, m.alpha_cpu(), m.alpha_elapsed()).rounded();
+        // The total's CPU at its level in the family; its elapsed is context, at the metric's whole share.
+        let total_cpu = if total_in_family { *ci.next().expect("one level per CPU test") } else { m.alpha_cpu() };
+        let total = finish(arm.total, total_cpu, m.alpha_elapsed()).rounded();
         treatments_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [arm.controls, arm.trials]));
     }
     Ok(summed.report(config, treatments_out, m.record(cpu_p.len(), elapsed_p.len()), None))
@@ -301,6 +313,18 @@ struct PreparedArm {
     unpaired: Vec<String>,
     controls: usize,
     trials: usize,
+}
+
+impl PreparedArm {
+    /// The total's CPU test when it is in the CPU family: when at least two stages' CPU is tested (with
+    /// one, the total repeats that stage's test and decides nothing more).
+    fn total_cpu(&self) -> Option<&decide::Pending> {
+        let tested = self.stages.iter().filter(|s| matches!(s, Prepared::Measured { cpu: Some(_), .. })).count();
+        match &self.total {
+            Prepared::Measured { cpu: Some(p), .. } if tested >= 2 => Some(p),
+            _ => None,
+        }
+    }
 }
 
 fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], config: &PipelineConfig) -> PreparedArm {
@@ -357,10 +381,19 @@ fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], confi
     PreparedArm { name: name.to_string(), stages, total, unpaired, controls: controls.len(), trials: trials.len() }
 }
 
-/// An arm's verdict from its stages: the worst, with the reasons of the stages that gave it.
+/// An arm's verdict from its stages: the worst, with the reasons of the stages that gave it — except that
+/// an arm whose pipeline total is decided cheaper passes when nothing was detected worse (the improvement
+/// rule, [`cheaper_in_total`]).
 fn fold_arm(name: String, stages: Vec<StageReport>, total: StageReport, unpaired: Vec<String>, trials: [usize; 2]) -> ArmReport {
     let mut verdict = worst(stages.iter().map(|s| s.verdict));
     let mut reasons: Vec<String> = Vec::new();
+    if verdict == Verdict::Inconclusive && unpaired.is_empty() {
+        if let Some(why) = cheaper_in_total(&stages, &total) {
+            reasons.extend(why);
+            reasons.extend(stages.iter().filter(|s| s.verdict == Verdict::Pass).flat_map(|s| s.reasons.iter().cloned()));
+            return ArmReport { name, verdict: Verdict::Pass, reasons, stages, total, unpaired_stages: unpaired, trials };
+        }
+    }
     if !unpaired.is_empty() && verdict != Verdict::Regression {
         verdict = Verdict::Inconclusive;
         reasons.push(format!(
@@ -378,6 +411,50 @@ fn fold_arm(name: String, stages: Vec<StageReport>, total: StageReport, unpaired
         reasons.extend(stages.iter().flat_map(|s| s.reasons.iter().cloned()));
     }
     ArmReport { name, verdict, reasons, stages, total, unpaired_stages: unpaired, trials }
+}
+
+/// The improvement rule (method 3): an arm is a pass, cheaper, when its pipeline total's CPU is decided
+/// lower (in the CPU family, not negligible, and the total not slower) and every stage that is not a pass
+/// is undecided on CPU only — not detected higher on either metric, not stopped by a guardrail (a failure,
+/// memory, different work, a stage in one arm only). Each undecided stage is listed with the top of its
+/// interval: how much worse it could still be. Returns the reasons, or `None` when the rule does not apply.
+fn cheaper_in_total(stages: &[StageReport], total: &StageReport) -> Option<Vec<String>> {
+    use report::MetricOutcome::{Higher, Lower, Unclear};
+    let total_test = total.cpu_test.as_ref()?;
+    // The total is in the CPU family only with two or more stages tested (`PreparedArm::total_cpu`).
+    if stages.iter().filter(|s| s.cpu_test.is_some()).count() < 2 {
+        return None;
+    }
+    if total.cpu_outcome != Lower || total.cpu_negligible || total.verdict != Verdict::Pass {
+        return None;
+    }
+    let mut open = Vec::new();
+    for s in stages.iter().filter(|s| s.verdict != Verdict::Pass) {
+        let elapsed_higher = s.elapsed_outcome == Higher && !s.elapsed_negligible;
+        let cpu = s.cpu_test.as_ref().filter(|_| s.verdict == Verdict::Inconclusive && s.cpu_outcome == Unclear && !elapsed_higher)?;
+        open.push(format!(
+            "{}: CPU undecided ({}), at most {} ({} interval {} … {})",
+            s.stage,
+            report::fmt_pct(s.cpu_change_pct),
+            report::fmt_pct(cpu.interval_pct[1]),
+            report::fmt_level(cpu.alpha),
+            report::fmt_pct(cpu.interval_pct[0]),
+            report::fmt_pct(cpu.interval_pct[1]),
+        ));
+    }
+    if open.is_empty() {
+        return None;
+    }
+    let mut reasons = vec![format!(
+        "cheaper in total: pipeline total CPU lower {} ({} interval {} … {}); no stage detected higher, {} undecided",
+        report::fmt_pct(total.cpu_change_pct),
+        report::fmt_level(total_test.alpha),
+        report::fmt_pct(total_test.interval_pct[0]),
+        report::fmt_pct(total_test.interval_pct[1]),
+        open.len(),
+    )];
+    reasons.extend(open);
+    Some(reasons)
 }
 
 /// Calibrates a noise profile from same-code trials.

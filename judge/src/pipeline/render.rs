@@ -1,6 +1,6 @@
 //! The pipeline report for people: Markdown for a code review, a plain table for terminals.
 
-use super::report::{fmt_level, fmt_margin, fmt_needs, fmt_pct, ArmReport, MetricOutcome, PipelineReport, StageReport};
+use super::report::{fmt_applied_margin, fmt_level, fmt_margin, fmt_needs, fmt_pct, ArmReport, MetricOutcome, PipelineReport, StageReport};
 use crate::Verdict;
 use std::fmt::Write;
 
@@ -136,11 +136,12 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     let _ = writeln!(out, "{}\n", method_line(report));
     let _ = writeln!(
         out,
-        "Margins: CPU ±{}, summed elapsed ±{} (the smallest changes that matter; never below {} CPU-s / {} s in a stage); spread: {}{}\n",
+        "Margins: CPU ±{}, summed elapsed ±{} (the smallest changes that matter; never below {} CPU-s / {} s in a stage{}); spread: {}{}\n",
         fmt_margin(t.cpu_pct),
         fmt_margin(t.elapsed_pct),
         t.cpu_floor_s,
         t.elapsed_floor_s,
+        widened(report),
         t.source,
         t.worker_ram_bytes.map(|b| format!("; worker RAM {:.0} MiB", b / 1048576.0)).unwrap_or_default()
     );
@@ -277,6 +278,22 @@ pub fn method_line(report: &PipelineReport) -> String {
 
 /// Each detected change, largest first: "**stage1-Map → Scatter** CPU +27.5 % (99.6 % interval +1.1 % …
 /// +60.8 %, margin ±4.4 %)", with the arm when there are several and "negligible" when inside the margin.
+/// "; 2 stages held to a wider margin by the floor, each says which": the header's margins are the suite's,
+/// and a stage whose floor raised its margin says so in its own line.
+fn widened(report: &PipelineReport) -> String {
+    let n = report
+        .treatments
+        .iter()
+        .flat_map(|a| &a.stages)
+        .filter(|s| [&s.cpu_test, &s.elapsed_test].into_iter().flatten().any(|t| t.margin_why.is_some()))
+        .count();
+    match n {
+        0 => String::new(),
+        1 => "; 1 stage held to a wider margin by the floor, its line says why".into(),
+        n => format!("; {n} stages held to a wider margin by the floor, each line says why"),
+    }
+}
+
 fn detected(report: &PipelineReport) -> Vec<String> {
     let many = report.treatments.len() > 1;
     let mut found: Vec<(f64, String)> = Vec::new();
@@ -288,12 +305,12 @@ fn detected(report: &PipelineReport) -> Vec<String> {
                 found.push((
                     t.estimate_pct.abs(),
                     format!(
-                        "{who} {what} {} ({} interval {} … {}, margin ±{}{})",
+                        "{who} {what} {} ({} interval {} … {}, margin {}{})",
                         fmt_pct(t.estimate_pct),
                         fmt_level(t.alpha),
                         fmt_pct(t.interval_pct[0]),
                         fmt_pct(t.interval_pct[1]),
-                        fmt_margin(t.margin_pct),
+                        fmt_applied_margin(t),
                         if t.negligible { "; negligible: inside the margin" } else { "" }
                     ),
                 ));
@@ -311,13 +328,13 @@ fn undecided(arm: &ArmReport) -> Vec<String> {
         for (what, outcome, test) in [("CPU", s.cpu_outcome, &s.cpu_test), ("elapsed", s.elapsed_outcome, &s.elapsed_test)] {
             if let (MetricOutcome::Unclear, Some(t)) = (outcome, test) {
                 out.push(format!(
-                    "{} {what}: {} interval {} … {}, {} to decide against ±{}",
+                    "{} {what}: {} interval {} … {}, {} to decide against {}",
                     s.stage,
                     fmt_level(t.alpha),
                     fmt_pct(t.interval_pct[0]),
                     fmt_pct(t.interval_pct[1]),
                     fmt_needs(t).unwrap_or_else(|| "more pairs".into()),
-                    fmt_margin(t.margin_pct)
+                    fmt_applied_margin(t)
                 ));
             }
         }

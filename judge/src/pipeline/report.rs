@@ -241,6 +241,7 @@ impl StageReport {
             t.interval_pct = [round(t.interval_pct[0], 1), round(t.interval_pct[1], 1)];
             t.equivalence_interval_pct = t.equivalence_interval_pct.map(|i| [round(i[0], 1), round(i[1], 1)]);
             t.margin_pct = round(t.margin_pct, 1);
+            t.bad_end_pct = t.bad_end_pct.map(|b| round(b, 1));
             t.df = round(t.df, 1);
             t.mde_pct = t.mde_pct.map(|m| round(m, 1));
         }
@@ -352,9 +353,26 @@ fn metric_detail(
     let interval = |out: &mut String, i: [f64; 2]| {
         let _ = write!(out, "{} … {}", fmt_pct(i[0]), fmt_pct(i[1]));
     };
+    if let Some(bad) = t.bad_end_pct {
+        // A bisection's probe, decided by which end it resembles.
+        let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
+        interval(&mut tail, t.interval_pct);
+        match outcome {
+            MetricOutcome::Flat => {
+                let _ = write!(tail, ": like the good end, it excludes the bad end's {}", fmt_pct(bad));
+            }
+            MetricOutcome::Unclear => {
+                let _ = write!(tail, ": neither end excluded (the bad end {}); {} would tell", fmt_pct(bad), fmt_more_pairs(t.more_pairs));
+            }
+            _ => {
+                let _ = write!(tail, ": moved from the good end (the bad end {})", fmt_pct(bad));
+            }
+        }
+        return (head, tail);
+    }
     match outcome {
         MetricOutcome::Flat => {
-            let _ = write!(tail, ", equivalent within ±{}: 98 % interval ", fmt_margin(t.margin_pct));
+            let _ = write!(tail, ", equivalent within {}: 98 % interval ", fmt_applied_margin(t));
             interval(&mut tail, t.equivalence_interval_pct.unwrap_or(t.interval_pct));
         }
         MetricOutcome::Unclear => {
@@ -368,7 +386,7 @@ fn metric_detail(
                 None => tail.push_str("; "),
             }
             tail.push_str(&fmt_more_pairs(t.more_pairs));
-            let _ = write!(tail, " would decide it against ±{}", fmt_margin(t.margin_pct));
+            let _ = write!(tail, " would decide it against {}", fmt_applied_margin(t));
         }
         _ => {
             let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
@@ -378,16 +396,25 @@ fn metric_detail(
                     Some(i) => {
                         let _ = write!(tail, ", negligible: 98 % interval ");
                         interval(&mut tail, i);
-                        let _ = write!(tail, " inside ±{}", fmt_margin(t.margin_pct));
+                        let _ = write!(tail, " inside {}", fmt_applied_margin(t));
                     }
                     None => {
-                        let _ = write!(tail, ", negligible: inside ±{}", fmt_margin(t.margin_pct));
+                        let _ = write!(tail, ", negligible: inside {}", fmt_applied_margin(t));
                     }
                 }
             }
         }
     }
     (head, tail)
+}
+
+/// The margin a metric was held to, with the reason when it is wider than the suite's: "±2 %", or "±5.9 %
+/// (the 0.05 CPU-s floor on a 0.85 CPU-s stage)".
+pub fn fmt_applied_margin(t: &MetricTest) -> String {
+    match &t.margin_why {
+        Some(why) => format!("±{} ({why})", fmt_margin(t.margin_pct)),
+        None => format!("±{}", fmt_margin(t.margin_pct)),
+    }
 }
 
 /// How many more pairs would decide an undecided metric: "about 15 more pairs", "more than 100000 more

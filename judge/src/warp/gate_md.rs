@@ -62,7 +62,7 @@ fn noise_section(out: &mut String, n: &super::noise::NoiseGate) {
     };
     let _ = writeln!(
         out,
-        "Each row's change has an interval from its rounds and {spread}, at a {}% error rate over the matrix ({} intervals). A breach inside the noise is INCONCLUSIVE, not PASS.\n",
+        "Each row's change has an interval from its rounds and {spread}, at a {}% error rate over the matrix: Holm over the cells' obj/s rows (throughput and mean latency read at their cell's level) and over the tail latencies, each end of a row's interval a one-sided bound at its own level (the first {}; the adaptive looks share the rate). A breach inside the noise is INCONCLUSIVE, not PASS.\n",
         budget(100.0 * n.alpha),
         crate::pipeline::report::fmt_level(n.row_alpha)
     );

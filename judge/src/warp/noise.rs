@@ -17,16 +17,26 @@
 //! * the profile's phases (a calibration: the same binary in every phase; each calibration adds the
 //!   number of its phases less one);
 //! * without a profile, below [`MIN_PHASE_DF`] degrees of freedom of the run's own, a documented default
-//!   as well: [`DEFAULT_PHASE_SPREAD`] with [`DEFAULT_PHASE_DF`] degrees of freedom (an uncalibrated suite's
-//!   verdict is upstream's; this reading is shown beside it). With a profile the measured spread stands
-//!   alone however few its degrees of freedom — Student's t prices them exactly, where pooling a guess
-//!   claims degrees of freedom nobody measured (`arbiter simulate --kind warp` read 4–5.5 % false FAILs
-//!   of a 24-cell A/A matrix that way, from tail-latency rows whose three-calibration spread came out
-//!   small by chance);
+//!   [`DEFAULT_PHASE_SPREAD`] *widens* the run's spread and adds no degrees of freedom (method 3: a guess
+//!   cannot make one measured degree of freedom read like five); with none of its own (one phase an arm,
+//!   uncalibrated) a row is untested — an uncalibrated suite's verdict is upstream's, this reading is shown
+//!   beside it. With a profile the measured spread stands alone however few its degrees of freedom —
+//!   Student's t prices them exactly, where pooling a guess claims degrees of freedom nobody measured
+//!   (`arbiter simulate --kind warp` read 4–5.5 % false FAILs of a 24-cell A/A matrix that way, from
+//!   tail-latency rows whose three-calibration spread came out small by chance);
 //!
 //! and never less than the rounds' own scatter over their number (s²_round / n). The standard error of
 //! the change is σ·√(1/P + 1/Q) over P baseline and Q candidate phases, and its interval is Student's t at
-//! the row's share of [`ALPHA`] (Bonferroni over the gated rows of the matrix).
+//! the row's level.
+//!
+//! **The family** (method 3, [`levels`]): a cell's obj/s, throughput and mean latency are one measurement
+//! (the same operations counted in the same window: bytes are objects × size, mean latency concurrency
+//! over obj/s), so obj/s stands for the cell: Holm over the cells' obj/s rows at [`PRIMARY_SHARE`] of
+//! [`ALPHA`], ordered by each row's p-value of "not beyond the fail budget"; throughput and mean latency are
+//! read at their cell's obj/s level. The tail latencies (p90, p99), a tail's own evidence, are Holm's second
+//! family at the rest. Method 2 read all 120 rows of a full matrix at α / 120 (Bonferroni), intervals
+//! about 19 % wider than the 24 cells need. Holm gives levels, not simultaneous intervals: each row's
+//! interval is at its own level (`level`), which is what FAIL is read from.
 //!
 //! **The decision** of a row, in regress terms (how much worse the candidate is, as upstream counts it):
 //! FAIL when the whole interval is beyond the fail budget; WARN when it is beyond the warn budget; a
@@ -45,14 +55,67 @@ use std::collections::BTreeMap;
 
 /// The family-wise error rate of the noise-aware gate over a matrix's gated rows.
 pub const ALPHA: f64 = 0.05;
-/// The spread of a phase mean (log scale, ≈ its CV) assumed without a profile.
+/// The share of [`ALPHA`] given to the cells' primary rows (obj/s); the tail latencies get the rest.
+pub const PRIMARY_SHARE: f64 = 0.8;
+/// The metric that stands for a cell: obj/s. Throughput (obj/s × the object size) and mean latency
+/// (concurrency over obj/s) are the same count of operations in the same window, so they are read at
+/// their cell's obj/s level and add no test of their own; p90/p99 latency, a tail's own evidence, are a
+/// second family.
+pub const PRIMARY_METRIC: &str = "reqps";
+/// With adaptive rounds, the share of the error rate the planned look spends ([`Look`]).
+pub const PLANNED_LOOK_SHARE: f64 = 0.2;
+/// The metrics of the tail family.
+pub const TAIL_METRICS: [&str; 2] = ["p90-latency", "p99-latency"];
+/// The spread of a phase mean (log scale, ≈ its CV) assumed without a profile: it widens a smaller
+/// spread the run measured with fewer than [`MIN_PHASE_DF`] degrees of freedom, and adds none (method 3;
+/// before, it was pooled in as 4 degrees of freedom nobody measured).
 pub const DEFAULT_PHASE_SPREAD: f64 = 0.05;
-/// The weight of the default spread, in degrees of freedom.
-pub const DEFAULT_PHASE_DF: f64 = 4.0;
 
 /// Without a profile, below this many degrees of freedom of the run's own (ABBA gives two), the default
-/// spread is pooled in.
+/// spread widens the run's.
 pub const MIN_PHASE_DF: f64 = 6.0;
+
+/// Where a judged matrix stands among the looks adaptive rounds may take (method 3). Each time adaptive
+/// rounds add phases the matrix is judged again, and a FAIL ends it: a row read again at one level at
+/// every look would spend the error rate once per look. So the rate is **spent** over the looks the cap
+/// allows: a fifth at the planned look, the other four fifths evenly over the adaptive ones; Holm runs
+/// within each look at its share, and the union bound over looks keeps the chance that a same-code matrix
+/// ever FAILs within [`ALPHA`] however the looks fall. Without adaptive rounds (or before the suite is
+/// calibrated) the one look spends it all. Measured with `arbiter simulate --kind warp` (README): the
+/// planned look's share matters little (a drop the planned phases support is rare on a noisy host, and
+/// adaptive rounds find it later), so most is kept for the looks with more phases; an always-valid
+/// confidence sequence (the pipeline's mixture) was tried instead and is far too wide at one to six
+/// phases an arm (a −25 % cell FAILed in 1–2 % of experiments).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Look {
+    /// 0 for the planned phases, k after the k-th round of added phases.
+    pub index: u32,
+    /// The most adaptive looks the cap allows (0: none).
+    pub max: u32,
+}
+
+impl Look {
+    /// The only look of a matrix without adaptive rounds.
+    pub const ONLY: Look = Look { index: 0, max: 0 };
+
+    /// The share of the error rate spent at this look.
+    pub fn share(&self) -> f64 {
+        match (self.max, self.index) {
+            (0, _) => 1.0,
+            (_, 0) => PLANNED_LOOK_SHARE,
+            (m, _) => (1.0 - PLANNED_LOOK_SHARE) / f64::from(m),
+        }
+    }
+
+    /// The look a matrix's cells are at: `planned` rounds an arm, `rounds` a phase, a cap of `cap` rounds an
+    /// arm (`suite::warp::WarpSpec::round_cap`); its index from the cell with the most added phases.
+    pub fn of(cells: &[CellRounds], planned: u32, rounds: u32, cap: u32) -> Look {
+        let rounds = rounds.max(1);
+        let max = cap.saturating_sub(planned) / rounds;
+        let done = cells.iter().map(|c| super::adaptive::rounds_an_arm(c).into_iter().max().unwrap_or(0)).max().unwrap_or(0);
+        Look { index: done.saturating_sub(planned).div_ceil(rounds).min(max), max }
+    }
+}
 
 /// The metrics a row's rounds give values for (upstream's names); the error rate has no rounds to spread.
 pub const METRICS: [&str; 5] = ["reqps", "throughput", "latency", "p90-latency", "p99-latency"];
@@ -189,6 +252,11 @@ pub struct NoiseRow {
     /// For an unsure row: what more phases could do (see [`Reach::decidable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reach: Option<super::adaptive::Reach>,
+    /// The level this row was decided at (its Holm step at this look's share; method 3 — before, every row
+    /// was read two-sided at `row_alpha`): a one-sided level, each end of `interval_pct` a bound at it (the
+    /// interval is the 1 − 2 × level one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<f64>,
 }
 
 /// The noise-aware gate of a matrix.
@@ -196,7 +264,8 @@ pub struct NoiseRow {
 pub struct NoiseGate {
     pub verdict: Verdict,
     pub alpha: f64,
-    /// The level of each row's interval (its share of `alpha`).
+    /// The first level of the obj/s family (its Bonferroni share of `alpha`, which Holm's steps only
+    /// raise); each row's own level is `rows[].level`.
     pub row_alpha: f64,
     /// Calibrations behind the profile used (0: none, the default spread).
     pub calibrations: u32,
@@ -204,6 +273,10 @@ pub struct NoiseGate {
     /// A cell's rounds an arm as planned (0: not known); a cell with more had phases added by adaptive rounds.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub planned_rounds: u32,
+    /// With adaptive rounds: which look this is and how many the cap allows; the error rate spent here is
+    /// `alpha × look.share()` (method 3; absent: the only look, which spends it all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look: Option<Look>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -250,13 +323,19 @@ fn estimate(cell: &CellRounds, metric: &str, profile: Option<&PhaseSpread>, cali
     // Without a profile, and too little of its own, the run leans on the default spread. With a profile
     // the measured spread stands alone, however few its degrees of freedom: Student's t prices them
     // exactly, where pooling a guess would claim degrees of freedom nobody measured.
+    let mut var = if total_df > 0.0 { total_ss / total_df } else { 0.0 };
     if profile.is_none() && total_df < MIN_PHASE_DF {
-        total_ss += DEFAULT_PHASE_DF * DEFAULT_PHASE_SPREAD * DEFAULT_PHASE_SPREAD;
-        total_df += DEFAULT_PHASE_DF;
-        parts.push("default (uncalibrated)".into());
+        // The default widens a spread measured with too few degrees of freedom, and adds none.
+        if total_df == 0.0 {
+            parts.push("none measured (uncalibrated)".into());
+        } else if DEFAULT_PHASE_SPREAD * DEFAULT_PHASE_SPREAD > var {
+            var = DEFAULT_PHASE_SPREAD * DEFAULT_PHASE_SPREAD;
+            parts.push("widened to the default (uncalibrated)".into());
+        } else {
+            parts.push("uncalibrated".into());
+        }
     }
     let spread = parts.join(" + ");
-    let mut var = total_ss / total_df;
     // A phase mean is never steadier than its rounds say: their pooled scatter over their number.
     let within: Vec<(f64, f64, usize)> = [true, false]
         .into_iter()
@@ -297,11 +376,88 @@ fn budgets(metric: &str, config: &GateConfig) -> (f64, f64) {
     }
 }
 
-/// Judges every row of `report` (upstream's, of a matrix run whose `cells` it holds) against its noise.
+/// Each gated row's one-sided p-value of "not beyond the fail budget" (a FAIL is a one-sided claim: worse
+/// than the budget): what the family orders its rows by. `None` for rows without an estimate or without a
+/// measured spread.
+fn fail_p(e: &RowEstimate, metric: &str, fail_pct: f64) -> Option<f64> {
+    if !(e.df > 0.0 && e.se > 0.0) {
+        return None;
+    }
+    // Worse on the log scale, and the budget there: obj/s worse when it drops, latency when it rises.
+    let (worse, budget) = if higher_is_better(metric) {
+        (-e.log_change, -(1.0 - fail_pct / 100.0).ln())
+    } else {
+        (e.log_change, (1.0 + fail_pct / 100.0).ln())
+    };
+    let t = (worse - budget) / e.se;
+    Some(if t > 0.0 { crate::stats::t_two_sided_p(t, e.df) / 2.0 } else { 1.0 - crate::stats::t_two_sided_p(t, e.df) / 2.0 })
+}
+
+/// The level each gated row is decided at: Holm over the cells' obj/s rows at [`PRIMARY_SHARE`] of
+/// [`ALPHA`], Holm over the tail-latency rows at the rest, ordered by [`fail_p`]; throughput and mean
+/// latency at their cell's obj/s level. A row Holm rejects gets its step's level, the rest the level where
+/// the procedure stopped — so "FAIL" and "the interval clears the budget" always agree. Rows without a
+/// p-value take their family's first (Bonferroni) level.
+fn levels(report: &GateReport, estimates: &[Option<RowEstimate>], config: &GateConfig, look: Look) -> Vec<f64> {
+    let mut level = vec![f64::NAN; report.rows.len()];
+    for (share, family) in [(PRIMARY_SHARE, vec![PRIMARY_METRIC]), (1.0 - PRIMARY_SHARE, TAIL_METRICS.to_vec())] {
+        let members: Vec<usize> = (0..report.rows.len())
+            .filter(|&i| family.contains(&report.rows[i].metric.as_str()) && report.rows[i].verdict != RowVerdict::Missing)
+            .collect();
+        let alpha = ALPHA * share * look.share();
+        let first = alpha / members.len().max(1) as f64;
+        let tested: Vec<(usize, f64)> = members
+            .iter()
+            .filter_map(|&i| {
+                let metric = report.rows[i].metric.as_str();
+                estimates[i].as_ref().and_then(|e| fail_p(e, metric, budgets(metric, config).0)).map(|p| (i, p))
+            })
+            .collect();
+        // Holm over every member (an untested one counts, at p = 1: it cannot be rejected, but it is a test).
+        let p: Vec<f64> = members.iter().map(|&i| tested.iter().find(|t| t.0 == i).map_or(1.0, |t| t.1)).collect();
+        let holm = crate::pipeline::family::holm(&p, alpha);
+        for (k, &i) in members.iter().enumerate() {
+            level[i] = if tested.iter().any(|t| t.0 == i) { holm[k] } else { first };
+        }
+    }
+    // Throughput and mean latency: their cell's obj/s level (or the primary family's first).
+    let primary_first = ALPHA * PRIMARY_SHARE * look.share()
+        / report.rows.iter().filter(|r| r.metric == PRIMARY_METRIC && r.verdict != RowVerdict::Missing).count().max(1) as f64;
+    for i in 0..report.rows.len() {
+        if level[i].is_nan() {
+            let twin = report.rows.iter().position(|r| r.workload == report.rows[i].workload && r.metric == PRIMARY_METRIC);
+            level[i] = twin.map(|t| level[t]).filter(|l| l.is_finite()).unwrap_or(primary_first);
+        }
+    }
+    level
+}
+
+/// Judges every row of `report` (upstream's, of a matrix run whose `cells` it holds) against its noise:
+/// the matrix's only look.
 pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&WarpNoiseProfile>) -> NoiseGate {
-    let gated = report.rows.iter().filter(|r| METRICS.contains(&r.metric.as_str()) && r.verdict != RowVerdict::Missing).count();
-    let row_alpha = ALPHA / gated.max(1) as f64;
+    noise_gate_at(report, config, profile, Look::ONLY)
+}
+
+/// [`noise_gate`] at one of adaptive rounds' looks, spending its share of the error rate ([`Look`]).
+pub fn noise_gate_at(report: &GateReport, config: &GateConfig, profile: Option<&WarpNoiseProfile>, look: Look) -> NoiseGate {
     let calibrations = profile.map_or(0, |p| p.calibrations);
+    let estimates: Vec<Option<RowEstimate>> = report
+        .rows
+        .iter()
+        .map(|row| {
+            let metric = row.metric.as_str();
+            if row.verdict == RowVerdict::Missing || !METRICS.contains(&metric) {
+                return None;
+            }
+            let spread = profile.and_then(|p| p.spread(&row.workload, metric));
+            report.cells.iter().find(|c| c.label == row.workload).and_then(|c| estimate(c, metric, spread, calibrations))
+        })
+        .collect();
+    let level = levels(report, &estimates, config, look);
+    let primaries = report.rows.iter().filter(|r| r.metric == PRIMARY_METRIC && r.verdict != RowVerdict::Missing).count();
+    let row_alpha = ALPHA * PRIMARY_SHARE * look.share() / primaries.max(1) as f64;
+    let mut estimates = estimates.into_iter();
+    let mut levels_iter = level.into_iter();
     let rows: Vec<NoiseRow> = report
         .rows
         .iter()
@@ -319,6 +475,7 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
                 words: words.into(),
                 unsure: false,
                 reach: None,
+                level: None,
             };
             let upstream_as = match row.verdict {
                 RowVerdict::Pass => NoiseVerdict::Pass,
@@ -326,20 +483,42 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
                 RowVerdict::Fail => NoiseVerdict::Fail,
                 RowVerdict::Missing => NoiseVerdict::Missing,
             };
-            let cell = report.cells.iter().find(|c| c.label == row.workload);
             let metric = row.metric.as_str();
+            let (e, row_level) = (estimates.next().flatten(), levels_iter.next().unwrap_or(row_alpha));
             if row.verdict == RowVerdict::Missing || !METRICS.contains(&metric) {
                 return keep(upstream_as, "as upstream (no rounds to measure its noise)");
             }
-            let spread = profile.and_then(|p| p.spread(&row.workload, metric));
-            let Some(e) = cell.and_then(|c| estimate(c, metric, spread, calibrations)) else {
+            let Some(e) = e else {
                 return keep(upstream_as, "as upstream (no rounds behind this row)");
             };
-            let half = t_quantile(1.0 - row_alpha / 2.0, e.df) * e.se;
+            let (fail, warn) = budgets(metric, config);
+            let breach_now = {
+                let r = if higher_is_better(metric) { -pct(e.log_change) } else { pct(e.log_change) };
+                matches!(row.verdict, RowVerdict::Fail | RowVerdict::Warn) || r > warn
+            };
+            if !(e.df > 0.0) {
+                // One phase an arm and no profile: no spread measured, nothing to test against (method 3).
+                let words = format!(
+                    "untested: one phase an arm and no noise profile to read its spread from ({} at {} rounds; an A/A run calibrates the suite)",
+                    fmt_pct(pct(e.log_change)),
+                    e.rounds_an_arm
+                );
+                let verdict = if breach_now { NoiseVerdict::Inconclusive } else { NoiseVerdict::Pass };
+                return NoiseRow {
+                    change_pct: Some(pct(e.log_change)),
+                    rounds: e.rounds,
+                    phases: e.phases,
+                    spread: e.spread,
+                    level: Some(row_level),
+                    ..keep(verdict, &words)
+                };
+            }
+            // Each end of the interval is a one-sided bound at the row's level (the interval is the
+            // 1 − 2 × level one): a FAIL claims one side, worse beyond the budget.
+            let half = t_quantile(1.0 - row_level, e.df) * e.se;
             let (lo, hi) = (pct(e.log_change - half), pct(e.log_change + half));
             // Regress: how much worse, as upstream counts it (a drop in obj/s, a rise in latency).
             let (r_est, r_lo, r_hi) = if higher_is_better(metric) { (-pct(e.log_change), -hi, -lo) } else { (pct(e.log_change), lo, hi) };
-            let (fail, warn) = budgets(metric, config);
             let breach = matches!(row.verdict, RowVerdict::Fail | RowVerdict::Warn) || r_est > warn;
             // The interval in words: a ratio's interval is lopsided (−94 % … +594 %), so both ends, not a ±.
             let span = format!("{} … {}", fmt_pct(lo), fmt_pct(hi));
@@ -360,7 +539,8 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
                 phases: e.phases,
                 regress,
                 target: (1.0 + (if verdict == NoiseVerdict::Warn { fail } else { warn }) / 100.0).ln(),
-                alpha: row_alpha,
+                // `Reach` reads a two-sided level: its interval is the 1 − 2 × level one.
+                alpha: 2.0 * row_level,
             });
             NoiseRow {
                 unsure,
@@ -371,6 +551,7 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
                 phases: e.phases,
                 spread: e.spread,
                 words,
+                level: Some(row_level),
                 ..keep(verdict, "")
             }
         })
@@ -389,7 +570,7 @@ pub fn noise_gate(report: &GateReport, config: &GateConfig, profile: Option<&War
     } else {
         Verdict::WarpPass
     };
-    NoiseGate { verdict, alpha: ALPHA, row_alpha, calibrations, rows, planned_rounds: 0 }
+    NoiseGate { verdict, alpha: ALPHA, row_alpha, calibrations, rows, planned_rounds: 0, look: (look.max > 0).then_some(look) }
 }
 
 #[cfg(test)]
@@ -474,16 +655,26 @@ mod tests {
         assert_eq!(report.rows[0].verdict, RowVerdict::Fail, "upstream cries wolf");
         let n = noise_gate(&report, &config, None);
         let row = &n.rows[0];
+        // Uncalibrated, one phase an arm: no spread measured, so the breach is untested (method 3: the
+        // default spread adds no degrees of freedom; method 2 pooled it in as 4 and drew an interval).
         assert_eq!(row.verdict, NoiseVerdict::Inconclusive, "{row:?}");
-        assert!(
-            row.words.starts_with("within noise: −") && row.words.contains(" … +") && row.words.ends_with(" % at 3 rounds"),
-            "{}",
-            row.words
-        );
-        assert_eq!(row.spread, "default (uncalibrated)");
+        assert!(row.words.starts_with("untested: one phase an arm and no noise profile"), "{}", row.words);
         assert_eq!(n.verdict, Verdict::WarpInconclusive);
+        assert!(row.interval_pct.is_none() && (row.change_pct.unwrap() + 13.4).abs() < 0.5, "{row:?}");
+        // ABBA, uncalibrated: two phases an arm give 2 degrees of freedom of the run's own, widened to the
+        // default spread, read at t with 2 df — within noise, with an interval.
+        let abba = cell(
+            "put-4KiB/sync-on",
+            &[&[1000.0, 1010.0, 995.0], &[990.0, 1000.0, 985.0]],
+            &[&[865.0, 870.0, 862.0], &[880.0, 875.0, 870.0]],
+        );
+        let n = noise_gate(&upstream(vec![abba], &config), &config, None);
+        let row = &n.rows[0];
+        assert_eq!(row.verdict, NoiseVerdict::Inconclusive, "{row:?}");
+        assert!(row.words.starts_with("within noise: −") && row.words.ends_with(" % at 6 rounds"), "{}", row.words);
+        assert_eq!(row.spread, "run + widened to the default (uncalibrated)");
         let [lo, hi] = row.interval_pct.unwrap();
-        assert!(lo < -13.5 && hi > 0.0 && (row.change_pct.unwrap() + 13.4).abs() < 0.5, "{row:?}");
+        assert!(lo < -13.5 && hi > 0.0, "{row:?}");
 
         // A profile from calibrations whose same-binary phases moved that much as well: still within noise.
         let mut profile = WarpNoiseProfile::default();
@@ -525,8 +716,11 @@ mod tests {
         assert!(n.rows[0].words.starts_with("beyond the 10 % budget"), "{}", n.rows[0].words);
         assert_eq!(n.rows[1].verdict, NoiseVerdict::Pass, "{:?}", n.rows[1]);
         assert_eq!(n.verdict, Verdict::WarpFail);
-        // Bonferroni over the two gated rows.
-        assert!((n.row_alpha - ALPHA / 2.0).abs() < 1e-12);
+        // The obj/s family: the primary share of α over the two cells, Holm's first step for the drop, the
+        // step that stopped for the steady cell (here the whole share: one rejected, one left).
+        assert!((n.row_alpha - ALPHA * PRIMARY_SHARE / 2.0).abs() < 1e-12);
+        assert_eq!(n.rows[0].level, Some(ALPHA * PRIMARY_SHARE / 2.0));
+        assert_eq!(n.rows[1].level, Some(ALPHA * PRIMARY_SHARE));
         // An exemption turns the FAIL into an exempted result, as upstream's does.
         let exempt = GateConfig { allow_regression: true, ..config.clone() };
         assert_eq!(noise_gate(&report, &exempt, Some(&profile)).verdict, Verdict::WarpExempted);
@@ -608,7 +802,7 @@ mod tests {
     #[test]
     fn rows_without_rounds_keep_the_upstream_verdict() {
         let config = GateConfig::default();
-        let mut report = upstream(vec![cell("put-4KiB/sync-on", &[&[1000.0]], &[&[990.0]])], &config);
+        let mut report = upstream(vec![cell("put-4KiB/sync-on", &[&[1000.0], &[1001.0]], &[&[990.0], &[992.0]])], &config);
         report.rows.push(GateRow {
             workload: "put-4KiB/sync-on".into(),
             metric: "error-rate".into(),
@@ -623,5 +817,49 @@ mod tests {
         assert_eq!(n.rows[1].verdict, NoiseVerdict::Fail, "a failed round is not noise");
         assert_eq!(n.verdict, Verdict::WarpFail);
         assert!(n.rows[0].interval_pct.is_some() && n.rows[1].interval_pct.is_none());
+    }
+
+    #[test]
+    fn adaptive_looks_spend_the_error_rate_a_fifth_first_then_evenly() {
+        // 3 rounds a phase, 3 planned an arm, a cap of 18: five adaptive looks at most.
+        let planned = cell("get-4MiB/sync-off", &[&[500.0, 502.0, 499.0]], &[&[500.0, 501.0, 500.0]]);
+        let look = Look::of(&[planned.clone()], 3, 3, 18);
+        assert_eq!(look, Look { index: 0, max: 5 });
+        assert_eq!(look.share(), PLANNED_LOOK_SHARE);
+        let twice =
+            cell("get-4MiB/sync-off", &[&[500.0, 502.0, 499.0], &[501.0; 3], &[499.0; 3]], &[&[500.0; 3], &[502.0; 3], &[498.0; 3]]);
+        let look = Look::of(&[planned, twice], 3, 3, 18);
+        assert_eq!(look, Look { index: 2, max: 5 }, "the cell with the most added phases sets the look");
+        assert!((look.share() - 0.8 / 5.0).abs() < 1e-12);
+        let total: f64 = (0..=5).map(|i| Look { index: i, max: 5 }.share()).sum();
+        assert!((total - 1.0).abs() < 1e-12, "the looks spend exactly the error rate: {total}");
+        assert_eq!(Look::ONLY.share(), 1.0);
+    }
+
+    #[test]
+    fn throughput_and_mean_latency_are_read_at_their_cells_obj_s_level() {
+        let config = GateConfig::default();
+        let cells = vec![
+            cell("get-4MiB/sync-off", &[&[500.0, 503.0, 498.0], &[501.0, 500.0, 502.0]], &[&[250.0, 251.0, 249.0], &[252.0, 250.0, 251.0]]),
+            cell("put-4MiB/sync-off", &[&[300.0, 302.0, 299.0], &[301.0, 300.0, 299.0]], &[&[301.0, 299.0, 300.0], &[300.0, 301.0, 299.0]]),
+        ];
+        let mut report = upstream(cells, &config);
+        // Upstream's throughput and mean-latency rows of each cell, beside its obj/s row.
+        let extra: Vec<GateRow> =
+            report.rows.iter().flat_map(|r| ["throughput", "latency"].map(|m| GateRow { metric: m.into(), ..r.clone() })).collect();
+        report.rows.extend(extra);
+        let n = noise_gate(&report, &config, None);
+        let level = |w: &str, m: &str| n.rows.iter().find(|r| r.workload == w && r.metric == m).and_then(|r| r.level).unwrap();
+        for w in ["get-4MiB/sync-off", "put-4MiB/sync-off"] {
+            assert_eq!(level(w, "throughput"), level(w, "reqps"), "{w}");
+            assert_eq!(level(w, "latency"), level(w, "reqps"), "{w}");
+        }
+        // The obj/s family is the two cells: the drop at its first Holm step, the steady cell at the whole share.
+        assert_eq!(level("get-4MiB/sync-off", "reqps"), ALPHA * PRIMARY_SHARE / 2.0);
+        assert_eq!(level("put-4MiB/sync-off", "reqps"), ALPHA * PRIMARY_SHARE);
+        assert_eq!(
+            n.rows.iter().find(|r| r.workload == "get-4MiB/sync-off" && r.metric == "throughput").unwrap().verdict,
+            NoiseVerdict::Fail
+        );
     }
 }

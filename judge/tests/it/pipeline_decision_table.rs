@@ -370,3 +370,77 @@ fn intervals_from_one_or_two_degrees_of_freedom_stay_readable() {
     }
     assert!(words.contains("≥ +10000.0 %") || words.contains("nothing below ±10000 %"), "{words}");
 }
+
+/// Two stages over four pairs: "hash" with the given treatment factor (tight), "read" (noisy, CV ≈ 15 %)
+/// with the given factor, each trial's work the same unless `read_items` differs.
+fn cheaper_rows(hash: f64, read: f64, read_items: f64) -> (Vec<StageRow>, Vec<u32>, Vec<u32>) {
+    let noise = [1.0, 1.18, 0.84, 1.05];
+    let mut rows = Vec::new();
+    for (i, n) in noise.iter().enumerate() {
+        let i = i as u32;
+        let jitter = 1.0 + 0.002 * i as f64;
+        rows.push(row(1 + i, "hash", "END", 40.0 * jitter, 60.0, 1000.0, 100.0));
+        rows.push(row(101 + i, "hash", "END", 40.0 * hash * jitter, 60.0, 1000.0, 100.0));
+        rows.push(row(1 + i, "read", "END", 2.0 * n, 5.0, 1000.0, 100.0));
+        // The treatment's read noise is a different draw: the stage stays undecided.
+        rows.push(row(101 + i, "read", "END", 2.0 * read * noise[(i as usize + 1) % 4], 5.0, read_items, 100.0));
+    }
+    (rows, vec![1, 2, 3, 4], vec![101, 102, 103, 104])
+}
+
+#[test]
+fn an_improvement_without_a_detected_regression_passes_with_each_undecided_stage_bounded() {
+    // One stage −50 % for sure, the other undecided: the total is decided lower, nothing is detected
+    // higher, so the arm passes (cheaper) and the undecided stage says how much worse it could still be.
+    let (rows, c, tr) = cheaper_rows(0.5, 1.0, 1000.0);
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    let read = r.stages.iter().find(|s| s.stage == "read").unwrap();
+    assert_eq!(read.cpu_outcome, MetricOutcome::Unclear, "{:?}", read.reasons);
+    let total = r.total.as_ref().unwrap();
+    assert_eq!(total.cpu_outcome, MetricOutcome::Lower, "{:?}", total.reasons);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    assert!(r.reasons[0].starts_with("cheaper in total: pipeline total CPU lower"), "{:?}", r.reasons);
+    let bound = read.cpu_test.as_ref().unwrap().interval_pct[1];
+    assert!(
+        r.reasons.iter().any(|x| x.starts_with("read: CPU undecided") && x.contains(&judge::pipeline::report::fmt_pct(bound))),
+        "{:?}",
+        r.reasons
+    );
+    // The total's CPU is in the family: three CPU tests, and its level is a Holm step, not the whole α_CPU.
+    let method = r.method.as_ref().unwrap();
+    assert_eq!(method.family_cpu, 3);
+    assert!(total.cpu_test.as_ref().unwrap().alpha < method.alpha_cpu);
+
+    // A stage detected higher is never hidden by a cheaper total.
+    let (rows, c, tr) = cheaper_rows(0.5, 1.0, 1000.0);
+    let mut rows = rows;
+    let treated: Vec<String> = tr.iter().map(|&t| id(t)).collect();
+    for r in rows.iter_mut().filter(|r| r.stage_name == "read" && treated.contains(&r.execution_id)) {
+        r.cpu_time_total *= 3.0;
+    }
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
+    // Nor a guardrail: different work in the undecided stage keeps it inconclusive.
+    let (rows, c, tr) = cheaper_rows(0.5, 1.0, 1500.0);
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{:?}", r.reasons);
+    assert!(r.reasons.iter().any(|x| x.contains("different work")), "{:?}", r.reasons);
+}
+
+#[test]
+fn a_margin_wider_than_the_suites_says_why() {
+    // A 0.85 CPU-s stage: the 0.05 CPU-s floor makes its margin ±5.9 %, not the suite's ±2 %.
+    let (rows, c, tr) = two_arms(&tight(0.85, 30.0), &tight(0.85, 30.0));
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    let t = r.stages[0].cpu_test.as_ref().unwrap();
+    assert_eq!(t.margin_pct, 5.9);
+    assert_eq!(t.margin_why.as_deref(), Some("the 0.05 CPU-s floor on a 0.850 CPU-s stage"));
+    assert!(r.reasons[0].contains("±5.88 % (the 0.05 CPU-s floor on a 0.850 CPU-s stage)"), "{:?}", r.reasons);
+    let md = judge::pipeline::render::markdown(&r, &[]);
+    assert!(md.contains("1 stage held to a wider margin by the floor"), "{md}");
+    // A stage large enough keeps the suite's margin and says nothing more.
+    let (rows, c, tr) = two_arms(&tight(10.0, 30.0), &tight(10.0, 30.0));
+    let r = run(&rows, &c, &tr, &PipelineConfig::default());
+    assert_eq!(r.stages[0].cpu_test.as_ref().unwrap().margin_why, None);
+    assert!(r.reasons[0].contains("within ±2 %:"), "{:?}", r.reasons);
+}

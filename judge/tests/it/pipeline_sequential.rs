@@ -214,3 +214,30 @@ fn a_focused_look_stops_on_its_stage_alone() {
     assert_eq!(map.cpu_outcome, MetricOutcome::Higher);
     assert_eq!(map.cpu_test.as_ref().map(|t| t.alpha), Some(PipelineConfig::default().method.alpha_cpu()), "a family of one");
 }
+
+#[test]
+fn a_bisection_probe_is_decided_by_which_end_it_resembles() {
+    // A noisy host (±25 % wobble, a pair's log difference spreads ≈ 0.2) and ends 20 % apart: an unmoved
+    // probe need not prove itself flat within ±9.5 % (half the ends' change), only unlike the bad end.
+    let (rows, c, t) = pipeline(40, 25.0, 0.0);
+    let seq = SequentialConfig { unit: Unit::Pair, max_pairs: Some(40) };
+    let focus = PipelineConfig { focus: Some("map".into()), ..PipelineConfig::default() };
+    let halfway = PipelineConfig { method: judge::pipeline::MethodConfig { cpu_margin_pct: 9.5, ..focus.method }, ..focus.clone() };
+    let by_margin = sequential(&rows, &c, &t, &halfway, seq);
+    let which = PipelineConfig { focus_bad_end_pct: Some(20.0), ..halfway.clone() };
+    let r = sequential(&rows, &c, &t, &which, seq);
+    let q = r.sequential.as_ref().unwrap();
+    let map = r.treatments[0].stages.iter().find(|s| s.stage == "map").unwrap();
+    assert_eq!(map.cpu_outcome, MetricOutcome::Flat, "{:?}", map.reasons);
+    let test = map.cpu_test.as_ref().unwrap();
+    assert_eq!(test.bad_end_pct, Some(20.0));
+    assert!(test.interval_pct[1] < 20.0, "the sequence excludes the bad end: {test:?}");
+    assert!(map.reasons[0].contains("like the good end, it excludes the bad end's +20.0 %"), "{:?}", map.reasons);
+    let used_margin = by_margin.sequential.as_ref().unwrap().pairs_used;
+    assert!(q.stopped && q.pairs_used < used_margin, "which end: {} pairs; the halfway margin: {used_margin}", q.pairs_used);
+    // A probe that moved as the bad end did reads moved (higher), not "like the good end".
+    let (rows, c, t) = pipeline(40, 25.0, 20.0);
+    let r = sequential(&rows, &c, &t, &which, seq);
+    let map = r.treatments[0].stages.iter().find(|s| s.stage == "map").unwrap();
+    assert_ne!(map.cpu_outcome, MetricOutcome::Flat, "{:?}", map.reasons);
+}

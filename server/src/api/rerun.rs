@@ -57,6 +57,7 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         detect_pct: None,
         // A bisection's step re-runs gated on its one stage, held to the margin it was judged with.
         focus: launch.focus.clone(),
+        focus_bad_end_pct: launch.focus_bad_end_pct,
         cpu_margin_pct: launch.focus.as_ref().and(plan.suite.judge).and_then(|j| j.cpu_margin_pct),
         dry_run: false,
     }

@@ -84,6 +84,11 @@ pub struct SimulateArgs {
     /// Arbiter does not do, to measure why.
     #[arg(long)]
     pub shrink_profiles: bool,
+    /// A bisection's probe (`--design sequential` only): stage 0 is the focus, decided by which end it
+    /// resembles, the bad end this CPU change (percent) from the good end. `--effects 0` is an unmoved probe,
+    /// `--effects` equal to this a moved one.
+    #[arg(long)]
+    pub bisect_ends: Option<f64>,
     /// Print the counts as JSON instead of the Markdown table.
     #[arg(long)]
     pub json: bool,
@@ -183,7 +188,21 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
     if !(args.profile_noise > 0.0 && args.profile_noise <= 4.0) {
         return Err("--profile-noise takes a multiple of the run's noise above 0 and at most 4".into());
     }
-    let design = Design { profile_noise: args.profile_noise, paired: !args.unpaired, shrink_profiles: args.shrink_profiles, looks: args.design, drift_pct: args.drift };
+    if let Some(b) = args.bisect_ends {
+        if args.design != Looks::Sequential || !(b > 0.0 && b < 1000.0) {
+            return Err(
+                "--bisect-ends takes the bad end's CPU change, a percentage above 0 and below 1000, with --design sequential".into()
+            );
+        }
+    }
+    let design = Design {
+        profile_noise: args.profile_noise,
+        paired: !args.unpaired,
+        shrink_profiles: args.shrink_profiles,
+        looks: args.design,
+        drift_pct: args.drift,
+        bisect_ends_pct: args.bisect_ends,
+    };
     let results = run_cells(&cells, args.replications, args.aa_replications, args.seed, design, threads);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?);

@@ -184,6 +184,9 @@ pub struct Design {
     pub shrink_profiles: bool,
     pub looks: Looks,
     pub drift_pct: f64,
+    /// A bisection's probe: stage 0 is the focus, decided by which end it resembles, the bad end this
+    /// change (percent) from the good end (`--bisect-ends`; the sequential design only).
+    pub bisect_ends_pct: Option<f64>,
 }
 
 fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -> Outcome {
@@ -215,7 +218,13 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
             treatment.push(TrialSpec { pair, ..gen.trial(&pipeline, factor) });
         }
     }
-    let config = PipelineConfig { noise, method: MethodConfig { paired, ..MethodConfig::default() }, ..PipelineConfig::default() };
+    let config = PipelineConfig {
+        noise,
+        method: MethodConfig { paired, ..MethodConfig::default() },
+        focus: design.bisect_ends_pct.map(|_| names[0].clone()),
+        focus_bad_end_pct: design.bisect_ends_pct,
+        ..PipelineConfig::default()
+    };
     let arms = [ArmSpec { name: "treatment".into(), trials: treatment }];
     let report = match design.looks {
         Looks::Fixed => judge(&gen.rows, &control, &arms, &config),
@@ -343,7 +352,8 @@ pub fn grid(stages: &[usize], trials: &[usize], profiles: &[usize], effects: &[f
 mod tests {
     use super::*;
 
-    const PAIRED: Design = Design { profile_noise: 1.0, paired: true, shrink_profiles: false, looks: Looks::Fixed, drift_pct: 0.0 };
+    const PAIRED: Design =
+        Design { profile_noise: 1.0, paired: true, shrink_profiles: false, looks: Looks::Fixed, drift_pct: 0.0, bisect_ends_pct: None };
 
     #[test]
     fn a_seed_gives_the_same_counts() {

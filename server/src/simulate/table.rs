@@ -33,7 +33,16 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
     let shrunk = if design.shrink_profiles { "; profiles shrunk across stages (--shrink-profiles, not what Arbiter does)" } else { "" };
     let drift =
         if design.drift_pct != 0.0 { format!("; a CPU drift of {:+} % per trial in run order", design.drift_pct) } else { String::new() };
-    let _ = writeln!(out, "Seed {seed}; trials {how}{shrunk}{drift}. Figures are percent of experiments.\n");
+    let bisect = design
+        .bisect_ends_pct
+        .map(|b| {
+            format!(
+                "; a bisection's probe: stage 0 is the focus, decided by which end it resembles with the bad end +{b} % from the good end \
+                 (A/A: an unmoved probe, \"every stage's CPU decided equivalent\" = read unmoved; power: a moved probe, \"regression\" = read moved)"
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(out, "Seed {seed}; trials {how}{shrunk}{drift}{bisect}. Figures are percent of experiments.\n");
     let sequential = design.looks != Looks::Fixed;
     let used = |r: &CellResult| format!("{:.1}/{}", r.mean_trials, r.p95_trials);
     let mut groups: Vec<(usize, usize)> = results.iter().map(|r| (r.cell.stages, r.cell.profile)).collect();

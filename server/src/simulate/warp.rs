@@ -14,7 +14,7 @@
 
 use judge::warp::gate::GateConfig;
 use judge::warp::matrix::{judge_matrix, Cell};
-use judge::warp::noise::{noise_gate, WarpNoiseProfile};
+use judge::warp::noise::{noise_gate_at, Look, WarpNoiseProfile};
 use judge::warp::rounds::{CellRounds, Round};
 use judge::Verdict;
 use rand::rngs::StdRng;
@@ -233,12 +233,15 @@ pub fn simulate(
             }
             p
         });
+        let adaptive = max_rounds > 0 && profile.is_some();
+        // Each look spends its share of the error rate, as the engine's (`judge::warp::noise::Look`).
+        let planned = rounds * if abba { 2 } else { 1 };
         let judge_both = |cells: &[Cell]| {
             let report = judge_matrix(cells, &config);
-            let noise = noise_gate(&report, &config, profile.as_ref());
+            let look = if adaptive { Look::of(&report.cells, planned, rounds, max_rounds.max(planned)) } else { Look::ONLY };
+            let noise = noise_gate_at(&report, &config, profile.as_ref(), look);
             (report, noise)
         };
-        let adaptive = max_rounds > 0 && profile.is_some();
         // Arbiter's verdict after adaptive rounds (when on); upstream's on the planned phases.
         let run = |rng: &mut StdRng, drop: Option<(usize, f64)>| {
             let mut cells = matrix(rng, model, rounds, abba, drop);

@@ -175,7 +175,11 @@ fn paired_margins_and_alpha_are_flags_and_bad_values_are_named() {
     assert!(matches!(out.status.code(), Some(0) | Some(3)), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let method = &report["method"];
-    assert_eq!((method["version"].as_u64(), method["paired"].as_bool()), (Some(judge::pipeline::method::METHOD_VERSION.into()), Some(true)), "{method}");
+    assert_eq!(
+        (method["version"].as_u64(), method["paired"].as_bool()),
+        (Some(judge::pipeline::method::METHOD_VERSION.into()), Some(true)),
+        "{method}"
+    );
     assert_eq!((method["cpu_margin_pct"].as_f64(), method["alpha"].as_f64()), (Some(5.0), Some(0.05)));
     assert_eq!(report["stages"][0]["cpu_test"]["analysis"], "paired t on log ratios");
     for (flag, value, says) in [

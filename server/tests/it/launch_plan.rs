@@ -258,6 +258,11 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
         (json!({"suite": "dedup", "head": "main", "exemption": {"reason": "  "}}), "exemption.reason"),
         (json!({"suite": "dedup", "head": "main", "colour": "red"}), "colour"),
         (json!({"suite": "dedup", "head": "main", "warp": {"rounds": 2}}), "warp: only a warp suite takes matrix settings"),
+        (json!({"suite": "dedup", "head": "main", "focus_bad_end_pct": 20}), "focus_bad_end_pct: give it with focus"),
+        (
+            json!({"suite": "dedup", "head": "main", "trials": "auto", "focus": "map", "focus_bad_end_pct": 0}),
+            "focus_bad_end_pct: 0: the bad end's change is a percent above −100",
+        ),
     ];
     for (body, needle) in cases {
         let mut body = body;

@@ -81,7 +81,11 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     assert!(reasons.contains("stage0") || reasons.contains("CPU"), "the reasons name the cost: {reasons}");
     // Interleaved trials are judged as pairs by repeat index.
     let report = &e["report"];
-    assert_eq!((report["method"]["version"].as_u64(), report["method"]["paired"].as_bool()), (Some(judge::pipeline::method::METHOD_VERSION.into()), Some(true)), "{report}");
+    assert_eq!(
+        (report["method"]["version"].as_u64(), report["method"]["paired"].as_bool()),
+        (Some(judge::pipeline::method::METHOD_VERSION.into()), Some(true)),
+        "{report}"
+    );
     let tested: Vec<&Value> = report["stages"].as_array().unwrap().iter().filter_map(|s| s.get("cpu_test")).collect();
     assert!(!tested.is_empty() && tested.iter().all(|t| t["analysis"] == "paired t on log ratios"), "{report}");
     assert!(tested.iter().all(|t| t["n"] == json!([4, 4])), "four pairs: {report}");

@@ -89,7 +89,7 @@ fn returning_statements_are_read_to_their_end() {
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate().filter(|(_, l)| l.contains("RETURNING")) {
+        for (i, _) in lines.iter().enumerate().filter(|(_, l)| l.contains("RETURNING")) {
             for next in lines.iter().skip(i).take(7) {
                 if next.contains(".fetch_one(pool)") || next.contains(".fetch_optional(pool)") {
                     offenders.push(format!("{}:{}", entry.path().display(), i + 1));

@@ -180,7 +180,7 @@ fn NoiseView(noise: NoiseGate) -> impl IntoView {
     view! {
         <h3>{format!("Noise-aware: {verdict}{}", if calibrated { "" } else { " (a reading beside upstream's verdict: the suite is not calibrated)" })}</h3>
         <p class="muted">{if calibrated {
-            format!("The verdict: each row's change has an interval from its rounds and the suite's warp noise profile ({} calibration{}); a breach the interval does not support is INCONCLUSIVE. {} intervals, a {} % error rate over the matrix.",
+            format!("The verdict: each row's change has an interval from its rounds and the suite's warp noise profile ({} calibration{}); a breach the interval does not support is INCONCLUSIVE. A {3} % error rate over the matrix: Holm over the cells' obj/s rows (throughput and mean latency at their cell's level) and the tail latencies, each end of a row's interval a one-sided bound at its own level (the first {2}; adaptive looks share the rate).",
                 noise.calibrations, plural(noise.calibrations as usize), judge::pipeline::report::fmt_level(noise.row_alpha), 100.0 * noise.alpha)
         } else {
             "Each row's change with an interval from its rounds and the default phase spread. An A/A run of this suite (the same commit as control and treatment) calibrates it for these matrix settings on this host; then this reading is the verdict.".to_string()

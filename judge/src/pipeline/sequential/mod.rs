@@ -33,7 +33,9 @@ pub mod record;
 mod sequence;
 
 pub use record::{CoursePoint, Decision, LookRecord, SequentialMetric, SequentialRecord, Unit};
-pub use sequence::{bayes_factor, decide, interval, more_pairs, radius_t, rejects, test, MIN_PAIRS, MIXTURE};
+pub use sequence::{
+    bayes_factor, decide, decide_which_end, interval, more_pairs, radius_t, rejects, test, test_which_end, MIN_PAIRS, MIXTURE,
+};
 
 use super::aggregate::TrialSpec;
 use super::decide::{quadrants, Pending, Prepared};
@@ -78,6 +80,9 @@ struct Frozen {
 
 type Key = (usize, String, &'static str);
 
+/// The pipeline total's name as a key (no stage is called this: `prepare_arm` names it).
+const TOTAL: &str = "pipeline total";
+
 /// Judges a sequence of pairs as the sequential design would have seen them: a look after each unit (the
 /// i-th control with the i-th trial of every arm; trials without a pair key get their position), and the
 /// report of the look it stopped at, with its course in `sequential`.
@@ -107,12 +112,18 @@ pub fn judge_sequential(
         let key = keys[j - 1];
         let prepared = summed.prepare(&config, |t| t.pair.is_some_and(|p| p <= key));
         let count = |f: fn(&Prepared) -> bool| prepared.iter().flat_map(|a| &a.stages).filter(|s| f(s)).count().max(1);
-        let alpha_cpu = m.alpha_cpu() / count(|s| matches!(s, Prepared::Measured { cpu: Some(_), .. })) as f64;
+        // Each arm's total CPU is in the CPU family (it can pass an arm whose stages are undecided).
+        let totals = prepared.iter().filter(|a| a.total_cpu().is_some()).count();
+        let cpu_tests = prepared.iter().flat_map(|a| &a.stages).filter(|s| matches!(s, Prepared::Measured { cpu: Some(_), .. })).count();
+        let alpha_cpu = m.alpha_cpu() / (cpu_tests + totals).max(1) as f64;
         // A focused look (a bisection's step) makes one claim: the focus stage's CPU, at the whole CPU
         // error rate; the other stages keep their share and are reported, never steering the stop.
         let focus = config.focus.as_deref();
         let steers = |stage: &str| focus.is_none_or(|f| f == stage);
         let cpu_alpha_of = |stage: &str| if focus == Some(stage) { m.alpha_cpu() } else { alpha_cpu };
+        // A bisection's probe: the focus stage's CPU decided by which end it resembles.
+        let bad_end = config.focus_bad_end_pct.filter(|b| b.is_finite() && *b > -100.0 && *b != 0.0).map(|b| (b / 100.0).ln_1p());
+        let which_end = |stage: &str, metric: &str| bad_end.filter(|_| metric == "cpu" && focus == Some(stage));
         let alpha_el = m.alpha_elapsed() / count(|s| matches!(s, Prepared::Measured { elapsed: Some(_), .. })) as f64;
         let has_control = summed.controls.iter().any(|t| t.pair.is_some_and(|p| p <= key));
         // This look's decisions.
@@ -139,9 +150,16 @@ pub fn judge_sequential(
                                 }
                             }
                             if !frozen.contains_key(&k) && j >= MIN_PAIRS {
-                                let (decision, outcome) = decide(&p.estimate, alpha, p.margin_pct);
+                                let ends = which_end(&report.stage, metric);
+                                let (decision, outcome) = match ends {
+                                    Some(b) => decide_which_end(&p.estimate, alpha, b),
+                                    None => decide(&p.estimate, alpha, p.margin_pct),
+                                };
                                 if decision != Decision::Continue {
-                                    let test = test(&p.estimate, alpha, p.margin_pct);
+                                    let test = p.tested(match ends {
+                                        Some(b) => test_which_end(&p.estimate, alpha, p.margin_pct, b),
+                                        None => test(&p.estimate, alpha, p.margin_pct),
+                                    });
                                     frozen.insert(k.clone(), Frozen { decision, outcome, test, after: j });
                                 }
                             }
@@ -159,6 +177,20 @@ pub fn judge_sequential(
                             let what = if state("cpu") == higher { "CPU higher" } else { "slower at equal cost" };
                             regression = Some(format!("{}: {what}", report.stage));
                         }
+                    }
+                }
+            }
+        }
+        // The totals' CPU: decided and kept like a stage's, never steering the stop.
+        if j >= MIN_PAIRS {
+            for (a, arm) in prepared.iter().enumerate() {
+                let Some(p) = arm.total_cpu() else { continue };
+                let k: Key = (a, TOTAL.to_string(), "cpu");
+                if !frozen.contains_key(&k) {
+                    let (decision, outcome) = decide(&p.estimate, alpha_cpu, p.margin_pct);
+                    if decision != Decision::Continue {
+                        let test = p.tested(test(&p.estimate, alpha_cpu, p.margin_pct));
+                        frozen.insert(k, Frozen { decision, outcome, test, after: j });
                     }
                 }
             }
@@ -186,6 +218,7 @@ pub fn judge_sequential(
         });
         let mut metrics = Vec::new();
         let mut arms_out = Vec::new();
+        let total_alpha: Vec<f64> = prepared.iter().map(|a| if a.total_cpu().is_some() { alpha_cpu } else { m.alpha_cpu() }).collect();
         for (a, arm) in prepared.into_iter().enumerate() {
             let mut settle = |stage: &str, metric: &'static str, pending: Option<Pending>, alpha: f64, record: bool| match pending {
                 None => (MetricOutcome::Flat, None),
@@ -193,7 +226,13 @@ pub fn judge_sequential(
                     let k: Key = (a, stage.to_string(), metric);
                     let (decision, outcome, t, after) = match frozen.get(&k) {
                         Some(f) => (f.decision, f.outcome, f.test.clone(), Some(f.after)),
-                        None => (Decision::Continue, MetricOutcome::Unclear, test(&p.estimate, alpha, p.margin_pct), None),
+                        None => {
+                            let t = match which_end(stage, metric) {
+                                Some(b) => test_which_end(&p.estimate, alpha, p.margin_pct, b),
+                                None => test(&p.estimate, alpha, p.margin_pct),
+                            };
+                            (Decision::Continue, MetricOutcome::Unclear, p.tested(t), None)
+                        }
                     };
                     if record {
                         metrics.push(SequentialMetric {
@@ -215,7 +254,11 @@ pub fn judge_sequential(
                     Prepared::Decided(r) => r.rounded(),
                     Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => {
                         let name = report.stage.clone();
-                        let c = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle(&name, "cpu", cpu, cpu_alpha_of(&name), true) };
+                        let c = if cpu_untested {
+                            (MetricOutcome::Unclear, None)
+                        } else {
+                            settle(&name, "cpu", cpu, cpu_alpha_of(&name), true)
+                        };
                         let e = if elapsed_untested {
                             (MetricOutcome::Unclear, None)
                         } else {
@@ -225,15 +268,15 @@ pub fn judge_sequential(
                     }
                 });
             }
-            // The pipeline total: context, outside the family, at each metric's whole share.
+            // The pipeline total: its CPU in the family, its elapsed context at the metric's whole share.
             let total = match arm.total {
                 Prepared::Decided(r) => r.rounded(),
                 Prepared::Measured { report, cpu, elapsed, cpu_untested, elapsed_untested } => {
-                    let c = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle("pipeline total", "cpu", cpu, m.alpha_cpu(), false) };
+                    let c = if cpu_untested { (MetricOutcome::Unclear, None) } else { settle(TOTAL, "cpu", cpu, total_alpha[a], false) };
                     let e = if elapsed_untested {
                         (MetricOutcome::Unclear, None)
                     } else {
-                        settle("pipeline total", "elapsed", elapsed, m.alpha_elapsed(), false)
+                        settle(TOTAL, "elapsed", elapsed, m.alpha_elapsed(), false)
                     };
                     quadrants(report, c, e, elapsed_untested).rounded()
                 }
@@ -241,7 +284,7 @@ pub fn judge_sequential(
             arms_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [arm.controls, arm.trials]));
         }
         let family = |f: &dyn Fn(&SequentialMetric) -> bool| metrics.iter().filter(|x| f(x)).count();
-        let record = m.record(family(&|x| x.metric == "cpu"), family(&|x| x.metric == "elapsed"));
+        let record = m.record(family(&|x| x.metric == "cpu") + totals, family(&|x| x.metric == "elapsed"));
         let mut report = summed.report(&config, arms_out, record, Some(key));
         report.sequential = Some(SequentialRecord {
             unit: seq.unit,

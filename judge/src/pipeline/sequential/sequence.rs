@@ -155,6 +155,68 @@ pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64) -> (Decision, MetricOut
     }
 }
 
+/// A bisection's probe (method 3): which end of the range does it resemble? `ends` is the bad end's change
+/// from the good end (log scale). *Moved* when the sequence excludes the good end's level (0): detected,
+/// higher or lower as its sign; *unmoved* when it excludes the bad end's level on the good end's side:
+/// flat, "like the good end"; otherwise continue. Both claims read the same sequence at `alpha`, so each is
+/// wrong with chance at most `alpha` however many looks it takes. A probe between the ends (a range whose
+/// change came in several steps) can exclude both: it reads moved, and the bisection's confirmation step
+/// says whether the culprit's own step is the whole change.
+pub fn decide_which_end(e: &Estimate, alpha: f64, ends: f64) -> (Decision, MetricOutcome) {
+    if rejects(e, 0.0, alpha) {
+        let direction = if e.log_ratio > 0.0 { MetricOutcome::Higher } else { MetricOutcome::Lower };
+        return (Decision::Different, direction);
+    }
+    let good_side = if ends > 0.0 { e.log_ratio < ends } else { e.log_ratio > ends };
+    if ends != 0.0 && good_side && rejects(e, ends, alpha) {
+        (Decision::Equivalent, MetricOutcome::Flat)
+    } else {
+        (Decision::Continue, MetricOutcome::Unclear)
+    }
+}
+
+/// [`test`] for a bisection's probe ([`decide_which_end`]): the same sequence, decided by which end it
+/// resembles, the bad end's level carried in `bad_end_pct`.
+pub fn test_which_end(e: &Estimate, alpha: f64, margin_pct: f64, ends: f64) -> MetricTest {
+    let (decision, outcome) = decide_which_end(e, alpha, ends);
+    let mut t = test(e, alpha, margin_pct);
+    t.detected = matches!(outcome, MetricOutcome::Higher | MetricOutcome::Lower);
+    t.negligible = false;
+    t.bad_end_pct = Some(pct(ends));
+    t.more_pairs = (decision == Decision::Continue).then(|| more_pairs_which_end(e, alpha, ends, MAX_MORE_PAIRS).unwrap_or(MAX_MORE_PAIRS));
+    t
+}
+
+/// [`more_pairs`] for [`decide_which_end`]: the first n whose sequence clears the nearer end's level.
+fn more_pairs_which_end(e: &Estimate, alpha: f64, ends: f64, cap: u64) -> Option<u64> {
+    let now = e.n[0].min(e.n[1]).max(1) as u64;
+    if e.pair_sd.is_nan() || e.pair_sd <= 0.0 {
+        return Some(1);
+    }
+    let gap = e.log_ratio.abs().max((ends - e.log_ratio).abs());
+    let decided = |extra: u64| {
+        let n = now + extra;
+        radius_t(n as usize, e.df + extra as f64, alpha) * e.pair_sd / (n as f64).sqrt() < gap
+    };
+    let mut hi = 1u64;
+    while !decided(hi) {
+        hi *= 2;
+        if hi > cap {
+            return None;
+        }
+    }
+    let mut lo = hi / 2;
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if decided(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// The test of a metric as reported, at the look that decided it (or the last one).
 pub fn test(e: &Estimate, alpha: f64, margin_pct: f64) -> MetricTest {
     let (decision, outcome) = decide(e, alpha, margin_pct);
@@ -172,6 +234,8 @@ pub fn test(e: &Estimate, alpha: f64, margin_pct: f64) -> MetricTest {
         interval_pct: to_pct(interval(e, alpha)),
         equivalence_interval_pct: Some(to_pct(interval(e, ALPHA_EQUIVALENCE))),
         margin_pct,
+        margin_why: None,
+        bad_end_pct: None,
         detected,
         negligible: detected && decision == Decision::Equivalent,
         mde_pct: None,
