@@ -383,7 +383,7 @@ mod tests {
     }
 
     /// Power at a fixed seed: +3 % in one of 5 stages at CV 2 % is found more often with more trials (never
-    /// less, within two standard errors), at 30 trials an arm nearly always, and never judged a pass.
+    /// less, within two standard errors), at 30 trials an arm nearly always, and passed only within α.
     #[test]
     fn power_grows_with_trials_and_a_real_change_never_passes() {
         let cells: Vec<Cell> =
@@ -396,7 +396,11 @@ mod tests {
         }
         let last = results.last().unwrap();
         assert!(last.rate(last.regressions) >= 0.95, "{last:?}");
-        assert!(results.iter().all(|r| r.passes == 0), "a +3 % change is never judged a pass: {results:?}");
+        // A pass now has one way in besides "no change" (method 3): the total decided cheaper with no stage
+        // detected worse. The total's false "lower" is one of the CPU family's errors, so a +3 % change is
+        // passed at most at the family's CPU rate (0.8 %); seen: 1 in 2000 at 5 trials, none from 10 on.
+        assert!(results.iter().all(|r| r.rate(r.passes) <= 0.008), "a +3 % change is passed only within α: {results:?}");
+        assert!(results.iter().skip(1).all(|r| r.passes == 0), "{results:?}");
     }
 
     /// The sequential design's promises at a fixed seed: looking after every pair, a same-code 20-stage
