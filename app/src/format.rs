@@ -65,6 +65,8 @@ pub fn suite_judge_method(definition: &serde_json::Value) -> (judge::pipeline::M
         cpu_margin_pct: num("cpu_margin_pct", d.cpu_margin_pct),
         elapsed_margin_pct: num("elapsed_margin_pct", d.elapsed_margin_pct),
         paired: false,
+        no_regression: j["no_regression_pct"].as_f64().map_or(d.no_regression, judge::pipeline::method::NoRegression::At),
+        max_no_regression_pct: num("max_no_regression_pct", d.max_no_regression_pct),
     };
     (method, j.is_object())
 }

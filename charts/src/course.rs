@@ -50,6 +50,7 @@ fn state(m: &SequentialMetric, used: usize, unit: &str) -> String {
             format!("{dir}, decided after {}", units(k))
         }
         (Decision::Equivalent, Some(k)) => format!("equivalent, decided after {}", units(k)),
+        (Decision::NoRegression, Some(k)) => format!("no regression ≥ X (bounded below it), decided after {}", units(k)),
     }
 }
 

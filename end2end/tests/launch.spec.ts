@@ -154,6 +154,8 @@ test("the launch preview says what the planned trials can detect, and one click 
   await page.getByRole("button", { name: "Preview" }).click();
   await expect(power.locator(".detectable")).toContainText(/Can detect ±[\d.]+ % with 4 trials an arm\./);
   await expect(power).toContainText("the default spread (uncalibrated)");
+  // The third answer's X is fixed by the plan: four pairs at the default spread resolve too little for it.
+  await expect(power.locator(".no-regression")).toContainText(/No "no regression of X %" answer — 4 pairs resolve only [\d.]+ % at a 5\.0 % spread/);
   const need = power.locator(".needed");
   await expect(need).toContainText(/±30 % needs about \d+ trials an arm\./);
   const n = Number((await need.textContent())!.match(/needs about (\d+) trials/)![1]);
@@ -163,6 +165,11 @@ test("the launch preview says what the planned trials can detect, and one click 
   await expect(page.getByLabel("Trials per arm")).toHaveValue(String(n));
   await expect(page.getByRole("region", { name: "Plan" }).locator(".trial-count")).toHaveText(`${2 * n} trials`);
   await expect(power.locator(".needed")).toContainText(`±30 % needs ${n} trials an arm: this plan has them.`);
+  // Twenty pairs resolve enough: if nothing is detected the experiment may pass on "no regression ≥ X".
+  await page.getByLabel("Trials per arm").fill("20");
+  await page.getByRole("button", { name: "Preview" }).click();
+  await expect(power.locator(".no-regression")).toContainText(/can still pass on "no regression ≥ 8\.2 %" \(99 % one-sided bound\): 2 × the 4\.1 % that 20 pairs resolve/);
+  await looksRight(page, "launch-no-regression");
 });
 
 test("the form opens on the suite of the user's last launch, not the alphabetically first", async ({ page }) => {

@@ -160,6 +160,7 @@ pub async fn verdict(
         method: plan.suite.judge_method(paired),
         focus: plan.launch.focus.clone(),
         focus_bad_end_pct: plan.launch.focus_bad_end_pct,
+        no_regression_pct: None,
         ..PipelineConfig::default()
     };
     let control_specs = specs.get(&control).cloned().unwrap_or_default();

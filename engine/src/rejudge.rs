@@ -12,7 +12,7 @@
 
 use crate::launch::submit::StoredPlan;
 use judge::pipeline::aggregate::TrialSpec;
-use judge::pipeline::method::METHOD_VERSION;
+use judge::pipeline::method::{NoRegression, METHOD_VERSION};
 use judge::pipeline::{ArmSpec, MethodConfig, PipelineConfig, PipelineReport};
 use judge::{ExperimentKind, TrialState, Verdict};
 use serde::Serialize;
@@ -116,6 +116,9 @@ async fn imported_verdict(
         cpu_margin_pct: m.cpu_margin_pct,
         elapsed_margin_pct: m.elapsed_margin_pct,
         paired: m.paired,
+        // X as it was fixed before the first look (method 3); a method-2 report plans it as a new one would.
+        no_regression: m.no_regression.as_ref().map_or(NoRegression::Plan, |n| n.pct.map_or(NoRegression::Off, NoRegression::At)),
+        max_no_regression_pct: m.no_regression.as_ref().map_or(judge::pipeline::method::DEFAULT_MAX_NO_REGRESSION_PCT, |n| n.max_pct),
     });
     let method = match recorded {
         Some(m) => m,

@@ -143,6 +143,7 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
         focus: None,
         focus_bad_end_pct: None,
         cpu_margin_pct: None,
+        no_regression_pct: None,
         dry_run: false,
     };
     match launch(engine, None, &req).await {

@@ -362,6 +362,14 @@ pub struct CompareArgs {
     /// interleaved or ABBA): the paired log-ratio removes what adjacent trials share.
     #[arg(long)]
     pub paired: bool,
+    /// The third answer's X, "no regression of X % or more", fixed before looking: a percent (at least
+    /// --cpu-margin), or "off". Default: planned from the pairs given (--max-pairs with --sequential) and
+    /// the noise profile's spread (or the default one).
+    #[arg(long, value_name = "PCT|off")]
+    pub no_regression: Option<String>,
+    /// The cap on X: a planned X above it gives no third answer (inconclusive instead).
+    #[arg(long, value_name = "PCT", default_value_t = judge::pipeline::method::DEFAULT_MAX_NO_REGRESSION_PCT)]
+    pub max_no_regression: f64,
     /// Judge the pairs as the sequential design would have seen them: a look after each pair (the i-th
     /// --control with the i-th trial of each arm), stopping as soon as the verdict is settled; the report
     /// is the look it stopped at, and its `sequential` part says after which pair each metric was decided.

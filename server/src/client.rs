@@ -62,6 +62,10 @@ pub struct LaunchArgs {
     /// With --trials auto: the most trials an arm (default: the suite's max_trials).
     #[arg(long)]
     pub max_trials: Option<u32>,
+    /// Pipeline suites: X of the third answer, "no regression of X % or more", for this experiment
+    /// (default: the suite's `[judge] no_regression_pct`, else planned from the budget).
+    #[arg(long = "no-regression", value_name = "PCT")]
+    pub no_regression: Option<f64>,
     /// A fingerprint field, FIELD=VALUE (integers and true/false are typed).
     #[arg(long = "set")]
     pub set: Vec<String>,
@@ -187,6 +191,22 @@ pub fn plan_text(plan: &Value) -> String {
             judge::units::trials_an_arm(plan["trials_per_arm"].as_u64().unwrap_or(0))
         );
     }
+    // The third answer's X, fixed by the plan.
+    let x = &d["no_regression"];
+    if let Some(from) = x["from"].as_str() {
+        match x["pct"].as_f64() {
+            Some(pct) => {
+                let _ = writeln!(
+                    out,
+                    "if nothing is detected it can pass on \"no regression ≥ {}\" (99 % one-sided bound): {from}",
+                    judge::pipeline::report::fmt_margin(pct)
+                );
+            }
+            None => {
+                let _ = writeln!(out, "no \"no regression of X %\" answer — {}", from.strip_prefix("none: ").unwrap_or(from));
+            }
+        }
+    }
     for (i, t) in plan["trials"].as_array().into_iter().flatten().enumerate() {
         let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(|a| text(a)).collect();
         let _ = writeln!(
@@ -230,6 +250,7 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
         fingerprint,
         trials: args.trials,
         max_trials: args.max_trials,
+        no_regression_pct: args.no_regression,
         baseline: args.baseline,
         reuse_baseline,
         exemption: args.allow_regression.then(|| JsonExemption { reason: args.reason.clone().unwrap_or_default() }),

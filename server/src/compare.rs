@@ -93,8 +93,22 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
     }
     let worker_ram = args.worker_ram.as_deref().map(judge::units::parse_size).transpose().map_err(|e| format!("--worker-ram: {e}"))?;
     let noise = args.noise.as_deref().map(read_profile).transpose()?;
-    let method =
-        MethodConfig { alpha: args.alpha, cpu_margin_pct: args.cpu_margin, elapsed_margin_pct: args.elapsed_margin, paired: args.paired };
+    use judge::pipeline::method::NoRegression;
+    let no_regression = match args.no_regression.as_deref() {
+        None => NoRegression::Plan,
+        Some("off") => NoRegression::Off,
+        Some(x) => NoRegression::At(
+            x.trim_end_matches('%').trim().parse::<f64>().map_err(|_| format!("--no-regression {x}: a percent (such as 5) or \"off\""))?,
+        ),
+    };
+    let method = MethodConfig {
+        alpha: args.alpha,
+        cpu_margin_pct: args.cpu_margin,
+        elapsed_margin_pct: args.elapsed_margin,
+        paired: args.paired,
+        no_regression,
+        max_no_regression_pct: args.max_no_regression,
+    };
     method.check().map_err(|(which, what)| format!("--{} {what}", which.replace('_', "-")))?;
     if args.max_pairs == Some(0) {
         return Err("--max-pairs 0: the budget is at least one pair".into());
@@ -108,6 +122,7 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
         method,
         focus: None,
         focus_bad_end_pct: None,
+        no_regression_pct: None,
     };
     let report = if args.sequential {
         let unit = if args.abba { Unit::AbbaBlock } else { Unit::Pair };

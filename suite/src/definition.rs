@@ -84,6 +84,13 @@ pub struct JudgeSpec {
     pub elapsed_margin_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alpha: Option<f64>,
+    /// X of the third answer, "no regression of X % or more" (at least the CPU margin, at most the cap);
+    /// unset: planned from each experiment's budget and noise profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_regression_pct: Option<f64>,
+    /// Above this X there is no third answer: inconclusive instead (default 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_no_regression_pct: Option<f64>,
 }
 
 /// `[bisect]`: the budget of a bisection over this suite (each value: when the request does not say).
@@ -114,6 +121,8 @@ impl SuiteDefinition {
             cpu_margin_pct: j.cpu_margin_pct.unwrap_or(d.cpu_margin_pct),
             elapsed_margin_pct: j.elapsed_margin_pct.unwrap_or(d.elapsed_margin_pct),
             paired,
+            no_regression: j.no_regression_pct.map_or(d.no_regression, judge::pipeline::method::NoRegression::At),
+            max_no_regression_pct: j.max_no_regression_pct.unwrap_or(d.max_no_regression_pct),
         }
     }
 }

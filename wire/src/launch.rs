@@ -96,6 +96,10 @@ pub struct JsonLaunch {
     /// smallest CPU change worth a verdict (a bisection's step: half the change between its ends).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_margin_pct: Option<f64>,
+    /// Pipeline suites: X of the third answer ("no regression of X % or more") for this experiment instead
+    /// of the suite's `[judge] no_regression_pct` or the plan's; at least the CPU margin, at most the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_regression_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
 }

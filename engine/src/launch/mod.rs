@@ -47,6 +47,18 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
         }
         definition.judge = Some(suite::definition::JudgeSpec { cpu_margin_pct: Some(m), ..definition.judge.unwrap_or_default() });
     }
+    // X of the third answer asked for this experiment: the stored copy carries it; checked as the suite's.
+    if let Some(x) = req.no_regression_pct {
+        if definition.kind != judge::ExperimentKind::Pipeline {
+            return Err(EngineError::Invalid(format!(
+                "no_regression_pct: {x}: only a pipeline launch has a \"no regression of X %\" answer"
+            )));
+        }
+        definition.judge = Some(suite::definition::JudgeSpec { no_regression_pct: Some(x), ..definition.judge.unwrap_or_default() });
+        if let Err((_, why)) = definition.judge_method(true).check() {
+            return Err(EngineError::Invalid(format!("no_regression_pct: {why}")));
+        }
+    }
     // The phase order asked for (ABBA) is the stored matrix's too: its rounds an arm, the adaptive cap and
     // gate.md's matrix line follow it.
     if let Some(warp) = definition.warp.as_mut().filter(|_| req.order == Some(suite::definition::TrialOrder::Abba)) {
@@ -83,7 +95,13 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
         let paired = plan.order != suite::definition::TrialOrder::Blocked && plan.reused_baseline.is_none();
         let method = definition.judge_method(paired);
         let arms = plan.arms.len().saturating_sub(1);
-        let detectable = judge::pipeline::power::detectable(plan.trials_per_arm, arms, &method, profile.as_ref(), req.detect_pct);
+        let mut detectable = judge::pipeline::power::detectable(plan.trials_per_arm, arms, &method, profile.as_ref(), req.detect_pct);
+        // An adaptive launch is judged by the sequential design: its X is planned from its budget so.
+        if let Some(a) = plan.adaptive.as_ref() {
+            let design = judge::pipeline::power::Design::Sequential;
+            let x = judge::pipeline::power::no_regression(a.max_trials as usize, &method, profile.as_ref(), design);
+            detectable.no_regression = Some(x);
+        }
         // An adaptive launch expects about what a fixed design needs to detect the margin (a clear change
         // stops sooner, a change at the margin may take longer), within its first look and its budget.
         if let Some(a) = plan.adaptive.as_mut() {

@@ -8,7 +8,7 @@
 
 use super::aggregate::StageSums;
 use super::estimate::{estimate, Estimate, Keyed, Prior};
-use super::family::{decide, p_value, MetricTest};
+use super::family::{bound_no_regression, decide, p_value, MetricTest};
 use super::method::{MethodConfig, CPU_FLOOR_S, DEFAULT_CPU_SPREAD, DEFAULT_ELAPSED_SPREAD, ELAPSED_FLOOR_S, MIN_ELAPSED_TRIALS};
 use super::noise::{StageNoise, StageThresholds};
 use super::report::{fmt_pct, pct_change as change_pct, MetricOutcome, StageReport};
@@ -31,6 +31,8 @@ pub struct StageInput<'a> {
     /// The run contradicted the profile over all its stages: it is not used, and the spread says so.
     pub profile_contradicted: bool,
     pub method: MethodConfig,
+    /// X of the third answer, resolved before the first look (`super::power::no_regression`).
+    pub no_regression_pct: Option<f64>,
 }
 
 /// A metric above its floor, estimated and waiting for its level.
@@ -41,17 +43,26 @@ pub struct Pending {
     pub margin_pct: f64,
     /// Why the margin is wider than the suite's, when it is ("the 0.05 CPU-s floor on a 0.85 CPU-s stage").
     pub margin_why: Option<String>,
+    /// X, the third answer's threshold (percent), fixed before the first look; `None`: no third answer.
+    pub no_regression_pct: Option<f64>,
 }
 
 impl Pending {
-    fn new(estimate: Estimate, (margin_pct, margin_why): (f64, Option<String>)) -> Pending {
-        Pending { p_value: p_value(&estimate), estimate, margin_pct, margin_why }
+    fn new(estimate: Estimate, (margin_pct, margin_why): (f64, Option<String>), no_regression_pct: Option<f64>) -> Pending {
+        Pending { p_value: p_value(&estimate), estimate, margin_pct, margin_why, no_regression_pct }
     }
 
     /// The test as reported: with the margin's reason.
     pub fn tested(&self, mut test: MetricTest) -> MetricTest {
         test.margin_why = self.margin_why.clone();
+        test.no_regression_pct = test.no_regression_pct.or(self.no_regression_pct);
         test
+    }
+
+    /// The fixed design's decision at `alpha`: detected, equivalent, no regression of X, or unclear.
+    pub fn settle(&self, alpha: f64) -> (MetricOutcome, MetricTest) {
+        let (o, t) = bound_no_regression(decide(&self.estimate, self.p_value, alpha, self.margin_pct), self.no_regression_pct);
+        (o, self.tested(t))
     }
 }
 
@@ -173,13 +184,18 @@ pub fn prepare(input: &StageInput) -> Prepared {
     };
     let cpu_estimate = cpu_above.then(|| said(estimate(&cpu_c, &cpu_t, m.paired, profile_cpu, Prior::default_spread(DEFAULT_CPU_SPREAD))));
     let cpu_untested = cpu_estimate.as_ref().is_some_and(|e| !e.testable());
-    let cpu = cpu_estimate.filter(Estimate::testable).map(|e| Pending::new(e, cpu_margin));
+    let cpu = cpu_estimate.filter(Estimate::testable).map(|e| Pending::new(e, cpu_margin, input.no_regression_pct));
     let el_c: Vec<Keyed> = input.control.iter().map(|(k, s)| (*k, s.elapsed)).collect();
     let el_t: Vec<Keyed> = input.treatment.iter().map(|(k, s)| (*k, s.elapsed)).collect();
     let elapsed_above = above(ELAPSED_FLOOR_S, report.elapsed_control, report.elapsed_treatment);
     let elapsed_untested = elapsed_above && (nc < MIN_ELAPSED_TRIALS || nt < MIN_ELAPSED_TRIALS);
     let elapsed = (elapsed_above && !elapsed_untested).then(|| {
-        Pending::new(said(estimate(&el_c, &el_t, m.paired, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD))), elapsed_margin)
+        // X is about CPU, the verdict; elapsed keeps its margin and its context role.
+        Pending::new(
+            said(estimate(&el_c, &el_t, m.paired, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD))),
+            elapsed_margin,
+            None,
+        )
     });
     report.cpu_below_floor = !cpu_above;
     report.elapsed_below_floor = !elapsed_above;
@@ -191,8 +207,8 @@ fn settle(pending: Option<Pending>, alpha: f64) -> (MetricOutcome, Option<Metric
     match pending {
         None => (MetricOutcome::Flat, None),
         Some(p) => {
-            let (o, t) = decide(&p.estimate, p.p_value, alpha, p.margin_pct);
-            (o, Some(p.tested(t)))
+            let (o, t) = p.settle(alpha);
+            (o, Some(t))
         }
     }
 }
@@ -232,10 +248,22 @@ pub fn quadrants(
     report.cpu_test = cpu_test;
     report.elapsed_test = elapsed_test;
     let detail = report.detail();
-    // A negligible change is a detected one inside the margin: it counts as flat for the verdict.
+    // A negligible change is a detected one inside the margin: it counts as flat for the verdict. Elapsed
+    // has no third answer (X is about CPU): were it given one, it would read as undecided.
     let relevant = |o: MetricOutcome, negligible: bool| if negligible { MetricOutcome::Flat } else { o };
     use MetricOutcome::*;
+    let elapsed = if elapsed == NoRegression { Unclear } else { elapsed };
+    let x = report.cpu_test.as_ref().and_then(|t| t.no_regression_pct).map(|x| crate::pipeline::report::fmt_margin(x)).unwrap_or_default();
+    let no_regression_why;
     let (verdict, why) = match (relevant(cpu, report.cpu_negligible), relevant(elapsed, report.elapsed_negligible)) {
+        (NoRegression, Flat | Unclear | Lower | NoRegression) if !elapsed_only => {
+            no_regression_why = format!("no CPU regression ≥ {x}");
+            (Verdict::Pass, no_regression_why.as_str())
+        }
+        (NoRegression, _) if elapsed_only => {
+            (Verdict::Inconclusive, "elapsed-only change from too few trials (fewer than 3 an arm); repeat with alternating trials")
+        }
+        (NoRegression, _) => (Verdict::Regression, "slower, CPU not detected higher"),
         (Unclear, _) => (Verdict::Inconclusive, "CPU undecided"),
         (Higher, Lower) => (Verdict::Tradeoff, "faster, more expensive"),
         (Higher, _) => (Verdict::Regression, "more CPU"),
@@ -244,12 +272,12 @@ pub fn quadrants(
         (Flat, Flat) if report.cpu_negligible || report.elapsed_negligible => (Verdict::Pass, "negligible change"),
         (Flat, Flat) if report.cpu_below_floor => (Verdict::Pass, "too small to measure"),
         (Flat, Flat) => (Verdict::Pass, "no change"),
-        (Flat, Unclear) if elapsed_only => {
+        (Flat, Unclear | NoRegression) if elapsed_only => {
             (Verdict::Inconclusive, "elapsed-only change from too few trials (fewer than 3 an arm); repeat with alternating trials")
         }
         // CPU is the verdict and elapsed its context: an undecided elapsed leaves a decided CPU standing.
-        (Flat, Unclear) if report.cpu_below_floor => (Verdict::Pass, "CPU too small to measure, elapsed undecided"),
-        (Flat, Unclear) => (Verdict::Pass, "no CPU change, elapsed undecided"),
+        (Flat, Unclear | NoRegression) if report.cpu_below_floor => (Verdict::Pass, "CPU too small to measure, elapsed undecided"),
+        (Flat, Unclear | NoRegression) => (Verdict::Pass, "no CPU change, elapsed undecided"),
         (Flat, Lower) => (Verdict::Pass, "latency win"),
         (Flat, Higher) => (Verdict::Regression, "slower at equal cost"),
     };

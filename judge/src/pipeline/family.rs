@@ -62,6 +62,11 @@ pub struct MetricTest {
     /// which end it resembles (`sequential::decide_which_end`) — flat meaning "like the good end".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bad_end_pct: Option<f64>,
+    /// X, the third answer's threshold (percent), when the experiment has one: the metric is "no regression
+    /// of X % or more" when undetected, not within the margin, and the top of its equivalence interval (the
+    /// one-sided 1 − alpha_equivalence bound) lies below X (method 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_regression_pct: Option<f64>,
     pub detected: bool,
     pub negligible: bool,
     /// The smallest change this run would detect with `mde_power` at its level (undecided metrics).
@@ -171,12 +176,28 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
         margin_pct,
         margin_why: None,
         bad_end_pct: None,
+        no_regression_pct: None,
         detected,
         negligible,
         mde_pct,
         more_pairs,
         n: e.n,
     };
+    (outcome, test)
+}
+
+/// The third answer (method 3): an undecided metric whose one-sided upper bound at 1 − alpha_equivalence
+/// (the top of its equivalence interval) lies below `x` percent is "no regression of X % or more". Every
+/// test of an experiment with an X carries it, so each claim prints it.
+pub fn bound_no_regression((outcome, mut test): (MetricOutcome, MetricTest), x: Option<f64>) -> (MetricOutcome, MetricTest) {
+    let Some(x) = x else { return (outcome, test) };
+    test.no_regression_pct = Some(x);
+    let top = test.equivalence_interval_pct.unwrap_or(test.interval_pct)[1];
+    if outcome == MetricOutcome::Unclear && top < x {
+        test.mde_pct = None;
+        test.more_pairs = None;
+        return (MetricOutcome::NoRegression, test);
+    }
     (outcome, test)
 }
 

@@ -79,6 +79,53 @@ pub const TRUSTED_PROFILE_TRIALS: usize = 5;
 pub const MIN_ELAPSED_TRIALS: usize = 3;
 /// The power at which the minimum detectable effect of an undecided metric is stated.
 pub const MDE_POWER: f64 = 0.8;
+/// The third answer, "no regression of X % or more" (method 3), is claimed when a metric's one-sided
+/// upper bound at 1 − [`ALPHA_EQUIVALENCE`] lies below X. Unless the suite or launch sets X, it is planned
+/// before the first look ([`super::power::no_regression`]): this many times what the budget resolves —
+/// the half-width of that bound with every planned pair at the expected spread. With a factor of 1 a
+/// same-code run would make the claim only about half the time and only at the end of its budget; at 2,
+/// a same-code fixed run makes it ~99 % of the time, and a sequential one can stop on it (futility) at
+/// about a quarter of its budget, since a bound narrows as 1/√n (README, "Three answers").
+pub const NO_REGRESSION_FACTOR: f64 = 2.0;
+/// The sequential design stops on the third answer (futility) only when more pairs could not decide the
+/// metric more strongly: not equivalent if its estimate and spread held, nor detected if the change were
+/// this many standard errors beyond its estimate (`sequential::futility`). Measured with `arbiter simulate
+/// --design sequential` (README, "Three answers"): at 1.0, +3 % in one of 5 stages at CV 2 % is found in
+/// 91.6 % uncalibrated (the rest pass on X = 9.2 %); at 1.25, 93.7 %, and same-code runs (10-trial
+/// profile, CV 2 and 5 %) still stop at a median of 20 and 19 pairs; at 1.5 the medians are 21 and 20.
+pub const FUTILITY_HOPE_SE: f64 = 1.25;
+/// Above this X the third answer is not worth giving: the verdict stays inconclusive. A suite may change
+/// it (`max_no_regression_pct`).
+pub const DEFAULT_MAX_NO_REGRESSION_PCT: f64 = 10.0;
+
+/// Where X, the third answer's threshold, comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum NoRegression {
+    /// Planned from the budget and the expected spread ([`super::power::no_regression`]).
+    #[default]
+    Plan,
+    /// Set by the suite, the launch or `--no-regression` (percent).
+    At(f64),
+    /// No third answer.
+    Off,
+}
+
+/// X as a report records it: the threshold applied (none: no third answer), and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoRegressionPlan {
+    /// X, percent; absent when no third answer was given (the budget resolves too little, or it is off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct: Option<f64>,
+    /// What the budget resolves at the expected spread (the planned bound's half-width, percent); absent
+    /// when X was set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolves_pct: Option<f64>,
+    /// The cap above which there is no third answer.
+    pub max_pct: f64,
+    /// Where X came from, in words: "the suite's setting", "twice what 10 pairs resolve at the default
+    /// spread (5.0 %)", or why there is none.
+    pub from: String,
+}
 
 /// The record of the method a report was judged with.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -100,6 +147,9 @@ pub struct Method {
     pub default_cpu_spread: f64,
     pub default_elapsed_spread: f64,
     pub mde_power: f64,
+    /// The third answer's threshold X and where it came from (method 3; absent in older reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_regression: Option<NoRegressionPlan>,
 }
 
 /// What the caller may choose about the method; everything else is fixed above.
@@ -110,16 +160,28 @@ pub struct MethodConfig {
     pub elapsed_margin_pct: f64,
     /// Pair the i-th control trial with the treatment trial of the same pair key.
     pub paired: bool,
+    /// The third answer's X: planned, set, or off.
+    pub no_regression: NoRegression,
+    /// The cap on X (percent): a planned X above it gives no third answer; a set X above it is refused.
+    pub max_no_regression_pct: f64,
 }
 
 impl Default for MethodConfig {
     fn default() -> Self {
-        MethodConfig { alpha: ALPHA, cpu_margin_pct: DEFAULT_CPU_MARGIN_PCT, elapsed_margin_pct: DEFAULT_ELAPSED_MARGIN_PCT, paired: false }
+        MethodConfig {
+            alpha: ALPHA,
+            cpu_margin_pct: DEFAULT_CPU_MARGIN_PCT,
+            elapsed_margin_pct: DEFAULT_ELAPSED_MARGIN_PCT,
+            paired: false,
+            no_regression: NoRegression::Plan,
+            max_no_regression_pct: DEFAULT_MAX_NO_REGRESSION_PCT,
+        }
     }
 }
 
 impl MethodConfig {
-    /// The first bad value as (which: "alpha", "cpu_margin" or "elapsed_margin", what is wrong), for the
+    /// The first bad value as (which: "alpha", "cpu_margin", "elapsed_margin", "no_regression" or
+    /// "max_no_regression", what is wrong), for the
     /// caller to name in its own terms (a flag, a suite field).
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
@@ -128,6 +190,27 @@ impl MethodConfig {
         for (which, m) in [("cpu_margin", self.cpu_margin_pct), ("elapsed_margin", self.elapsed_margin_pct)] {
             if !(m > 0.0 && m < 100.0) {
                 return Err((which, format!("{m}: must be a percentage above 0 and below 100")));
+            }
+        }
+        let cap = self.max_no_regression_pct;
+        if !(cap > 0.0 && cap < 100.0) {
+            return Err(("max_no_regression", format!("{cap}: must be a percentage above 0 and below 100")));
+        }
+        if let NoRegression::At(x) = self.no_regression {
+            if !(x > 0.0 && x < 100.0) {
+                return Err(("no_regression", format!("{x}: must be a percentage above 0 and below 100")));
+            }
+            if x > cap {
+                return Err(("no_regression", format!("{x}: above the cap of {cap} % (max_no_regression)")));
+            }
+            if x < self.cpu_margin_pct {
+                return Err((
+                    "no_regression",
+                    format!(
+                        "{x}: below the CPU margin of {} % (\"equivalent within the margin\" is the stronger answer)",
+                        self.cpu_margin_pct
+                    ),
+                ));
             }
         }
         Ok(())
@@ -156,6 +239,7 @@ impl MethodConfig {
             default_cpu_spread: DEFAULT_CPU_SPREAD,
             default_elapsed_spread: DEFAULT_ELAPSED_SPREAD,
             mde_power: MDE_POWER,
+            no_regression: None,
         }
     }
 }

@@ -52,6 +52,9 @@ pub struct PipelineConfig {
     /// focus stage is then decided by which end it resembles (`sequential::decide_which_end`), not against
     /// its margin.
     pub focus_bad_end_pct: Option<f64>,
+    /// X of the third answer as resolved for this judgement (`power::no_regression`, from
+    /// `method.no_regression`); set by [`judge`] and [`judge_sequential`] before the first look.
+    pub no_regression_pct: Option<f64>,
 }
 
 impl Default for PipelineConfig {
@@ -64,6 +67,7 @@ impl Default for PipelineConfig {
             method: MethodConfig::default(),
             focus: None,
             focus_bad_end_pct: None,
+            no_regression_pct: None,
         }
     }
 }
@@ -157,6 +161,13 @@ impl Summed {
         Ok(Summed { duplicates_dropped: index.duplicates_dropped, controls, dropped_control_trials, arms, retried })
     }
 
+    /// The pairs a judgement has: the fewest trials of the control and of any arm (the budget the fixed
+    /// design's X is planned from).
+    fn pairs(&self) -> usize {
+        let control = self.controls.len() + self.dropped_control_trials.len();
+        self.arms.iter().map(|(_, t)| t.len()).min().unwrap_or(0).min(control)
+    }
+
     /// Every arm's stages through the guardrails and estimates (pass 1), with only the trials `keep` keeps.
     fn prepare(&self, config: &PipelineConfig, keep: impl Fn(&TrialSums) -> bool) -> Vec<PreparedArm> {
         let controls: Vec<&TrialSums> = self.controls.iter().filter(|t| keep(t)).collect();
@@ -236,6 +247,10 @@ pub fn judge(
     config: &PipelineConfig,
 ) -> Result<PipelineReport, JudgeError> {
     let summed = Summed::new(rows, control, treatments)?;
+    // X of the third answer, from the plan: the setting, or what this many pairs resolve at the expected
+    // spread — never from the spread this run measured.
+    let planned = power::no_regression(summed.pairs(), &config.method, config.noise.as_ref(), power::Design::Fixed);
+    let config = &PipelineConfig { no_regression_pct: planned.pct, ..config.clone() };
     // Pass 1: every arm's stages through the guardrails and estimates.
     let prepared = summed.prepare(config, |_| true);
     // The family: every CPU (and every elapsed) test of every stage of every arm, Holm over each. Each
@@ -280,7 +295,9 @@ pub fn judge(
         let total = finish(arm.total, total_cpu, m.alpha_elapsed()).rounded();
         treatments_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [arm.controls, arm.trials]));
     }
-    Ok(summed.report(config, treatments_out, m.record(cpu_p.len(), elapsed_p.len()), None))
+    let mut record = m.record(cpu_p.len(), elapsed_p.len());
+    record.no_regression = Some(planned);
+    Ok(summed.report(config, treatments_out, record, None))
 }
 
 fn stage_input<'a>(
@@ -302,6 +319,7 @@ fn stage_input<'a>(
         profile,
         profile_contradicted: false,
         method: config.method,
+        no_regression_pct: config.no_regression_pct,
     }
 }
 
@@ -410,7 +428,34 @@ fn fold_arm(name: String, stages: Vec<StageReport>, total: StageReport, unpaired
     if verdict == Verdict::Pass && reasons.is_empty() {
         reasons.extend(stages.iter().flat_map(|s| s.reasons.iter().cloned()));
     }
+    if verdict == Verdict::Pass {
+        if let Some(head) = no_regression_headline(&stages) {
+            reasons.insert(0, head);
+        }
+    }
     ArmReport { name, verdict, reasons, stages, total, unpaired_stages: unpaired, trials }
+}
+
+/// An arm that passes on the third answer for some stage says so first: "pass (no regression ≥ 6.2 %): 2
+/// of 5 stages bounded below it, the rest within their margins". Each bound is a one-sided test at 1 −
+/// α_equivalence; the arm's claim holds only if every stage's does (an intersection–union test), so the
+/// chance of passing an arm with a stage truly X or more worse is at most α_equivalence.
+fn no_regression_headline(stages: &[StageReport]) -> Option<String> {
+    let bounded: Vec<&StageReport> = stages.iter().filter(|s| s.cpu_outcome == report::MetricOutcome::NoRegression).collect();
+    let x = bounded.first()?.cpu_test.as_ref()?.no_regression_pct?;
+    let worst = bounded
+        .iter()
+        .filter_map(|s| s.cpu_test.as_ref().map(|t| (s.stage.as_str(), t.equivalence_interval_pct.unwrap_or(t.interval_pct)[1])))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    Some(format!(
+        "pass (no regression ≥ {}): {} of {} stages bounded below it (99 % one-sided; highest bound {} in {}){}",
+        report::fmt_margin(x),
+        bounded.len(),
+        stages.len(),
+        report::fmt_pct(worst.1),
+        worst.0,
+        if bounded.len() < stages.len() { ", the rest decided" } else { "" },
+    ))
 }
 
 /// The improvement rule (method 3): an arm is a pass, cheaper, when its pipeline total's CPU is decided

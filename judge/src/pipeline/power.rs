@@ -12,7 +12,7 @@
 //! `arbiter simulate` measures that claim (the test `the_planned_detectable_change_is_what_simulate_detects`).
 
 use super::estimate::{estimate, Keyed, Prior};
-use super::method::{MethodConfig, DEFAULT_CPU_SPREAD, MDE_POWER};
+use super::method::{MethodConfig, NoRegression, NoRegressionPlan, ALPHA_EQUIVALENCE, DEFAULT_CPU_SPREAD, MDE_POWER, NO_REGRESSION_FACTOR};
 use super::noise::NoiseProfile;
 use crate::stats::{t_quantile, t_quantile_approx};
 use serde::{Deserialize, Serialize};
@@ -59,6 +59,9 @@ pub struct Detectable {
     /// needs in the typical stage; `None`: more than [`MAX_PLANNED_TRIALS`].
     pub target_pct: f64,
     pub trials_for_target: Option<u32>,
+    /// The third answer's X this plan fixes ("no regression of X % or more"), and where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_regression: Option<NoRegressionPlan>,
 }
 
 /// `n` values with log mean 0 and a log sample standard deviation of exactly `sd` (evenly spaced).
@@ -71,9 +74,8 @@ fn exact_logs(n: usize, sd: f64) -> Vec<f64> {
     raw.iter().map(|x| x / s * sd).collect()
 }
 
-/// The minimum detectable CPU change (percent) of one stage with `n` trials an arm, at level `alpha_test`;
-/// infinite when the trials measure no spread ([`super::estimate::Estimate::testable`]).
-pub fn mde_pct(spread: Spread, n: u32, alpha_test: f64, paired: bool) -> f64 {
+/// The estimate a run of `n` trials an arm with exactly the expected spread and no change would give.
+fn expected_estimate(spread: Spread, n: u32, paired: bool) -> super::estimate::Estimate {
     let n = n.max(1) as usize;
     let (control, treatment): (Vec<Keyed>, Vec<Keyed>) = if paired {
         // Pairs whose log differences have the sd of two independent trials (no credit for pairing).
@@ -84,7 +86,13 @@ pub fn mde_pct(spread: Spread, n: u32, alpha_test: f64, paired: bool) -> f64 {
         let arm: Vec<Keyed> = l.iter().map(|x| (None, x.exp())).collect();
         (arm.clone(), arm)
     };
-    let e = estimate(&control, &treatment, paired, spread.prior, Prior::default_spread(DEFAULT_CPU_SPREAD));
+    estimate(&control, &treatment, paired, spread.prior, Prior::default_spread(DEFAULT_CPU_SPREAD))
+}
+
+/// The minimum detectable CPU change (percent) of one stage with `n` trials an arm, at level `alpha_test`;
+/// infinite when the trials measure no spread ([`super::estimate::Estimate::testable`]).
+pub fn mde_pct(spread: Spread, n: u32, alpha_test: f64, paired: bool) -> f64 {
+    let e = expected_estimate(spread, n, paired);
     if !e.testable() {
         return f64::INFINITY;
     }
@@ -114,10 +122,18 @@ pub fn trials_for(spread: Spread, target_pct: f64, alpha_test: f64, paired: bool
     Some(hi.max(1))
 }
 
-/// The plan of a launch: `n` trials an arm, `arms` treatment arms, the suite's method, its noise profile
-/// (if calibrated) and the change to size the trial count for (`None`: the CPU margin).
-pub fn detectable(n: u32, arms: usize, method: &MethodConfig, profile: Option<&NoiseProfile>, target_pct: Option<f64>) -> Detectable {
-    let stage_spreads: Vec<(String, Spread)> = profile
+/// The design a budget is spent by: what "resolves" means differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Design {
+    /// One look at every trial: the one-sided t bound at 1 − α_equivalence.
+    Fixed,
+    /// A look after every pair: the one-sided reading of the mixture sequence at α_equivalence.
+    Sequential,
+}
+
+/// The CPU spread a profile measured of each stage above the floor.
+fn stage_spreads(profile: Option<&NoiseProfile>) -> Vec<(String, Spread)> {
+    profile
         .map(|p| {
             p.stages
                 .iter()
@@ -125,18 +141,103 @@ pub fn detectable(n: u32, arms: usize, method: &MethodConfig, profile: Option<&N
                 .map(|(name, s)| (name.clone(), Spread { sd: s.cpu.raw().0, prior: s.cpu.prior() }))
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The spread a plan expects of a typical stage, and its words.
+fn typical_spread(profile: Option<&NoiseProfile>) -> (Spread, String) {
     let trials = profile.map_or(0, |p| p.trials);
-    let mut by_sd: Vec<&(String, Spread)> = stage_spreads.iter().collect();
+    let mut by_sd = stage_spreads(profile);
     by_sd.sort_by(|a, b| a.1.sd.total_cmp(&b.1.sd));
-    let (typical, source) = match (profile.and_then(|p| p.pooled_cpu), profile.and_then(|p| p.unseen_stage()), by_sd.get(by_sd.len() / 2)) {
+    match (profile.and_then(|p| p.pooled_cpu), profile.and_then(|p| p.unseen_stage()), by_sd.get(by_sd.len() / 2)) {
         (Some(pool), Some(unseen), _) => (
             Spread { sd: pool.spread, prior: unseen.cpu.prior() },
             format!("the noise profile's common stage spread, {trials} same-code trials"),
         ),
         (_, _, Some((name, s))) => (*s, format!("the noise profile's median stage, {name}, {trials} same-code trials")),
         _ => (Spread { sd: DEFAULT_CPU_SPREAD, prior: None }, "the default spread (uncalibrated)".to_string()),
+    }
+}
+
+/// What `pairs` pairs (trials an arm) resolve at `spread`: the half-width (percent) of the one-sided upper
+/// bound at 1 − α_equivalence if nothing changed and the spread is as expected; infinite when they
+/// measure no spread.
+pub fn resolves_pct(spread: Spread, pairs: u32, paired: bool, design: Design) -> f64 {
+    let paired = paired || design == Design::Sequential;
+    let e = expected_estimate(spread, pairs, paired);
+    if !e.testable() {
+        return f64::INFINITY;
+    }
+    let q = match design {
+        Design::Fixed => t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df),
+        Design::Sequential => super::sequential::radius_t(e.n[0].min(e.n[1]), e.df, ALPHA_EQUIVALENCE),
     };
+    match 100.0 * (q * e.se).exp_m1() {
+        m if m.is_finite() && m < crate::stats::MAX_STATED_PCT => m,
+        _ => f64::INFINITY,
+    }
+}
+
+/// X, the third answer's threshold, fixed before the first look: the suite's or launch's setting when
+/// given; else [`NO_REGRESSION_FACTOR`] × what the budget (`pairs` pairs, or trials an arm) resolves at the
+/// profile's typical spread (or the default one), never below the CPU margin and never above the cap;
+/// none when the budget does not resolve even the cap.
+pub fn no_regression(pairs: usize, method: &MethodConfig, profile: Option<&NoiseProfile>, design: Design) -> NoRegressionPlan {
+    let max_pct = method.max_no_regression_pct;
+    match method.no_regression {
+        NoRegression::Off => NoRegressionPlan { pct: None, resolves_pct: None, max_pct, from: "off".into() },
+        NoRegression::At(x) => NoRegressionPlan { pct: Some(x), resolves_pct: None, max_pct, from: "set before the run".into() },
+        NoRegression::Plan => {
+            let (spread, source) = typical_spread(profile);
+            let pairs = pairs.min(u32::MAX as usize) as u32;
+            let res = resolves_pct(spread, pairs, method.paired, design);
+            let budget = match (method.paired || design == Design::Sequential, pairs) {
+                (true, 1) => "1 pair".to_string(),
+                (true, n) => format!("{n} pairs"),
+                (false, 1) => "1 trial an arm".to_string(),
+                (false, n) => format!("{n} trials an arm"),
+            };
+            if !res.is_finite() {
+                return NoRegressionPlan {
+                    pct: None,
+                    resolves_pct: None,
+                    max_pct,
+                    from: format!("none: {budget} resolve nothing at {source} (too few degrees of freedom)"),
+                };
+            }
+            let x = ((NO_REGRESSION_FACTOR * res).max(method.cpu_margin_pct) * 10.0).ceil() / 10.0;
+            let sd = 100.0 * spread.sd;
+            let words = format!("{NO_REGRESSION_FACTOR} × the {res:.1} % that {budget} resolve at a {sd:.1} % spread, {source}");
+            if res >= max_pct {
+                NoRegressionPlan {
+                    pct: None,
+                    resolves_pct: Some(res),
+                    max_pct,
+                    from: format!(
+                        "none: {budget} resolve only {res:.1} % at a {sd:.1} % spread, {source}, not below the cap of {max_pct} %"
+                    ),
+                }
+            } else if x > max_pct {
+                // The budget resolves less than the cap but twice that is above it: the cap is still a
+                // claim a same-code run can reach, less often (README, "Three answers").
+                NoRegressionPlan {
+                    pct: Some(max_pct),
+                    resolves_pct: Some(res),
+                    max_pct,
+                    from: format!("the cap of {max_pct} % ({words}, is {x:.1} %)"),
+                }
+            } else {
+                NoRegressionPlan { pct: Some(x), resolves_pct: Some(res), max_pct, from: words }
+            }
+        }
+    }
+}
+
+/// The plan of a launch: `n` trials an arm, `arms` treatment arms, the suite's method, its noise profile
+/// (if calibrated) and the change to size the trial count for (`None`: the CPU margin).
+pub fn detectable(n: u32, arms: usize, method: &MethodConfig, profile: Option<&NoiseProfile>, target_pct: Option<f64>) -> Detectable {
+    let stage_spreads = stage_spreads(profile);
+    let (typical, source) = typical_spread(profile);
     let stages = if stage_spreads.is_empty() { ASSUMED_STAGES } else { stage_spreads.len() };
     let family = stages * arms.max(1);
     let alpha_test = method.alpha_cpu() / family as f64;
@@ -161,6 +262,7 @@ pub fn detectable(n: u32, arms: usize, method: &MethodConfig, profile: Option<&N
         paired: method.paired,
         target_pct: target,
         trials_for_target: trials_for(typical, target, alpha_test, method.paired),
+        no_regression: Some(no_regression(n as usize, method, profile, Design::Fixed)),
     }
 }
 

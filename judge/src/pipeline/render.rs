@@ -49,6 +49,7 @@ pub fn sequential_line(report: &PipelineReport) -> Option<String> {
     let many = report.treatments.len() > 1;
     let mut decided = Vec::new();
     let mut open = 0;
+    let x = report.method.as_ref().and_then(|m| m.no_regression.as_ref()).and_then(|n| n.pct).map_or("X".into(), super::report::fmt_margin);
     for m in q.metrics.iter().filter(|m| m.metric == "cpu") {
         let who = if many { format!("{} ({})", m.stage, m.arm) } else { m.stage.clone() };
         match (m.decision, m.decided_after) {
@@ -57,6 +58,7 @@ pub fn sequential_line(report: &PipelineReport) -> Option<String> {
                 decided.push(format!("{who} {} after {}", if m.outcome == MetricOutcome::Lower { "lower" } else { "higher" }, units(k)))
             }
             (Decision::Equivalent, Some(k)) => decided.push(format!("{who} equivalent after {}", units(k))),
+            (Decision::NoRegression, Some(k)) => decided.push(format!("{who} no regression ≥ {x} after {}", units(k))),
         }
     }
     let shown = decided.len().min(6);

@@ -17,6 +17,9 @@ pub enum MetricOutcome {
     Higher,
     /// Undecided: not detected, and the interval is too wide to say it lies inside the margin.
     Unclear,
+    /// Not detected and not inside the margin, but its one-sided upper bound lies below X: "no regression
+    /// of X % or more" (method 3's third answer; X in the metric's test).
+    NoRegression,
 }
 
 /// Signed percent with one decimal and a real minus sign: "+27.4 %", "−0.9 %".
@@ -340,6 +343,7 @@ fn metric_detail(
         MetricOutcome::Flat => "flat",
         MetricOutcome::Higher => "higher",
         MetricOutcome::Unclear => "unclear",
+        MetricOutcome::NoRegression => "not worse",
     };
     if below {
         return (format!("below the {floor} {unit} floor ({})", fmt_pct(change)), String::new());
@@ -374,6 +378,12 @@ fn metric_detail(
         MetricOutcome::Flat => {
             let _ = write!(tail, ", equivalent within {}: 98 % interval ", fmt_applied_margin(t));
             interval(&mut tail, t.equivalence_interval_pct.unwrap_or(t.interval_pct));
+        }
+        MetricOutcome::NoRegression => {
+            let top = t.equivalence_interval_pct.unwrap_or(t.interval_pct)[1];
+            let x = t.no_regression_pct.unwrap_or(f64::NAN);
+            let _ =
+                write!(tail, ", 99 % one-sided bound {} below X = {}; not within {}", fmt_pct(top), fmt_margin(x), fmt_applied_margin(t));
         }
         MetricOutcome::Unclear => {
             let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));

@@ -444,3 +444,53 @@ fn a_margin_wider_than_the_suites_says_why() {
     assert_eq!(r.stages[0].cpu_test.as_ref().unwrap().margin_why, None);
     assert!(r.reasons[0].contains("within ±2 %:"), "{:?}", r.reasons);
 }
+
+#[test]
+fn the_third_answer_passes_on_no_regression_of_x_fixed_before_the_run() {
+    use judge::pipeline::method::NoRegression;
+    use judge::pipeline::MethodConfig;
+    // Same code, ±3 % noise, six trials an arm: nothing detected, but the 98 % interval (about ±3.7 %) is
+    // wider than the ±2 % margin, so "equivalent" cannot be said.
+    let cpu = [10.0, 10.3, 9.7, 10.2, 9.8, 10.0];
+    let arm = |order: &[usize]| -> Vec<(f64, f64)> { order.iter().map(|&i| (cpu[i], 30.0)).collect() };
+    let (rows, c, tr) = two_arms(&arm(&[0, 1, 2, 3, 4, 5]), &arm(&[3, 0, 5, 2, 1, 4]));
+    let with = |no_regression| PipelineConfig { method: MethodConfig { no_regression, ..Default::default() }, ..Default::default() };
+    // X = 8 %, set before the run: the one-sided 99 % bound lies below it — pass, saying X.
+    let r = run(&rows, &c, &tr, &with(NoRegression::At(8.0)));
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    assert_eq!(r.stages[0].cpu_outcome, MetricOutcome::NoRegression);
+    assert!(r.reasons[0].starts_with("pass (no regression ≥ 8 %): 1 of 1 stages bounded below it"), "{:?}", r.reasons);
+    let test = r.stages[0].cpu_test.as_ref().unwrap();
+    let top = test.equivalence_interval_pct.unwrap()[1];
+    assert!(top > 2.0 && top < 8.0 && test.no_regression_pct == Some(8.0), "{test:?}");
+    assert_eq!(r.method.as_ref().unwrap().no_regression.as_ref().unwrap().pct, Some(8.0));
+    // X = 3 %: the bound does not lie below it — undecided, as before.
+    let r = run(&rows, &c, &tr, &with(NoRegression::At(3.0)));
+    assert_eq!((r.verdict, r.stages[0].cpu_outcome), (Verdict::Inconclusive, MetricOutcome::Unclear), "{:?}", r.reasons);
+    // Planned: six trials an arm at the default 5 % spread resolve about 8 %; twice that is above the 10 %
+    // cap, so X is the cap — and the bound lies below it.
+    let r = run(&rows, &c, &tr, &with(NoRegression::Plan));
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    let plan = r.method.as_ref().unwrap().no_regression.clone().unwrap();
+    let res = plan.resolves_pct.unwrap();
+    assert!(res > 5.0 && res < 10.0, "{plan:?}");
+    assert!(plan.pct == Some(10.0) && plan.from.starts_with("the cap of 10 %") && plan.from.contains("6 trials an arm"), "{plan:?}");
+    // A cap the budget does not even resolve: no third answer, and the record says why.
+    let capped = PipelineConfig {
+        method: MethodConfig { no_regression: NoRegression::Plan, max_no_regression_pct: 5.0, ..Default::default() },
+        ..Default::default()
+    };
+    let r = run(&rows, &c, &tr, &capped);
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{:?}", r.reasons);
+    let plan = r.method.as_ref().unwrap().no_regression.clone().unwrap();
+    assert!(plan.pct.is_none() && plan.from.contains("6 trials an arm") && plan.from.contains("not below the cap of 5 %"), "{plan:?}");
+    // A detected regression stays one whatever X says.
+    let worse: Vec<(f64, f64)> = arm(&[3, 0, 5, 2, 1, 4]).into_iter().map(|(c, e)| (c * 1.3, e)).collect();
+    let (rows, c, tr) = two_arms(&arm(&[0, 1, 2, 3, 4, 5]), &worse);
+    assert_eq!(run(&rows, &c, &tr, &with(NoRegression::At(8.0))).verdict, Verdict::Regression);
+    // X is checked where it is set: below the margin or above the cap is refused, naming the problem.
+    let bad = MethodConfig { no_regression: NoRegression::At(1.0), ..Default::default() };
+    assert!(bad.check().unwrap_err().1.contains("below the CPU margin"));
+    let bad = MethodConfig { no_regression: NoRegression::At(12.0), ..Default::default() };
+    assert!(bad.check().unwrap_err().1.contains("above the cap of 10 %"));
+}

@@ -86,8 +86,10 @@ fn without_a_profile_an_obvious_regression_needs_a_few_more_pairs() {
 
 #[test]
 fn same_code_is_decided_equivalent_on_cpu_and_elapsed_may_stay_open() {
+    // Without the third answer (it would stop sooner, on "no regression of X": the next test).
     let (rows, c, t) = pipeline(40, 1.0, 0.0);
-    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), SequentialConfig::default());
+    let off = judge::pipeline::MethodConfig { no_regression: judge::pipeline::method::NoRegression::Off, ..Default::default() };
+    let r = sequential(&rows, &c, &t, &PipelineConfig { method: off, ..PipelineConfig::default() }, SequentialConfig::default());
     let q = r.sequential.as_ref().unwrap();
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
     assert!(q.stopped && q.pairs_used < 40, "{q:?}");
@@ -100,6 +102,56 @@ fn same_code_is_decided_equivalent_on_cpu_and_elapsed_may_stay_open() {
     assert!(r.stages.iter().all(|s| !matches!(s.cpu_outcome, MetricOutcome::Higher | MetricOutcome::Lower)));
     assert_eq!(q.looks.len(), q.pairs_used);
     assert!(q.looks.last().unwrap().stop && q.looks.iter().rev().skip(1).all(|l| !l.stop));
+}
+
+#[test]
+fn same_code_stops_on_no_regression_of_x_fixed_from_the_budget() {
+    // ±3 % noise: the ±2 % margin is out of the 40 pairs' reach, so the third answer is the futility stop.
+    let (rows, c, t) = pipeline(40, 3.0, 0.0);
+    let off = judge::pipeline::MethodConfig { no_regression: judge::pipeline::method::NoRegression::Off, ..Default::default() };
+    let strong = sequential(&rows, &c, &t, &PipelineConfig { method: off, ..PipelineConfig::default() }, SequentialConfig::default());
+    let seq = SequentialConfig { unit: Unit::Pair, max_pairs: Some(40) };
+    let r = sequential(&rows, &c, &t, &PipelineConfig::default(), seq);
+    let q = r.sequential.as_ref().unwrap();
+    // X is planned from the budget (40 pairs at the default spread), not from these rows: stated in the record.
+    let plan = r.method.as_ref().unwrap().no_regression.clone().unwrap();
+    let x = plan.pct.expect("40 pairs at the default spread resolve below the cap");
+    assert!(x > 2.0 && x <= 10.0 && plan.from.contains("40 pairs"), "{plan:?}");
+    let same = sequential(&rows[..rows.len() / 2], &c[..20], &t[..20], &PipelineConfig::default(), seq);
+    assert_eq!(same.method.unwrap().no_regression.unwrap().pct, Some(x), "fewer rows, the same budget: the same X");
+    // It stops sooner than proving equivalence would, on the third answer, and passes saying X.
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    assert!(q.stopped && q.pairs_used < strong.sequential.as_ref().unwrap().pairs_used, "{q:?}");
+    assert!(q.metrics.iter().any(|m| m.metric == "cpu" && m.decision == Decision::NoRegression), "{q:?}");
+    let head = &r.reasons[0];
+    assert!(head.starts_with(&format!("pass (no regression ≥ {}", judge::pipeline::report::fmt_margin(x))), "{head}");
+    let map = r.stages.iter().find(|s| s.cpu_outcome == MetricOutcome::NoRegression).unwrap();
+    assert_eq!(map.cpu_test.as_ref().unwrap().no_regression_pct, Some(x));
+    assert!(
+        map.reasons[0].contains(&format!("99 % one-sided bound +"))
+            && map.reasons[0].contains(&format!("below X = {}", judge::pipeline::report::fmt_margin(x))),
+        "{:?}",
+        map.reasons
+    );
+    // ±1 % noise: where equivalence is within the budget's reach (as projected from the look's estimate
+    // and spread), the run goes on to it rather than settling for the weaker answer: shuffle's bound is
+    // below X from its ninth pair, and it is decided equivalent later.
+    let (quiet, qc, qt) = pipeline(40, 1.0, 0.0);
+    let r = sequential(&quiet, &qc, &qt, &PipelineConfig::default(), seq);
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    let q = r.sequential.as_ref().unwrap();
+    let went_on = q.metrics.iter().filter(|m| m.metric == "cpu" && m.decision == Decision::Equivalent).any(|m| {
+        let first_below = m.course.iter().find(|p| p.equivalence_interval_pct[1] < x).map(|p| p.pairs);
+        first_below.is_some_and(|f| m.decided_after.is_some_and(|d| d > f))
+    });
+    assert!(went_on, "{q:?}");
+    // A cap below what the budget resolves: no third answer, the run goes on to equivalence as before.
+    let res = plan.resolves_pct.unwrap();
+    let capped = judge::pipeline::MethodConfig { max_no_regression_pct: (res - 0.1).max(0.5), ..Default::default() };
+    let r = sequential(&rows, &c, &t, &PipelineConfig { method: capped, ..PipelineConfig::default() }, seq);
+    let plan = r.method.as_ref().unwrap().no_regression.clone().unwrap();
+    assert!(plan.pct.is_none() && plan.from.contains("not below the cap of"), "{plan:?}");
+    assert!(r.sequential.unwrap().metrics.iter().all(|m| m.decision != Decision::NoRegression));
 }
 
 #[test]

@@ -59,6 +59,8 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         focus: launch.focus.clone(),
         focus_bad_end_pct: launch.focus_bad_end_pct,
         cpu_margin_pct: launch.focus.as_ref().and(plan.suite.judge).and_then(|j| j.cpu_margin_pct),
+        // The X the original was judged with when one was set (the suite's or its launch's).
+        no_regression_pct: plan.suite.judge.and_then(|j| j.no_regression_pct),
         dry_run: false,
     }
 }

@@ -85,8 +85,17 @@ pub struct CellResult {
     /// Experiments in which every stage's CPU was decided equivalent within the margin (flat or
     /// negligible): the same-code answer "no change".
     pub equivalent: u64,
-    /// Trials per arm the experiments used: their mean and 95th percentile (the fixed design: `trials`).
+    /// Passes resting on the third answer: some stage's CPU "no regression of X % or more".
+    pub bounded: u64,
+    /// … of which X was at or below the true change (a wrong third answer: the changed stage is X or more
+    /// worse); always 0 in an A/A cell.
+    pub wrongly_bounded: u64,
+    /// The mean X planned before the first look (percent), over the experiments that had one; and how many had one.
+    pub mean_x_pct: f64,
+    pub with_x: u64,
+    /// Trials per arm the experiments used: their mean, median and 95th percentile (the fixed design: `trials`).
     pub mean_trials: f64,
+    pub median_trials: u32,
     pub p95_trials: u32,
 }
 
@@ -159,6 +168,8 @@ struct Outcome {
     regression: bool,
     verdict: Verdict,
     equivalent: bool,
+    bounded: bool,
+    x_pct: Option<f64>,
     trials: u32,
 }
 
@@ -223,6 +234,7 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
         method: MethodConfig { paired, ..MethodConfig::default() },
         focus: design.bisect_ends_pct.map(|_| names[0].clone()),
         focus_bad_end_pct: design.bisect_ends_pct,
+        no_regression_pct: None,
         ..PipelineConfig::default()
     };
     let arms = [ArmSpec { name: "treatment".into(), trials: treatment }];
@@ -244,9 +256,11 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
     let regression =
         report.verdict == Verdict::Regression && changed.is_some_and(|s| s.cpu_outcome == MetricOutcome::Higher && !s.cpu_negligible);
     let equivalent = stages.iter().all(|s| s.cpu_outcome == MetricOutcome::Flat || s.cpu_negligible);
+    let bounded = report.verdict == Verdict::Pass && stages.iter().any(|s| s.cpu_outcome == MetricOutcome::NoRegression);
+    let x_pct = report.method.as_ref().and_then(|m| m.no_regression.as_ref()).and_then(|n| n.pct);
     let per_unit = if design.looks == Looks::Abba { 2 } else { 1 };
     let trials = report.sequential.as_ref().map_or(cell.trials, |q| q.pairs_used * per_unit) as u32;
-    Outcome { claim, cpu_claim, elapsed_claim, regression, verdict: report.verdict, equivalent, trials }
+    Outcome { claim, cpu_claim, elapsed_claim, regression, verdict: report.verdict, equivalent, bounded, x_pct, trials }
 }
 
 /// A cell's seed: the run's seed and the cell's parameters, so a cell gives the same counts whichever
@@ -277,14 +291,26 @@ pub fn run_cell(cell: Cell, replications: u64, seed: u64, design: Design) -> Cel
         passes: 0,
         inconclusive: 0,
         equivalent: 0,
+        bounded: 0,
+        wrongly_bounded: 0,
+        mean_x_pct: 0.0,
+        with_x: 0,
         mean_trials: 0.0,
+        median_trials: 0,
         p95_trials: 0,
     };
+    let mut x_sum = 0.0;
     let mut used = Vec::with_capacity(replications as usize);
     for _ in 0..replications {
         let o = experiment(&mut rng, &names, &cell, design);
         used.push(o.trials);
         r.equivalent += u64::from(o.equivalent);
+        r.bounded += u64::from(o.bounded);
+        r.wrongly_bounded += u64::from(o.bounded && cell.effect_pct > 0.0 && o.x_pct.is_some_and(|x| x <= cell.effect_pct));
+        if let Some(x) = o.x_pct {
+            x_sum += x;
+            r.with_x += 1;
+        }
         r.claims += u64::from(o.claim);
         r.cpu_claims += u64::from(o.cpu_claim);
         r.elapsed_claims += u64::from(o.elapsed_claim);
@@ -293,7 +319,9 @@ pub fn run_cell(cell: Cell, replications: u64, seed: u64, design: Design) -> Cel
         r.inconclusive += u64::from(o.verdict == Verdict::Inconclusive);
     }
     r.mean_trials = used.iter().map(|&n| n as f64).sum::<f64>() / used.len().max(1) as f64;
+    r.mean_x_pct = if r.with_x > 0 { x_sum / r.with_x as f64 } else { 0.0 };
     used.sort_unstable();
+    r.median_trials = used.get(used.len().saturating_sub(1) / 2).copied().unwrap_or(0);
     r.p95_trials = used.get(((used.len() as f64 * 0.95).ceil() as usize).saturating_sub(1)).copied().unwrap_or(0);
     r
 }
@@ -396,17 +424,23 @@ mod tests {
         }
         let last = results.last().unwrap();
         assert!(last.rate(last.regressions) >= 0.95, "{last:?}");
-        // A pass now has one way in besides "no change" (method 3): the total decided cheaper with no stage
-        // detected worse. The total's false "lower" is one of the CPU family's errors, so a +3 % change is
-        // passed at most at the family's CPU rate (0.8 %); seen: 1 in 2000 at 5 trials, none from 10 on.
-        assert!(results.iter().all(|r| r.rate(r.passes) <= 0.008), "a +3 % change is passed only within α: {results:?}");
-        assert!(results.iter().skip(1).all(|r| r.passes == 0), "{results:?}");
+        // A pass has two ways in besides "no change" (method 3). The total decided cheaper with no stage
+        // detected worse: the total's false "lower" is one of the CPU family's errors, so such passes stay
+        // within the family's CPU rate (0.8 %; seen: 1 in 2000 at 5 trials). And "no regression ≥ X": a
+        // true claim whenever X is above the +3 % (X is planned at the default 5 % spread: 10 % at 10
+        // trials, 6.5 % at 30), false — "wrongly bounded" — only when X is at or below it, at most
+        // α_equivalence (1 %) of the time; seen: none.
+        for r in &results {
+            assert!(r.rate(r.passes - r.bounded) <= 0.008, "a +3 % change is passed only within α: {r:?}");
+            assert!(r.rate(r.wrongly_bounded) <= 0.01, "{r:?}");
+        }
     }
 
     /// The sequential design's promises at a fixed seed: looking after every pair, a same-code 20-stage
     /// experiment rarely claims a change in 20 looks (the bound is 1 %, and Ville's inequality is loose: the
     /// README's 4 000-experiment cells measured 0.18–0.40 %); a +3 % change in one of 5 stages at CV 2 % is
-    /// found within a 40-pair budget at least 95 % of the time, never passed; a +20 % change with a 10-trial
+    /// found within a 40-pair budget at least 90 % of the time, else passed only on a true "no regression
+    /// ≥ X"; a +20 % change with a 10-trial
     /// profile is decided in about the minimum of 2 pairs.
     #[test]
     fn the_sequential_design_keeps_its_error_rate_and_stops_early() {
@@ -417,7 +451,11 @@ mod tests {
         let r = run_cells(&[aa, power, big], 400, 2000, 3, seq, 2);
         let (_, hi) = judge::stats::clopper_pearson(r[0].claims, r[0].replications, 0.95);
         assert!(hi <= 0.012, "{:?}: upper bound {hi}", r[0]);
-        assert!(r[1].rate(r[1].regressions) >= 0.95 && r[1].passes == 0, "{:?}", r[1]);
+        // A +3 % change: found, or (the futility stop, when detecting it looked out of the budget's reach)
+        // passed on "no regression ≥ X" with X above it — never with X at or below it. Uncalibrated, X is
+        // planned at the default 5 % spread (9.2 % for 40 pairs), so the stop comes early on this quieter
+        // host: 93.7 % found over 2000 experiments (README); with a 10-trial profile 96.8 %.
+        assert!(r[1].rate(r[1].regressions) >= 0.9 && r[1].passes == r[1].bounded && r[1].wrongly_bounded == 0, "{:?}", r[1]);
         assert!(r[1].mean_trials < 40.0 && r[1].p95_trials <= 40, "{:?}", r[1]);
         assert!(r[2].rate(r[2].regressions) == 1.0 && r[2].mean_trials <= 3.0, "{:?}", r[2]);
     }

@@ -44,7 +44,15 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
         .unwrap_or_default();
     let _ = writeln!(out, "Seed {seed}; trials {how}{shrunk}{drift}{bisect}. Figures are percent of experiments.\n");
     let sequential = design.looks != Looks::Fixed;
-    let used = |r: &CellResult| format!("{:.1}/{}", r.mean_trials, r.p95_trials);
+    let used = |r: &CellResult| format!("{:.1}/{}/{}", r.mean_trials, r.median_trials, r.p95_trials);
+    // The third answer: passes resting on it, and the X it was planned at.
+    let third = |r: &CellResult| {
+        if r.with_x == 0 {
+            "no X".to_string()
+        } else {
+            format!("{} (X {:.1} %)", pct(r.rate(r.bounded)), r.mean_x_pct)
+        }
+    };
     let mut groups: Vec<(usize, usize)> = results.iter().map(|r| (r.cell.stages, r.cell.profile)).collect();
     groups.sort_unstable();
     groups.dedup();
@@ -76,18 +84,21 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
         if sequential {
             let _ = writeln!(
                 out,
-                "Each cell: claims % [95 % Clopper–Pearson upper bound] · every stage's CPU decided equivalent % · trials per arm used, mean/95th percentile.\n"
+                "Each cell: claims % [95 % Clopper–Pearson upper bound] · every stage's CPU decided equivalent % · passed on \"no regression ≥ X\" % (mean X) · trials per arm used, mean/median/95th percentile.\n"
             );
         } else {
-            let _ = writeln!(out, "Each cell: claims % [95 % Clopper–Pearson upper bound] · inconclusive %.\n");
+            let _ = writeln!(
+                out,
+                "Each cell: claims % [95 % Clopper–Pearson upper bound] · inconclusive % · passed on \"no regression ≥ X\" % (mean X).\n"
+            );
         }
         head(&mut out);
         row(&mut out, 0.0, &|r| {
             let (_, hi) = judge::stats::clopper_pearson(r.claims, r.replications, 0.95);
             if sequential {
-                format!("{} [≤{}] · {} · {}", pct(r.rate(r.claims)), pct(hi), pct(r.rate(r.equivalent)), used(r))
+                format!("{} [≤{}] · {} · {} · {}", pct(r.rate(r.claims)), pct(hi), pct(r.rate(r.equivalent)), third(r), used(r))
             } else {
-                format!("{} [≤{}] · {}", pct(r.rate(r.claims)), pct(hi), pct(r.rate(r.inconclusive)))
+                format!("{} [≤{}] · {} · {}", pct(r.rate(r.claims)), pct(hi), pct(r.rate(r.inconclusive)), third(r))
             }
         });
         let _ = writeln!(out);
@@ -101,18 +112,26 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
         if sequential {
             let _ = writeln!(
                 out,
-                "Each cell: judged a regression % · pass % · trials per arm used, mean/95th percentile · the mean over the fixed-design bound at the family's level (below).\n"
+                "Each cell: judged a regression % · pass % (of which on \"no regression ≥ X\" with X at or below the true change) · trials per arm used, mean/median/95th percentile · the mean over the fixed-design bound at the family's level (below).\n"
             );
         } else {
-            let _ = writeln!(out, "Each cell: judged a regression % · pass % · inconclusive %.\n");
+            let _ = writeln!(out, "Each cell: judged a regression % · pass % (of which on \"no regression ≥ X\" with X at or below the true change) · inconclusive %.\n");
         }
         head(&mut out);
         row(&mut out, effect, &|r| {
             if sequential {
                 let bound = fixed_n(power_cv, effect, 0.008 / r.cell.stages as f64, 0.95);
-                format!("{} · {} · {} · {:.2}×", pct(r.rate(r.regressions)), pct(r.rate(r.passes)), used(r), r.mean_trials / bound)
+                let wrong = pct(r.rate(r.wrongly_bounded));
+                format!(
+                    "{} · {} ({wrong}) · {} · {:.2}×",
+                    pct(r.rate(r.regressions)),
+                    pct(r.rate(r.passes)),
+                    used(r),
+                    r.mean_trials / bound
+                )
             } else {
-                format!("{} · {} · {}", pct(r.rate(r.regressions)), pct(r.rate(r.passes)), pct(r.rate(r.inconclusive)))
+                let wrong = pct(r.rate(r.wrongly_bounded));
+                format!("{} · {} ({wrong}) · {}", pct(r.rate(r.regressions)), pct(r.rate(r.passes)), pct(r.rate(r.inconclusive)))
             }
         });
         let _ = writeln!(

@@ -181,11 +181,26 @@ fn paired_margins_and_alpha_are_flags_and_bad_values_are_named() {
         "{method}"
     );
     assert_eq!((method["cpu_margin_pct"].as_f64(), method["alpha"].as_f64()), (Some(5.0), Some(0.05)));
+    // Two pairs resolve nothing at the default spread: no third answer, and the report says why.
+    let x = &method["no_regression"];
+    assert!(x["pct"].is_null() && x["from"].as_str().unwrap().starts_with("none: 2 pairs resolve"), "{x}");
+    // X set for the run: recorded as set, carried by every test.
+    let out = run(&["--paired", "--no-regression", "8"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["method"]["no_regression"]["pct"].as_f64(), Some(8.0), "{}", report["method"]);
+    assert_eq!(report["method"]["no_regression"]["from"], "set before the run");
+    let off = run(&["--paired", "--no-regression", "off"]);
+    let off: serde_json::Value = serde_json::from_slice(&off.stdout).unwrap();
+    assert!(off["method"]["no_regression"]["pct"].is_null() && off["method"]["no_regression"]["from"] == "off", "{}", off["method"]);
     assert_eq!(report["stages"][0]["cpu_test"]["analysis"], "paired t on log ratios");
     for (flag, value, says) in [
         ("--cpu-margin", "0", "--cpu-margin 0: must be a percentage above 0 and below 100"),
         ("--elapsed-margin", "150", "--elapsed-margin 150: must be a percentage"),
         ("--alpha", "0.7", "--alpha 0.7: must be above 0 and below 0.5"),
+        ("--no-regression", "1", "--no-regression 1: below the CPU margin of 2 %"),
+        ("--no-regression", "12", "--no-regression 12: above the cap of 10 %"),
+        ("--no-regression", "lots", "--no-regression lots: a percent (such as 5) or \"off\""),
+        ("--max-no-regression", "0", "--max-no-regression 0: must be a percentage above 0 and below 100"),
     ] {
         let out = run(&[flag, value]);
         assert_eq!(out.status.code(), Some(2));

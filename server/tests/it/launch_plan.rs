@@ -116,6 +116,21 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
         .await;
     assert_eq!(bad.status, 400);
     assert!(bad.text.contains("detect_pct: -1"), "{}", bad.text);
+    // The third answer's X: 3 pairs resolve none under the cap; set for the launch, the plan carries it.
+    let x = &d["no_regression"];
+    assert!(x["pct"].is_null() && x["from"].as_str().unwrap().contains("3 pairs resolve only"), "{x}");
+    let r = launcher
+        .post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true, "no_regression_pct": 8}))
+        .await;
+    let x = &r.json()["plan"]["detectable"]["no_regression"];
+    assert_eq!((x["pct"].as_f64(), x["from"].as_str()), (Some(8.0), Some("set before the run")), "{x}");
+    for (x, says) in [(1.0, "no_regression_pct: 1: below the CPU margin of 2 %"), (40.0, "no_regression_pct: 40: above the cap of 10 %")] {
+        let bad = launcher
+            .post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster", "dry_run": true, "no_regression_pct": x}))
+            .await;
+        assert_eq!(bad.status, 400);
+        assert!(bad.text.contains(says), "{}", bad.text);
+    }
     let rows =
         judge::pipeline::rows::parse_rows("rows.csv", include_str!("../../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv"))
             .unwrap();
@@ -361,6 +376,10 @@ async fn an_auto_launch_plans_its_first_pairs_and_its_budget() {
     let text = server::client::plan_text(plan);
     assert!(text.contains("trials auto: a pair at a time while the verdict is undecided, at most 12 trials an arm"), "{text}");
     assert_eq!(a["beyond_budget"], true, "{a}");
+    // X is planned as the sequential design will use it: from the budget, not the first look's pairs.
+    let x = &plan["detectable"]["no_regression"];
+    assert!(x["pct"].is_null() && x["from"].as_str().unwrap().starts_with("none: 12 pairs resolve only"), "{x}");
+    assert!(text.contains("no \"no regression of X %\" answer — 12 pairs resolve only"), "{text}");
     assert!(
         text.contains("the fixed design needs more for the margin, so expect it to use the budget unless the change is clear"),
         "{text}"

@@ -38,6 +38,19 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
     let noisiest = d["noisiest"].as_array().and_then(|a| Some((a.first()?.as_str()?.to_string(), a.get(1)?.as_f64()?)));
     let target = fmt_margin(num("target_pct"));
     let need = d["trials_for_target"].as_u64().map(|t| t as u32);
+    // The third answer's X, fixed by this plan: printed with every claim the experiment makes.
+    let x = &d["no_regression"];
+    let third = x.is_object().then(|| match x["pct"].as_f64() {
+        Some(pct) => format!(
+            "If nothing is detected, it can still pass on \"no regression ≥ {}\" (99 % one-sided bound): {}.",
+            fmt_margin(pct),
+            x["from"].as_str().unwrap_or("?")
+        ),
+        None => {
+            let why = x["from"].as_str().unwrap_or("?");
+            format!("No \"no regression of X %\" answer — {}.", why.strip_prefix("none: ").unwrap_or(why))
+        }
+    });
     view! {
         <div class="power" aria-label="What these trials can detect">
             <p class="detectable"><strong>{match d["mde_pct"].as_f64() {
@@ -45,6 +58,7 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
                 None => format!("{} detect nothing below ±10000 % without a noise profile: they measure too little spread of their own (calibrate the suite, or plan more pairs).", judge::units::trials_an_arm(n)),
             }}</strong> " " {head}</p>
             {noisiest.map(|(stage, m)| view! { <p class="muted">{format!("The noisiest stage, {stage}, needs ±{} to be detected as often.", fmt_margin(m))}</p> })}
+            {third.map(|t| view! { <p class="no-regression">{t}</p> })}
             <p class="needed">
                 {match need {
                     Some(t) if t as u64 == n => format!("±{target} needs {}: this plan has them.", judge::units::trials_an_arm(t.into())),

@@ -40,7 +40,9 @@ pub use sequence::{
 use super::aggregate::TrialSpec;
 use super::decide::{quadrants, Pending, Prepared};
 use super::family::MetricTest;
+use super::method::NoRegression;
 use super::method::ALPHA_EQUIVALENCE;
+use super::power::{no_regression, Design};
 use super::report::MetricOutcome;
 use super::rows::StageRow;
 use super::{fold_arm, ArmSpec, JudgeError, MethodConfig, PipelineConfig, PipelineReport, Summed};
@@ -100,6 +102,13 @@ pub fn judge_sequential(
     let treatments: Vec<ArmSpec> = treatments.iter().map(|a| ArmSpec { name: a.name.clone(), trials: keyed(&a.trials) }).collect();
     let summed = Summed::new(rows, &control, &treatments)?;
     let config = PipelineConfig { method: MethodConfig { paired: true, ..config.method }, ..config.clone() };
+    // X of the third answer, fixed before the first look from the budget (every unit given when none). A
+    // focused look (a bisection's probe) asks only whether its stage moved: it has no third answer.
+    let budget = seq.max_pairs.unwrap_or(keys_of(&control, &treatments)).max(1);
+    let method = if config.focus.is_some() { MethodConfig { no_regression: NoRegression::Off, ..config.method } } else { config.method };
+    let planned = no_regression(budget, &method, config.noise.as_ref(), Design::Sequential);
+    let config = PipelineConfig { no_regression_pct: planned.pct, ..config };
+    let cpu_x = |metric: &str| if metric == "cpu" { config.no_regression_pct } else { None };
     let m = config.method;
     let mut keys: Vec<u32> = control.iter().chain(treatments.iter().flat_map(|a| &a.trials)).filter_map(|t| t.pair).collect();
     keys.sort_unstable();
@@ -153,12 +162,19 @@ pub fn judge_sequential(
                                 let ends = which_end(&report.stage, metric);
                                 let (decision, outcome) = match ends {
                                     Some(b) => decide_which_end(&p.estimate, alpha, b),
-                                    None => decide(&p.estimate, alpha, p.margin_pct),
+                                    None => futility(
+                                        decide(&p.estimate, alpha, p.margin_pct, cpu_x(metric)),
+                                        &p.estimate,
+                                        alpha,
+                                        p.margin_pct,
+                                        j,
+                                        budget,
+                                    ),
                                 };
                                 if decision != Decision::Continue {
                                     let test = p.tested(match ends {
                                         Some(b) => test_which_end(&p.estimate, alpha, p.margin_pct, b),
-                                        None => test(&p.estimate, alpha, p.margin_pct),
+                                        None => test(&p.estimate, alpha, p.margin_pct, cpu_x(metric)),
                                     });
                                     frozen.insert(k.clone(), Frozen { decision, outcome, test, after: j });
                                 }
@@ -187,9 +203,10 @@ pub fn judge_sequential(
                 let Some(p) = arm.total_cpu() else { continue };
                 let k: Key = (a, TOTAL.to_string(), "cpu");
                 if !frozen.contains_key(&k) {
-                    let (decision, outcome) = decide(&p.estimate, alpha_cpu, p.margin_pct);
+                    let decided = decide(&p.estimate, alpha_cpu, p.margin_pct, p.no_regression_pct);
+                    let (decision, outcome) = futility(decided, &p.estimate, alpha_cpu, p.margin_pct, j, budget);
                     if decision != Decision::Continue {
-                        let test = p.tested(test(&p.estimate, alpha_cpu, p.margin_pct));
+                        let test = p.tested(test(&p.estimate, alpha_cpu, p.margin_pct, p.no_regression_pct));
                         frozen.insert(k, Frozen { decision, outcome, test, after: j });
                     }
                 }
@@ -229,7 +246,7 @@ pub fn judge_sequential(
                         None => {
                             let t = match which_end(stage, metric) {
                                 Some(b) => test_which_end(&p.estimate, alpha, p.margin_pct, b),
-                                None => test(&p.estimate, alpha, p.margin_pct),
+                                None => test(&p.estimate, alpha, p.margin_pct, p.no_regression_pct),
                             };
                             (Decision::Continue, MetricOutcome::Unclear, p.tested(t), None)
                         }
@@ -284,7 +301,8 @@ pub fn judge_sequential(
             arms_out.push(fold_arm(arm.name, stages, total, arm.unpaired, [arm.controls, arm.trials]));
         }
         let family = |f: &dyn Fn(&SequentialMetric) -> bool| metrics.iter().filter(|x| f(x)).count();
-        let record = m.record(family(&|x| x.metric == "cpu") + totals, family(&|x| x.metric == "elapsed"));
+        let mut record = m.record(family(&|x| x.metric == "cpu") + totals, family(&|x| x.metric == "elapsed"));
+        record.no_regression = Some(planned.clone());
         let mut report = summed.report(&config, arms_out, record, Some(key));
         report.sequential = Some(SequentialRecord {
             unit: seq.unit,
@@ -302,6 +320,42 @@ pub fn judge_sequential(
         return Ok(report);
     }
     unreachable!("the last look returns")
+}
+
+/// The third answer is a futility stop: a metric bounded below X stops there only when the budget left
+/// (`budget` − `j` units) could not decide it more strongly — equivalent within the margin if its estimate
+/// and spread held, nor detected if the change were [`super::method::FUTILITY_HOPE_SE`] standard errors larger ([`sequence::more_pairs`])
+/// — or at the budget's last unit. Otherwise it
+/// goes on: a +3 % change bounded below an X of 9 % early (X planned at the default spread on a quieter
+/// host) is still worth detecting.
+fn futility(
+    (decision, outcome): (Decision, MetricOutcome),
+    e: &super::estimate::Estimate,
+    alpha: f64,
+    margin_pct: f64,
+    j: usize,
+    budget: usize,
+) -> (Decision, MetricOutcome) {
+    if decision != Decision::NoRegression || j >= budget {
+        return (decision, outcome);
+    }
+    let margin = (1.0 + margin_pct / 100.0).ln();
+    let left = (budget - j) as u64;
+    // Detection is projected for a change that many standard errors beyond the estimate: an estimate that is low
+    // by chance (a real +3 % read as +1.5 % at the ninth pair) should not end the search for it.
+    let hopeful = super::estimate::Estimate { log_ratio: e.log_ratio.abs() + super::method::FUTILITY_HOPE_SE * e.se, ..e.clone() };
+    match (sequence::more_pairs(e, alpha, margin, None, left), sequence::more_pairs(&hopeful, alpha, margin, None, left)) {
+        (None, None) => (decision, outcome),
+        _ => (Decision::Continue, MetricOutcome::Unclear),
+    }
+}
+
+/// How many units (distinct pair keys) the trials given make.
+fn keys_of(control: &[TrialSpec], treatments: &[ArmSpec]) -> usize {
+    let mut keys: Vec<u32> = control.iter().chain(treatments.iter().flat_map(|a| &a.trials)).filter_map(|t| t.pair).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.len()
 }
 
 /// A metric's intervals at look `j`, rounded for the report; none while its spread is unknown (one pair).

@@ -15,6 +15,9 @@ pub enum Decision {
     Equivalent,
     /// Undecided: the next pair is worth running.
     Continue,
+    /// Not different, not inside the margin, but the sequence's upper side lies below X: "no regression of
+    /// X % or more" (method 3's futility stop).
+    NoRegression,
 }
 
 /// What the design judges in: pairs (C T), or ABBA blocks (C T T C, judged as one unit each: the two

@@ -104,8 +104,9 @@ pub fn interval(e: &Estimate, alpha: f64) -> [f64; 2] {
 }
 
 /// About how many more pairs would decide an undecided metric, if its estimate and spread held: the first
-/// n whose sequence clears zero or fits inside the margin; `None` beyond `cap` more.
-pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, cap: u64) -> Option<u64> {
+/// n whose sequence clears zero, fits inside the margin or (with a third answer, `x` on the log scale)
+/// falls below X; `None` beyond `cap` more.
+pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, x: Option<f64>, cap: u64) -> Option<u64> {
     let now = e.n[0].min(e.n[1]).max(1) as u64;
     let d = e.log_ratio.abs();
     let decided = |extra: u64| {
@@ -113,18 +114,20 @@ pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, cap: u64) -> Option<u64
         let se = e.pair_sd / (n as f64).sqrt();
         let nu = e.df + extra as f64;
         let det = radius_t(n as usize, nu, alpha) * se < d;
-        let eq = radius_t(n as usize, nu, ALPHA_EQUIVALENCE) * se < margin - d;
-        det || eq
+        let r_eq = radius_t(n as usize, nu, ALPHA_EQUIVALENCE) * se;
+        let eq = r_eq < margin - d;
+        let bounded = x.is_some_and(|x| e.log_ratio + r_eq < x);
+        det || eq || bounded
     };
     if e.pair_sd.is_nan() || e.pair_sd <= 0.0 {
         return Some(1);
     }
     let mut hi = 1u64;
     while !decided(hi) {
-        hi *= 2;
-        if hi > cap {
+        if hi >= cap {
             return None;
         }
+        hi = (hi * 2).min(cap);
     }
     let mut lo = hi / 2;
     while hi - lo > 1 {
@@ -139,8 +142,16 @@ pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, cap: u64) -> Option<u64
 }
 
 /// One metric at one look: its decision and outcome, and whether it is detected and negligible (`alpha`
-/// is its share of the family's error rate, `margin_pct` its margin). Cheap: a few Bayes factors.
-pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64) -> (Decision, MetricOutcome) {
+/// is its share of the family's error rate, `margin_pct` its margin, `x` the third answer's threshold in
+/// percent). Cheap: a few Bayes factors.
+///
+/// The equivalence and no-regression claims read one side of the sequence at α_equivalence each. That is
+/// exact one-sided: the symmetric mixture's Bayes factor, on the side where the estimate lies, is at most
+/// the one-sided mixture's (the half-normal prior on that side; the noncentral t has a monotone
+/// likelihood ratio, so each δ on the estimate's side outweighs its mirror), and the one-sided mixture is
+/// a martingale under μ₀ — Ville's inequality bounds its crossing by α. It is conservative: the one-sided
+/// mixture itself would be a little narrower (README, "Sequential design").
+pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> (Decision, MetricOutcome) {
     let margin = (1.0 + margin_pct / 100.0).ln();
     let detected = rejects(e, 0.0, alpha);
     let inside = |a: f64| e.log_ratio.abs() < margin && rejects(e, margin, a) && rejects(e, -margin, a);
@@ -150,9 +161,17 @@ pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64) -> (Decision, MetricOut
         (if inside(ALPHA_EQUIVALENCE) { Decision::Equivalent } else { Decision::Different }, direction)
     } else if inside(ALPHA_EQUIVALENCE) {
         (Decision::Equivalent, MetricOutcome::Flat)
+    } else if x.is_some_and(|x| bounded_below(e, x)) {
+        (Decision::NoRegression, MetricOutcome::NoRegression)
     } else {
         (Decision::Continue, MetricOutcome::Unclear)
     }
+}
+
+/// Whether the sequence's upper side at α_equivalence lies below `x` percent.
+fn bounded_below(e: &Estimate, x: f64) -> bool {
+    let top = (x / 100.0).ln_1p();
+    e.log_ratio < top && rejects(e, top, ALPHA_EQUIVALENCE)
 }
 
 /// A bisection's probe (method 3): which end of the range does it resemble? `ends` is the bad end's change
@@ -179,7 +198,7 @@ pub fn decide_which_end(e: &Estimate, alpha: f64, ends: f64) -> (Decision, Metri
 /// resembles, the bad end's level carried in `bad_end_pct`.
 pub fn test_which_end(e: &Estimate, alpha: f64, margin_pct: f64, ends: f64) -> MetricTest {
     let (decision, outcome) = decide_which_end(e, alpha, ends);
-    let mut t = test(e, alpha, margin_pct);
+    let mut t = test(e, alpha, margin_pct, None);
     t.detected = matches!(outcome, MetricOutcome::Higher | MetricOutcome::Lower);
     t.negligible = false;
     t.bad_end_pct = Some(pct(ends));
@@ -200,10 +219,10 @@ fn more_pairs_which_end(e: &Estimate, alpha: f64, ends: f64, cap: u64) -> Option
     };
     let mut hi = 1u64;
     while !decided(hi) {
-        hi *= 2;
-        if hi > cap {
+        if hi >= cap {
             return None;
         }
+        hi = (hi * 2).min(cap);
     }
     let mut lo = hi / 2;
     while hi - lo > 1 {
@@ -218,8 +237,8 @@ fn more_pairs_which_end(e: &Estimate, alpha: f64, ends: f64, cap: u64) -> Option
 }
 
 /// The test of a metric as reported, at the look that decided it (or the last one).
-pub fn test(e: &Estimate, alpha: f64, margin_pct: f64) -> MetricTest {
-    let (decision, outcome) = decide(e, alpha, margin_pct);
+pub fn test(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> MetricTest {
+    let (decision, outcome) = decide(e, alpha, margin_pct, x);
     let detected = matches!(outcome, MetricOutcome::Higher | MetricOutcome::Lower);
     let to_pct = |i: [f64; 2]| [crate::stats::pct_bounded(i[0]), crate::stats::pct_bounded(i[1])];
     let margin = (1.0 + margin_pct / 100.0).ln();
@@ -236,10 +255,12 @@ pub fn test(e: &Estimate, alpha: f64, margin_pct: f64) -> MetricTest {
         margin_pct,
         margin_why: None,
         bad_end_pct: None,
+        no_regression_pct: x,
         detected,
         negligible: detected && decision == Decision::Equivalent,
         mde_pct: None,
-        more_pairs: (decision == Decision::Continue).then(|| more_pairs(e, alpha, margin, MAX_MORE_PAIRS).unwrap_or(MAX_MORE_PAIRS)),
+        more_pairs: (decision == Decision::Continue)
+            .then(|| more_pairs(e, alpha, margin, x.map(|x| (x / 100.0).ln_1p()), MAX_MORE_PAIRS).unwrap_or(MAX_MORE_PAIRS)),
         n: e.n,
     }
 }
@@ -291,20 +312,20 @@ mod tests {
     fn decisions_read_from_the_two_sequences() {
         // +10 % at a 2.8 % pair spread, 10 pairs: different.
         let e = est(0.0953, 0.028, 10, 0.0);
-        let ((d, o), t) = (decide(&e, 0.0016, 2.0), test(&e, 0.0016, 2.0));
+        let ((d, o), t) = (decide(&e, 0.0016, 2.0, None), test(&e, 0.0016, 2.0, None));
         assert_eq!((d, o, t.detected), (Decision::Different, MetricOutcome::Higher, true));
         assert!(t.interval_pct[0] > 0.0 && t.more_pairs.is_none());
         // Nothing at a tight spread, 40 pairs: equivalent within ±2 %.
-        let (d, o) = decide(&est(0.001, 0.028, 40, 0.0), 0.0016, 2.0);
+        let (d, o) = decide(&est(0.001, 0.028, 40, 0.0), 0.0016, 2.0, None);
         assert_eq!((d, o), (Decision::Equivalent, MetricOutcome::Flat));
         // Nothing at 3 pairs: continue, with the pairs that would decide it.
         let e = est(0.001, 0.028, 3, 0.0);
-        let ((d, o), t) = (decide(&e, 0.0016, 2.0), test(&e, 0.0016, 2.0));
+        let ((d, o), t) = (decide(&e, 0.0016, 2.0, None), test(&e, 0.0016, 2.0, None));
         assert_eq!((d, o), (Decision::Continue, MetricOutcome::Unclear));
         let more = t.more_pairs.unwrap();
         assert!((5..100).contains(&more), "{t:?}");
         // Run that many more, at the same spread: decided.
-        let (d, _) = decide(&est(0.001, 0.028, 3 + more as usize, 0.0), 0.0016, 2.0);
+        let (d, _) = decide(&est(0.001, 0.028, 3 + more as usize, 0.0), 0.0016, 2.0, None);
         assert_eq!(d, Decision::Equivalent);
     }
 }
