@@ -1,6 +1,6 @@
 //! The measured table as Markdown: what `arbiter simulate` prints.
 
-use super::{fixed_n, CellResult, Cv, Design, Looks};
+use super::{fixed_n, fixed_n_t, CellResult, Cv, Design, Looks};
 
 fn pct(r: f64) -> String {
     let p = 100.0 * r;
@@ -112,7 +112,7 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
         if sequential {
             let _ = writeln!(
                 out,
-                "Each cell: judged a regression % · pass % (of which on \"no regression ≥ X\" with X at or below the true change) · trials per arm used, mean/median/95th percentile · the mean over the fixed-design bound at the family's level (below).\n"
+                "Each cell: judged a regression % · pass % (of which on \"no regression ≥ X\" with X at or below the true change) · trials per arm used, mean/median/95th percentile · the mean and the 95th percentile over the fixed-N t-test at the family's first Holm level (below).\n"
             );
         } else {
             let _ = writeln!(out, "Each cell: judged a regression % · pass % (of which on \"no regression ≥ X\" with X at or below the true change) · inconclusive %.\n");
@@ -120,33 +120,30 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
         head(&mut out);
         row(&mut out, effect, &|r| {
             if sequential {
-                let bound = fixed_n(power_cv, effect, 0.008 / r.cell.stages as f64, 0.95);
+                let t_test = fixed_n_t(power_cv, effect, 0.008 / r.cell.stages as f64, 0.95) as f64;
                 let wrong = pct(r.rate(r.wrongly_bounded));
                 format!(
-                    "{} · {} ({wrong}) · {} · {:.2}×",
+                    "{} · {} ({wrong}) · {} · {:.2}× / {:.2}×",
                     pct(r.rate(r.regressions)),
                     pct(r.rate(r.passes)),
                     used(r),
-                    r.mean_trials / bound
+                    r.mean_trials / t_test,
+                    r.p95_trials as f64 / t_test
                 )
             } else {
                 let wrong = pct(r.rate(r.wrongly_bounded));
                 format!("{} · {} ({wrong}) · {}", pct(r.rate(r.regressions)), pct(r.rate(r.passes)), pct(r.rate(r.inconclusive)))
             }
         });
+        let sizes: std::collections::BTreeSet<usize> = groups.iter().map(|g| g.0).collect();
+        let per_size = |f: &dyn Fn(usize) -> String| sizes.iter().map(|&s| format!("S={s}: {}", f(s))).collect::<Vec<_>>().join(", ");
         let _ = writeln!(
             out,
             "\nFixed-design bound n = 2(z_α/2 + z_β)²σ²/δ² at σ = {power_cv} %: {:.1} trials per arm at α = 0.01, power 95 % (one test); \
-             at the family's level for S stages (α = 0.008/S): {}.\n",
+             at the family's level for S stages (α = 0.008/S): {}. The fixed-N paired t-test (spread unknown) at that level, power 95 %: {}.\n",
             fixed_n(power_cv, effect, 0.01, 0.95),
-            groups
-                .iter()
-                .map(|g| g.0)
-                .collect::<std::collections::BTreeSet<_>>()
-                .iter()
-                .map(|&s| format!("S={s}: {:.1}", fixed_n(power_cv, effect, 0.008 / s as f64, 0.95)))
-                .collect::<Vec<_>>()
-                .join(", ")
+            per_size(&|s| format!("{:.1}", fixed_n(power_cv, effect, 0.008 / s as f64, 0.95))),
+            per_size(&|s| format!("{} pairs", fixed_n_t(power_cv, effect, 0.008 / s as f64, 0.95))),
         );
     }
     out
