@@ -104,15 +104,14 @@ pub fn judge_sequential(
     let config = PipelineConfig { method: MethodConfig { paired: true, ..config.method }, ..config.clone() };
     // X of the third answer, fixed before the first look from the budget (every unit given when none). A
     // focused look (a bisection's probe) asks only whether its stage moved: it has no third answer.
-    let budget = seq.max_pairs.unwrap_or(keys_of(&control, &treatments)).max(1);
-    let method = if config.focus.is_some() { MethodConfig { no_regression: NoRegression::Off, ..config.method } } else { config.method };
-    let planned = no_regression(budget, &method, config.noise.as_ref(), Design::Sequential);
-    let config = PipelineConfig { no_regression_pct: planned.pct, ..config };
-    let cpu_x = |metric: &str| if metric == "cpu" { config.no_regression_pct } else { None };
-    let m = config.method;
     let mut keys: Vec<u32> = control.iter().chain(treatments.iter().flat_map(|a| &a.trials)).filter_map(|t| t.pair).collect();
     keys.sort_unstable();
     keys.dedup();
+    let budget = seq.max_pairs.unwrap_or(keys.len()).max(1);
+    let method = if config.focus.is_some() { MethodConfig { no_regression: NoRegression::Off, ..config.method } } else { config.method };
+    let planned = no_regression(budget, &method, config.noise.as_ref(), Design::Sequential);
+    let config = PipelineConfig { no_regression_pct: planned.pct, ..config };
+    let m = config.method;
     let last = keys.len().min(seq.max_pairs.unwrap_or(usize::MAX)).max(1);
     let mut frozen: HashMap<Key, Frozen> = HashMap::new();
     let mut courses: HashMap<Key, Vec<CoursePoint>> = HashMap::new();
@@ -163,7 +162,7 @@ pub fn judge_sequential(
                                 let (decision, outcome) = match ends {
                                     Some(b) => decide_which_end(&p.estimate, alpha, b),
                                     None => futility(
-                                        decide(&p.estimate, alpha, p.margin_pct, cpu_x(metric)),
+                                        decide(&p.estimate, alpha, p.margin_pct, p.no_regression_pct),
                                         &p.estimate,
                                         alpha,
                                         p.margin_pct,
@@ -174,7 +173,7 @@ pub fn judge_sequential(
                                 if decision != Decision::Continue {
                                     let test = p.tested(match ends {
                                         Some(b) => test_which_end(&p.estimate, alpha, p.margin_pct, b),
-                                        None => test(&p.estimate, alpha, p.margin_pct, cpu_x(metric)),
+                                        None => test(&p.estimate, alpha, p.margin_pct, p.no_regression_pct),
                                     });
                                     frozen.insert(k.clone(), Frozen { decision, outcome, test, after: j });
                                 }
@@ -348,14 +347,6 @@ fn futility(
         (None, None) => (decision, outcome),
         _ => (Decision::Continue, MetricOutcome::Unclear),
     }
-}
-
-/// How many units (distinct pair keys) the trials given make.
-fn keys_of(control: &[TrialSpec], treatments: &[ArmSpec]) -> usize {
-    let mut keys: Vec<u32> = control.iter().chain(treatments.iter().flat_map(|a| &a.trials)).filter_map(|t| t.pair).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys.len()
 }
 
 /// A metric's intervals at look `j`, rounded for the report; none while its spread is unknown (one pair).
