@@ -234,7 +234,7 @@ mod tests {
                     let cpu = 20.0 * effect * (1.0 + 0.03 * wobble(tag, s));
                     rows.push(StageRow::new(&id(tag), name, "END", cpu, cpu * 2.0, 1e5, 1e7, 1e8));
                 }
-                let spec = TrialSpec { execution_ids: vec![id(tag)], pair: Some(i) };
+                let spec = TrialSpec { execution_ids: vec![id(tag)], pair: Some(i), position: None };
                 if arm == 0 {
                     c.push(spec)
                 } else {

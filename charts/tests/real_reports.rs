@@ -17,7 +17,7 @@ fn keep(name: &str, svg: &str) {
 
 fn pipeline() -> PipelineReport {
     let rows = parse_rows("rows.csv", include_str!("../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv")).unwrap();
-    let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None };
+    let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None, position: None };
     let control = [t("20261129-072203-da99fe05"), t("20261129-072217-adb9e3d8"), t("20261129-072231-4eb27101")];
     let arms = [ArmSpec { name: "heavier-map".into(), trials: vec![t("20261129-072244-a8070574")] }];
     // One treatment trial measures no spread of its own, and method 3 borrows none: the charts of a decided

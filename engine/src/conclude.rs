@@ -118,7 +118,7 @@ pub async fn verdict(
                 rows.extend(measured);
                 // The repeat index pairs a control trial with the treatment trials that ran beside it.
                 let pair = Some(t.repeat_index as u32);
-                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone(), pair });
+                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone(), pair, position: None });
                 if t.state == TrialState::Failed {
                     failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
                 }
@@ -272,7 +272,7 @@ async fn succeeded_measurements(store: &store::Store, trials: &[Trial]) -> (Vec<
     for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
         let (Ok(run), Ok(r)) = (store.trial_run(t.id).await, store.stage_rows(t.id).await) else { continue };
         rows.extend(r);
-        specs.push(TrialSpec { execution_ids: run.execution_ids, pair: None });
+        specs.push(TrialSpec { execution_ids: run.execution_ids, pair: None, position: None });
     }
     (rows, specs)
 }

@@ -102,7 +102,7 @@ async fn imported_verdict(
         let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
         rows.extend(store.stage_rows(t.id).await.map_err(|e| e.to_string())?);
         if let Some(arm) = arms.iter().position(|a| a.0 == t.arm_id) {
-            specs[arm].1.push(TrialSpec { execution_ids: run.execution_ids, pair: None });
+            specs[arm].1.push(TrialSpec { execution_ids: run.execution_ids, pair: None, position: None });
         }
     }
     if specs.len() < 2 || rows.is_empty() {

@@ -17,7 +17,7 @@ fn rows() -> (Vec<StageRow>, Vec<TrialSpec>, Vec<TrialSpec>) {
                     let cpu = (1.0 + s as f64 / 10.0) * factor * jitter;
                     rows.push(StageRow::new(&id, &format!("stage{s}-Map → Scatter"), "END", cpu, 5.0 * jitter, 1e5, 1.8e7, 1.8e8));
                 }
-                TrialSpec { execution_ids: vec![id], pair: None }
+                TrialSpec { execution_ids: vec![id], pair: None, position: None }
             })
             .collect()
     };

@@ -71,7 +71,7 @@ async fn pipeline_50(store: &Store) -> i64 {
             );
         }
     }
-    let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None };
+    let t = |id: &str| TrialSpec { execution_ids: vec![id.into()], pair: None, position: None };
     let arms = [ArmSpec { name: "treatment".into(), trials: vec![t("t0"), t("t1"), t("t2")] }];
     let config = PipelineConfig { worker_ram: Some(512.0 * 1048576.0), ..PipelineConfig::default() };
     let report = judge(&rows, &[t("c0"), t("c1"), t("c2")], &arms, &config).unwrap();

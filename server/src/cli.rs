@@ -362,6 +362,11 @@ pub struct CompareArgs {
     /// interleaved or ABBA): the paired log-ratio removes what adjacent trials share.
     #[arg(long)]
     pub paired: bool,
+    /// Which trial of each pair ran first, for the order covariate (with --paired or --sequential): one
+    /// word a pair, `ct` (control first) or `tc` (treatment first), comma-separated — or `timestamps`,
+    /// each trial's earliest row `ts` deciding. With both orders the change is adjusted for the order.
+    #[arg(long, value_name = "ct,tc,…|timestamps")]
+    pub order: Option<String>,
     /// The third answer's X, "no regression of X % or more", fixed before looking: a percent (at least
     /// --cpu-margin), or "off". Default: planned from the pairs given (--max-pairs with --sequential) and
     /// the noise profile's spread (or the default one).

@@ -26,7 +26,7 @@ pub(crate) fn trial(flag: &str, ids: &str) -> Result<TrialSpec, String> {
     if execution_ids.iter().any(String::is_empty) {
         return Err(format!("{flag} {ids:?}: execution ids are comma-separated and none may be empty"));
     }
-    Ok(TrialSpec { execution_ids, pair: None })
+    Ok(TrialSpec { execution_ids, pair: None, position: None })
 }
 
 fn valid_arm_name(name: &str) -> bool {
@@ -113,7 +113,17 @@ pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared
     if args.max_pairs == Some(0) {
         return Err("--max-pairs 0: the budget is at least one pair".into());
     }
-    let (control, arms) = if args.paired || args.sequential { pair_by_position(control, arms, args.sequential)? } else { (control, arms) };
+    let (mut control, mut arms) =
+        if args.paired || args.sequential { pair_by_position(control, arms, args.sequential)? } else { (control, arms) };
+    if let Some(order) = &args.order {
+        if !(args.paired || args.sequential) {
+            return Err(format!("--order {order}: orders are of pairs; add --paired (or --sequential)"));
+        }
+        if args.abba {
+            return Err("--order with --abba: an ABBA block runs each arm first once, so it has no order to give".into());
+        }
+        apply_order(order, &mut control, &mut arms, &rows)?;
+    }
     let config = PipelineConfig {
         worker_ram,
         equivalence_tolerance_pct: args.equivalence_tolerance,
@@ -179,6 +189,69 @@ fn pair_by_position(
         }
     }
     Ok((control, arms))
+}
+
+/// `--order`: each trial's position in its pair, from one word a pair (`ct`/`tc`, two arms) or from the
+/// rows' timestamps (each trial's earliest `ts`; any number of arms).
+fn apply_order(order: &str, control: &mut [TrialSpec], arms: &mut [ArmSpec], rows: &[StageRow]) -> Result<(), String> {
+    let pairs = control.len();
+    if order.trim() == "timestamps" {
+        let mut earliest: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+        for r in rows {
+            let (Some(ts), key) = (r.ts.as_deref(), judge::pipeline::rows::execution_key(&r.execution_id).unwrap_or(&r.execution_id))
+            else {
+                continue;
+            };
+            let e = earliest.entry(key).or_insert(ts);
+            if ts < *e {
+                *e = ts;
+            }
+        }
+        let start = |t: &TrialSpec| -> Result<String, String> {
+            t.execution_ids
+                .iter()
+                .filter_map(|id| earliest.get(judge::pipeline::rows::execution_key(id).unwrap_or(id)).copied())
+                .min()
+                .map(str::to_string)
+                .ok_or_else(|| format!("--order timestamps: trial {} has no row with a ts", t.execution_ids.join(",")))
+        };
+        for i in 0..pairs {
+            let mut starts = vec![start(&control[i])?];
+            for arm in arms.iter() {
+                starts.push(start(&arm.trials[i])?);
+            }
+            let rank = |s: &String| starts.iter().filter(|o| *o < s).count() as u32;
+            if (0..starts.len()).any(|a| starts.iter().skip(a + 1).any(|b| *b == starts[a])) {
+                return Err(format!(
+                    "--order timestamps: pair {} has two trials starting at {}; give the order as ct/tc words",
+                    i + 1,
+                    starts[0]
+                ));
+            }
+            control[i].position = Some(rank(&starts[0]));
+            for (a, arm) in arms.iter_mut().enumerate() {
+                arm.trials[i].position = Some(rank(&starts[a + 1]));
+            }
+        }
+        return Ok(());
+    }
+    if arms.len() != 1 {
+        return Err(format!("--order {order}: ct/tc words name two arms; with {} treatment arms use --order timestamps", arms.len()));
+    }
+    let words: Vec<&str> = order.split(',').map(str::trim).collect();
+    if words.len() != pairs {
+        return Err(format!("--order: {} word(s) for {pairs} pair(s); give one (ct or tc) per pair", words.len()));
+    }
+    for (i, w) in words.iter().enumerate() {
+        let treatment_first = match w.to_ascii_lowercase().as_str() {
+            "ct" => false,
+            "tc" => true,
+            _ => return Err(format!("--order: pair {}: {w:?} is not ct (control first) or tc (treatment first)", i + 1)),
+        };
+        control[i].position = Some(u32::from(treatment_first));
+        arms[0].trials[i].position = Some(u32::from(!treatment_first));
+    }
+    Ok(())
 }
 
 /// Runs `compare`; returns the exit code of its verdict.

@@ -100,7 +100,7 @@ async fn complete_measurements(engine: &Engine, id: i64) -> Result<(), String> {
     }
     for t in succeeded {
         let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
-        let spec = TrialSpec { execution_ids: run.execution_ids.clone(), pair: None };
+        let spec = TrialSpec { execution_ids: run.execution_ids.clone(), pair: None, position: None };
         let rows = store.stage_rows(t.id).await.map_err(|e| e.to_string())?;
         let missing: Vec<String> = RowIndex::new(&rows).missing(&spec).into_iter().map(String::from).collect();
         if !spec.execution_ids.is_empty() && missing.is_empty() {

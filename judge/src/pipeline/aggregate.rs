@@ -14,12 +14,14 @@ pub(crate) type FxBuild = rustc_hash::FxBuildHasher;
 pub struct TrialSpec {
     pub execution_ids: Vec<String>,
     pub pair: Option<u32>,
+    /// Where the trial ran in its pair (0: first), when known: the judge's order covariate reads it.
+    pub position: Option<u32>,
 }
 
 impl TrialSpec {
     /// An unpaired trial of these execution ids.
     pub fn new(execution_ids: Vec<String>) -> TrialSpec {
-        TrialSpec { execution_ids, pair: None }
+        TrialSpec { execution_ids, pair: None, position: None }
     }
 }
 
@@ -60,6 +62,8 @@ impl StageSums {
 pub struct TrialSums {
     pub label: String,
     pub pair: Option<u32>,
+    /// Where the trial ran in its pair (0: first), when known.
+    pub position: Option<u32>,
     pub stages: BTreeMap<String, StageSums>,
     /// Stages with a FAILED row that no END row under another execution id retried.
     pub failed_stages: Vec<String>,
@@ -107,7 +111,7 @@ impl<'a> RowIndex<'a> {
             .flatten()
             .copied()
             .collect();
-        let mut sums = TrialSums { label, pair: spec.pair, ..Default::default() };
+        let mut sums = TrialSums { label, pair: spec.pair, position: spec.position, ..Default::default() };
         for r in rows.iter().filter(|r| r.is_end()) {
             match sums.stages.get_mut(r.stage_name.as_str()) {
                 Some(stage) => stage.add(r),

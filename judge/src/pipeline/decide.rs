@@ -7,7 +7,7 @@
 //! level against its margin and applies rule 6, the CPU/elapsed quadrants.
 
 use super::aggregate::StageSums;
-use super::estimate::{estimate, Estimate, Keyed, Prior};
+use super::estimate::{estimate, Estimate, Keyed, PairOrders, Prior};
 use super::family::{bound_no_regression, decide, p_value, MetricTest};
 use super::method::{MethodConfig, CPU_FLOOR_S, DEFAULT_CPU_SPREAD, DEFAULT_ELAPSED_SPREAD, ELAPSED_FLOOR_S, MIN_ELAPSED_TRIALS};
 use super::noise::{StageNoise, StageThresholds};
@@ -33,6 +33,8 @@ pub struct StageInput<'a> {
     pub method: MethodConfig,
     /// X of the third answer, resolved before the first look (`super::power::no_regression`).
     pub no_regression_pct: Option<f64>,
+    /// Each pair's order, when every pair's is known: the paired analysis's covariate.
+    pub orders: Option<&'a PairOrders>,
 }
 
 /// A metric above its floor, estimated and waiting for its level.
@@ -182,7 +184,8 @@ pub fn prepare(input: &StageInput) -> Prepared {
         }
         e
     };
-    let cpu_estimate = cpu_above.then(|| said(estimate(&cpu_c, &cpu_t, m.paired, profile_cpu, Prior::default_spread(DEFAULT_CPU_SPREAD))));
+    let cpu_estimate =
+        cpu_above.then(|| said(estimate(&cpu_c, &cpu_t, m.paired, input.orders, profile_cpu, Prior::default_spread(DEFAULT_CPU_SPREAD))));
     let cpu_untested = cpu_estimate.as_ref().is_some_and(|e| !e.testable());
     let cpu = cpu_estimate.filter(Estimate::testable).map(|e| Pending::new(e, cpu_margin, input.no_regression_pct));
     let el_c: Vec<Keyed> = input.control.iter().map(|(k, s)| (*k, s.elapsed)).collect();
@@ -192,7 +195,7 @@ pub fn prepare(input: &StageInput) -> Prepared {
     let elapsed = (elapsed_above && !elapsed_untested).then(|| {
         // X is about CPU, the verdict; elapsed keeps its margin and its context role.
         Pending::new(
-            said(estimate(&el_c, &el_t, m.paired, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD))),
+            said(estimate(&el_c, &el_t, m.paired, input.orders, profile_elapsed, Prior::default_spread(DEFAULT_ELAPSED_SPREAD))),
             elapsed_margin,
             None,
         )

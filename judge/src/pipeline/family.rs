@@ -77,6 +77,46 @@ pub struct MetricTest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub more_pairs: Option<u64>,
     pub n: [usize; 2],
+    /// The pairs' order, when every pair's is known (method 3): how many ran each arm first, and, when the
+    /// estimate is adjusted for it, what a pair's first trial cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<OrderTest>,
+}
+
+/// The order covariate of one metric, as reported ([`super::estimate::PairOrder`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OrderTest {
+    pub control_first: usize,
+    pub treatment_first: usize,
+    /// Whether the estimate is adjusted for the order (both orders, three pairs or more).
+    pub adjusted: bool,
+    /// The extra a pair's first trial cost, percent, and its 98 % interval (context, not a claim: no
+    /// decision rests on it); adjusted estimates only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_interval_pct: Option<[f64; 2]>,
+}
+
+impl OrderTest {
+    /// From an estimate's order (`None` when the orders are unknown).
+    pub fn of(e: &Estimate) -> Option<OrderTest> {
+        let o = e.order.as_ref()?;
+        let first = o.first_log.zip(o.first_se).filter(|_| o.adjusted && e.df >= 1.0);
+        let q = t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df.max(1.0));
+        Some(OrderTest {
+            control_first: o.control_first,
+            treatment_first: o.treatment_first,
+            adjusted: o.adjusted,
+            first_pct: first.map(|(f, _)| pct_bounded(f)),
+            first_interval_pct: first.map(|(f, se)| to_pct(f - q * se, f + q * se)),
+        })
+    }
+
+    /// Both orders occurred.
+    pub fn mixed(&self) -> bool {
+        self.control_first > 0 && self.treatment_first > 0
+    }
 }
 
 /// More pairs than this are reported as "more than".
@@ -182,6 +222,7 @@ pub fn decide(e: &Estimate, p_value: f64, alpha: f64, margin_pct: f64) -> (Metri
         mde_pct,
         more_pairs,
         n: e.n,
+        order: OrderTest::of(e),
     };
     (outcome, test)
 }
@@ -221,7 +262,16 @@ mod tests {
     }
 
     fn est(log_ratio: f64, se: f64, df: f64, n: usize) -> Estimate {
-        Estimate { log_ratio, se, df, paired: false, pair_sd: se * (n as f64 / 2.0).sqrt() * 2f64.sqrt(), n: [n, n], spread: "run".into() }
+        Estimate {
+            log_ratio,
+            se,
+            df,
+            paired: false,
+            pair_sd: se * (n as f64 / 2.0).sqrt() * 2f64.sqrt(),
+            n: [n, n],
+            spread: "run".into(),
+            order: None,
+        }
     }
 
     #[test]

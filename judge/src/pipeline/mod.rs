@@ -306,6 +306,7 @@ fn stage_input<'a>(
     treatment: Vec<(Option<u32>, StageSums)>,
     treatment_failures: usize,
     profile: Option<&'a noise::StageNoise>,
+    orders: Option<&'a estimate::PairOrders>,
     config: &PipelineConfig,
 ) -> StageInput<'a> {
     StageInput {
@@ -320,7 +321,29 @@ fn stage_input<'a>(
         profile_contradicted: false,
         method: config.method,
         no_regression_pct: config.no_regression_pct,
+        orders,
     }
+}
+
+/// Each pair's order, when every trial of the arm and of the control has a pair key and a position in its
+/// pair: the treatment ran first when its position is the lower. `None` when any is unknown (or two
+/// trials of a pair claim the same place).
+fn pair_orders(controls: &[&TrialSums], trials: &[&TrialSums]) -> Option<estimate::PairOrders> {
+    let mut control_at: HashMap<u32, u32, aggregate::FxBuild> = HashMap::default();
+    for c in controls {
+        control_at.insert(c.pair?, c.position?);
+    }
+    let mut orders = estimate::PairOrders::new();
+    for t in trials {
+        let (pair, at) = (t.pair?, t.position?);
+        if let Some(&c) = control_at.get(&pair) {
+            if c == at {
+                return None;
+            }
+            orders.insert(pair, at < c);
+        }
+    }
+    (!orders.is_empty()).then_some(orders)
 }
 
 /// One arm after the first pass.
@@ -369,6 +392,7 @@ fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], confi
     // A stage the profile never saw gets the profile's common spread.
     let unseen = config.noise.as_ref().and_then(NoiseProfile::unseen_stage);
     let profile_of = |stage: &str| config.noise.as_ref().and_then(|p| p.stages.get(stage)).or(unseen.as_ref());
+    let orders = pair_orders(controls, trials);
     // The profile is used only while this run, over all its stages' CPU, does not contradict it.
     let contradicted = config.noise.is_some() && {
         let cpu = |v: &Side| -> Vec<estimate::Keyed> { v.iter().map(|(k, s)| (*k, s.cpu)).collect() };
@@ -377,7 +401,7 @@ fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], confi
             .filter(|(_, (c, t, _))| !c.is_empty() && !t.is_empty())
             .filter_map(|(stage, (c, t, _))| {
                 let prior = profile_of(stage)?.cpu.prior()?;
-                let (var, df) = estimate::own_spread(&cpu(c), &cpu(t), config.method.paired);
+                let (var, df) = estimate::own_spread(&cpu(c), &cpu(t), config.method.paired, orders.as_ref());
                 Some((var, df, prior.var, prior.df))
             })
             .collect();
@@ -388,14 +412,14 @@ fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], confi
             unpaired.push(stage.to_string());
         }
         let profile = if contradicted { None } else { profile_of(stage) };
-        let mut input = stage_input(stage, c, t, failures, profile, config);
+        let mut input = stage_input(stage, c, t, failures, profile, orders.as_ref(), config);
         input.profile_contradicted = contradicted;
         stages.push(prepare(&input));
     }
     // Pipeline totals: all stages summed per trial, judged by rules 5–6 only, with no profile.
     let totals =
         |ts: &[&TrialSums]| -> Vec<(Option<u32>, StageSums)> { ts.iter().map(|t| (t.pair, StageSums::total(t.stages.values()))).collect() };
-    let total = prepare(&stage_input("pipeline total", totals(controls), totals(trials), 0, None, config));
+    let total = prepare(&stage_input("pipeline total", totals(controls), totals(trials), 0, None, orders.as_ref(), config));
     PreparedArm { name: name.to_string(), stages, total, unpaired, controls: controls.len(), trials: trials.len() }
 }
 

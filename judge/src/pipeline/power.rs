@@ -86,7 +86,7 @@ fn expected_estimate(spread: Spread, n: u32, paired: bool) -> super::estimate::E
         let arm: Vec<Keyed> = l.iter().map(|x| (None, x.exp())).collect();
         (arm.clone(), arm)
     };
-    estimate(&control, &treatment, paired, spread.prior, Prior::default_spread(DEFAULT_CPU_SPREAD))
+    estimate(&control, &treatment, paired, None, spread.prior, Prior::default_spread(DEFAULT_CPU_SPREAD))
 }
 
 /// The minimum detectable CPU change (percent) of one stage with `n` trials an arm, at level `alpha_test`;
@@ -170,7 +170,7 @@ pub fn resolves_pct(spread: Spread, pairs: u32, paired: bool, design: Design) ->
     }
     let q = match design {
         Design::Fixed => t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df),
-        Design::Sequential => super::sequential::radius_t(e.n[0].min(e.n[1]), e.df, ALPHA_EQUIVALENCE),
+        Design::Sequential => super::sequential::radius_t(e.pairs_worth(), e.df, ALPHA_EQUIVALENCE),
     };
     match 100.0 * (q * e.se).exp_m1() {
         m if m.is_finite() && m < crate::stats::MAX_STATED_PCT => m,

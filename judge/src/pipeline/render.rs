@@ -147,6 +147,9 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
         t.source,
         t.worker_ram_bytes.map(|b| format!("; worker RAM {:.0} MiB", b / 1048576.0)).unwrap_or_default()
     );
+    if let Some(order) = report.order_line() {
+        let _ = writeln!(out, "{order}\n");
+    }
     for arm in &report.treatments {
         if report.treatments.len() > 1 {
             let _ = writeln!(out, "### {} {}: {}\n", icon(arm.verdict), arm.name, arm.verdict);

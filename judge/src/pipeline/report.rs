@@ -469,3 +469,46 @@ pub fn fmt_margin(p: f64) -> String {
     let text = if text.contains('.') && !text.contains('e') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
     format!("{text} %")
 }
+
+impl PipelineReport {
+    /// The pairs' order in one line, when the judge knew it (every pair's, in some arm): how many pairs
+    /// ran each arm first and what the analysis made of it — adjusted (with the largest first-trial effect
+    /// of a stage's CPU and its 98 % interval), too few pairs to fit, or one order only, where the change
+    /// and any order effect cannot be told apart. `None` when no order was known.
+    pub fn order_line(&self) -> Option<String> {
+        let tests: Vec<(&str, &super::family::OrderTest)> = self
+            .treatments
+            .iter()
+            .flat_map(|a| &a.stages)
+            .filter_map(|s| Some((s.stage.as_str(), s.cpu_test.as_ref()?.order.as_ref()?)))
+            .collect();
+        let (_, widest) = tests.iter().max_by_key(|(_, o)| o.control_first + o.treatment_first)?;
+        let (cf, tf) = (widest.control_first, widest.treatment_first);
+        let counts = format!("{cf} pair{} ran the control first, {tf} the treatment first", if cf == 1 { "" } else { "s" });
+        let adjusted: Vec<&(&str, &super::family::OrderTest)> = tests.iter().filter(|(_, o)| o.adjusted).collect();
+        if let Some((stage, o)) = adjusted
+            .iter()
+            .filter(|(_, o)| o.first_pct.is_some())
+            .max_by(|a, b| a.1.first_pct.unwrap_or(0.0).abs().total_cmp(&b.1.first_pct.unwrap_or(0.0).abs()))
+        {
+            let i = o.first_interval_pct.unwrap_or([f64::NAN; 2]);
+            return Some(format!(
+                "Order: {counts}; each change is adjusted for the order (d = μ + s·o, one df). A pair's first trial cost {} CPU in {stage} (98 % interval {} … {}){}.",
+                fmt_pct(o.first_pct.unwrap_or(0.0)),
+                fmt_pct(i[0]),
+                fmt_pct(i[1]),
+                if adjusted.len() > 1 { format!(", the largest of {} stages", adjusted.len()) } else { String::new() }
+            ));
+        }
+        if cf > 0 && tf > 0 {
+            return Some(format!(
+                "Order: {counts}; too few pairs to fit the order (three are needed), so its effect stays in the spread (which errs wide)."
+            ));
+        }
+        let who = if tf == 0 { "control" } else { "treatment" };
+        Some(format!(
+            "Order: the {who} ran first in all {} pairs, so the change and any order effect (a warm-up, a cache) cannot be told apart; a balanced order separates them.",
+            cf + tf
+        ))
+    }
+}

@@ -18,7 +18,7 @@ fn id(tag: u32) -> String {
 }
 
 fn t(tags: &[u32]) -> Vec<TrialSpec> {
-    tags.iter().map(|&tag| TrialSpec { execution_ids: vec![id(tag)], pair: None }).collect()
+    tags.iter().map(|&tag| TrialSpec { execution_ids: vec![id(tag)], pair: None, position: None }).collect()
 }
 
 fn run(rows: &[StageRow], control: &[u32], treatment: &[u32], config: &PipelineConfig) -> PipelineReport {
@@ -85,7 +85,7 @@ fn rule2_a_treatment_failure_is_a_regression_but_a_retried_attempt_is_churn() {
 
     // The same FAILED attempt followed by an END row under another execution id in the same trial.
     rows.push(row(102, "map", "END", 9.9, 31.0, 1000.0, 100.0));
-    let spec = TrialSpec { execution_ids: vec![id(101), id(102)], pair: None };
+    let spec = TrialSpec { execution_ids: vec![id(101), id(102)], pair: None, position: None };
     let r = judge(&rows, &t(&[1]), &[ArmSpec { name: "treatment".into(), trials: vec![spec] }], &PipelineConfig::default()).unwrap();
     // One pair cannot show "no change" (method 2); what matters here is that it is no new failure.
     assert_ne!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
@@ -493,4 +493,54 @@ fn the_third_answer_passes_on_no_regression_of_x_fixed_before_the_run() {
     assert!(bad.check().unwrap_err().1.contains("below the CPU margin"));
     let bad = MethodConfig { no_regression: NoRegression::At(12.0), ..Default::default() };
     assert!(bad.check().unwrap_err().1.contains("above the cap of 10 %"));
+}
+
+/// Eight pairs of the same code on one stage whose first trial of a pair costs 10 % more CPU, run in the
+/// given orders (`true`: the treatment first), with the positions given to the judge or not.
+fn first_costs_more(treatment_first: [bool; 8], positions: bool) -> PipelineReport {
+    let wobble = [0.002, -0.001, 0.0, 0.001, -0.002, 0.001, 0.0, -0.001];
+    let (mut rows, mut control, mut treatment) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, &tf) in treatment_first.iter().enumerate() {
+        let (c_tag, t_tag) = (1 + i as u32, 101 + i as u32);
+        let cost = |first: bool, w: f64| 10.0 * (1.0 + w) * if first { 1.1 } else { 1.0 };
+        rows.push(row(c_tag, "map", "END", cost(!tf, wobble[i]), 30.0, 1000.0, 100.0));
+        rows.push(row(t_tag, "map", "END", cost(tf, -wobble[i]), 30.0, 1000.0, 100.0));
+        let at = |first: bool| positions.then_some(if first { 0 } else { 1 });
+        control.push(TrialSpec { execution_ids: vec![id(c_tag)], pair: Some(i as u32), position: at(!tf) });
+        treatment.push(TrialSpec { execution_ids: vec![id(t_tag)], pair: Some(i as u32), position: at(tf) });
+    }
+    let config =
+        PipelineConfig { method: judge::pipeline::MethodConfig { paired: true, ..Default::default() }, ..PipelineConfig::default() };
+    judge(&rows, &control, &[ArmSpec { name: "treatment".into(), trials: treatment }], &config).unwrap()
+}
+
+#[test]
+fn the_order_covariate_takes_a_first_trial_effect_out_of_the_change() {
+    let balanced = [false, true, true, false, true, false, false, true];
+    // Positions known, both orders: the change is adjusted for the order and the code is the same.
+    let r = first_costs_more(balanced, true);
+    let s = &r.treatments[0].stages[0];
+    let order = s.cpu_test.as_ref().and_then(|t| t.order.clone()).expect("orders known");
+    assert_eq!((order.control_first, order.treatment_first, order.adjusted), (4, 4, true));
+    let first = order.first_pct.unwrap();
+    assert!((first - 10.0).abs() < 0.5, "the first trial's extra is reported: {order:?}");
+    let i = order.first_interval_pct.unwrap();
+    assert!(i[0] > 9.0 && i[1] < 11.0, "{order:?}");
+    assert_eq!((r.verdict, s.cpu_outcome), (Verdict::Pass, MetricOutcome::Flat), "{:?}", r.reasons);
+    assert_eq!(s.cpu_test.as_ref().unwrap().df, 6.0, "n − 2 df");
+    // The same trials without positions: the order effect is noise, ±10 % a pair, and nothing is decided.
+    let blind = first_costs_more(balanced, false);
+    assert_eq!(blind.treatments[0].stages[0].cpu_outcome, MetricOutcome::Unclear);
+    assert!(blind.treatments[0].stages[0].cpu_test.as_ref().unwrap().order.is_none());
+    // The control first in every pair: the order effect reads as a 9 % saving of the treatment, and one
+    // order cannot tell them apart — the report says so rather than adjusting.
+    let one_order = first_costs_more([false; 8], true);
+    let s = &one_order.treatments[0].stages[0];
+    assert_eq!(s.cpu_outcome, MetricOutcome::Lower);
+    let order = s.cpu_test.as_ref().and_then(|t| t.order.clone()).unwrap();
+    assert_eq!((order.control_first, order.treatment_first, order.adjusted, order.first_pct), (8, 0, false, None));
+    let md = judge::pipeline::render::markdown(&one_order, &[]);
+    assert!(md.contains("cannot be told apart"), "{md}");
+    let md = judge::pipeline::render::markdown(&r, &[]);
+    assert!(md.contains("adjusted for the order") && md.contains("+10"), "{md}");
 }

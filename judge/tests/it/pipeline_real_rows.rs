@@ -20,7 +20,7 @@ fn rows() -> Vec<StageRow> {
 }
 
 fn trial(id: &str) -> TrialSpec {
-    TrialSpec { execution_ids: vec![id.to_string()], pair: None }
+    TrialSpec { execution_ids: vec![id.to_string()], pair: None, position: None }
 }
 
 fn arm(ids: &[&str]) -> Vec<ArmSpec> {

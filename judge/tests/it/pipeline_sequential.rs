@@ -32,7 +32,7 @@ fn pipeline(pairs: u32, noise_pct: f64, effect_pct: f64) -> (Vec<StageRow>, Vec<
                 let elapsed = cpu * 2.0 * (1.0 + 0.05 * wobble(tag + 7, s));
                 rows.push(StageRow::new(&id(tag), name, "END", cpu, elapsed, 1e5, 1e7, 1e8));
             }
-            let spec = TrialSpec { execution_ids: vec![id(tag)], pair: Some(i) };
+            let spec = TrialSpec { execution_ids: vec![id(tag)], pair: Some(i), position: None };
             if arm == 0 {
                 c.push(spec);
             } else {
@@ -292,4 +292,32 @@ fn a_bisection_probe_is_decided_by_which_end_it_resembles() {
     let r = sequential(&rows, &c, &t, &which, seq);
     let map = r.treatments[0].stages.iter().find(|s| s.stage == "map").unwrap();
     assert_ne!(map.cpu_outcome, MetricOutcome::Flat, "{:?}", map.reasons);
+}
+
+#[test]
+fn a_balanced_plan_starts_at_the_first_look_the_order_can_be_fitted() {
+    // The obvious +20 % regression of the test above, run in balanced blocks (C T, then T C …): the plan's
+    // orders are known and mix, so the sequence starts once the covariate can be fitted, at pair 3.
+    let (rows, mut c, mut t) = pipeline(10, 1.0, 20.0);
+    for (i, (c, t)) in c.iter_mut().zip(t.iter_mut()).enumerate() {
+        let treatment_first = matches!(i % 4, 1 | 2);
+        (c.position, t.position) = if treatment_first { (Some(1), Some(0)) } else { (Some(0), Some(1)) };
+    }
+    let (prows, pc, _) = pipeline(10, 1.0, 0.0);
+    let config = PipelineConfig { noise: Some(calibrate(&prows, &pc, None).unwrap()), ..PipelineConfig::default() };
+    let r = sequential(&rows, &c, &t, &config, SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!((r.verdict, q.min_pairs, q.pairs_used), (Verdict::Regression, 3, 3), "{q:?}");
+    let test = r.stages.iter().find(|s| s.stage == "map").unwrap().cpu_test.clone().unwrap();
+    let order = test.order.expect("the plan's orders");
+    assert_eq!((order.control_first, order.treatment_first, order.adjusted), (1, 2, true));
+    // The same orders all control first: the plain sequence, from the usual second pair, and the report
+    // says the order cannot be told from the change.
+    for (c, t) in c.iter_mut().zip(t.iter_mut()) {
+        (c.position, t.position) = (Some(0), Some(1));
+    }
+    let r = sequential(&rows, &c, &t, &config, SequentialConfig::default());
+    let q = r.sequential.as_ref().unwrap();
+    assert_eq!((q.min_pairs, q.pairs_used), (2, 2), "{q:?}");
+    assert!(r.order_line().unwrap().contains("cannot be told apart"), "{:?}", r.order_line());
 }

@@ -156,7 +156,7 @@ impl Rows<'_> {
             }
             self.rows.push(StageRow::new(&id, &self.names[s], "END", cpu, elapsed, 1e5, 1e7, 1e8));
         }
-        TrialSpec { execution_ids: vec![id], pair: None }
+        TrialSpec { execution_ids: vec![id], pair: None, position: None }
     }
 }
 

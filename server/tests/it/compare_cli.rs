@@ -329,3 +329,70 @@ fn sequential_compare_stops_early_and_says_when_each_metric_was_decided() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--abba: an odd number of pairs (1) does not make whole blocks"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_order_of_each_pair_is_a_flag_or_read_from_the_rows_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, control, treatment) = generated_rows(dir.path());
+    let mut args: Vec<String> = vec!["compare".into(), "--rows".into(), csv.clone(), "--paired".into()];
+    for (c, t) in control.iter().zip(&treatment) {
+        args.extend(["--control".into(), c.clone(), "--treatment".into(), t.clone()]);
+    }
+    let run = |extra: &[&str]| {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend_from_slice(extra);
+        arbiter(&a)
+    };
+    // Balanced blocks (ct,tc, then tc,ct): the covariate is fitted, n − 2 df, and each stage says so.
+    let words: Vec<&str> = (0..16).map(|i| if matches!(i % 4, 1 | 2) { "tc" } else { "ct" }).collect();
+    let out = run(&["--order", &words.join(",")]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let test = &report["stages"].as_array().unwrap().iter().find(|s| s["stage"] == "map").unwrap()["cpu_test"];
+    assert_eq!((test["order"]["control_first"].as_u64(), test["order"]["treatment_first"].as_u64()), (Some(8), Some(8)), "{test}");
+    assert_eq!((test["order"]["adjusted"].as_bool(), test["df"].as_f64()), (Some(true), Some(14.0)), "{test}");
+    assert!(test["order"]["first_interval_pct"].is_array(), "{test}");
+    let md = run(&["--order", &words.join(","), "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("8 pairs ran the control first, 8 the treatment first; each change is adjusted"), "{md}");
+    // Bad orders are named, and nothing is judged.
+    for (extra, says) in [
+        (vec!["--order", "ct,tc"], "--order: 2 word(s) for 16 pair(s)"),
+        (vec!["--order", &*format!("{},xy", words[..15].join(","))], "--order: pair 16: \"xy\" is not ct (control first) or tc"),
+        (vec!["--order", "timestamps"], "--order timestamps: trial 20261201-010000-c0000000 has no row with a ts"),
+    ] {
+        let out = run(&extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+    let unpaired = arbiter(&["compare", "--rows", &csv, "--control", &control[0], "--treatment", &treatment[0], "--order", "ct"]);
+    assert_eq!(unpaired.status.code(), Some(2));
+    assert!(stderr(&unpaired).contains("orders are of pairs; add --paired"), "{}", stderr(&unpaired));
+    // Real rows with their ts (by the rows' own clock): pair 1 is r1 before the treatment run, pair 2 pits
+    // r3 against the earlier r2 as its "treatment", which therefore ran first.
+    let real = data("zephyr_stage_rows_subprocess_runner.csv");
+    let out = arbiter(&[
+        "compare",
+        "--rows",
+        &real,
+        "--control",
+        C1,
+        "--control",
+        C3,
+        "--treatment",
+        T1,
+        "--treatment",
+        C2,
+        "--paired",
+        "--order",
+        "timestamps",
+    ]);
+    assert!(matches!(out.status.code(), Some(0..=3)), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let order = &report["stages"][0]["cpu_test"]["order"];
+    assert_eq!(
+        (order["control_first"].as_u64(), order["treatment_first"].as_u64(), order["adjusted"].as_bool()),
+        (Some(1), Some(1), Some(false)),
+        "{order}"
+    );
+}

@@ -137,7 +137,7 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     let same: Vec<judge::pipeline::aggregate::TrialSpec> =
         ["20261129-072203-da99fe05", "20261129-072217-adb9e3d8", "20261129-072231-4eb27101"]
             .iter()
-            .map(|id| judge::pipeline::aggregate::TrialSpec { execution_ids: vec![id.to_string()], pair: None })
+            .map(|id| judge::pipeline::aggregate::TrialSpec { execution_ids: vec![id.to_string()], pair: None, position: None })
             .collect();
     let profile = judge::pipeline::calibrate(&rows, &same, None).unwrap();
     let fp: suite::definition::Fingerprint = serde_json::from_value(plan["fingerprint"].clone()).unwrap();

@@ -189,7 +189,7 @@ async fn a_verdict_of_method_one_says_so_and_rejudges_to_the_current_method_keep
     let rows =
         judge::pipeline::rows::parse_rows("rows.csv", include_str!("../../../judge/tests/data/zephyr_stage_rows_subprocess_runner.csv"))
             .unwrap();
-    let t = |id: &str| judge::pipeline::aggregate::TrialSpec { execution_ids: vec![id.into()], pair: None };
+    let t = |id: &str| judge::pipeline::aggregate::TrialSpec { execution_ids: vec![id.into()], pair: None, position: None };
     let old: judge::pipeline::PipelineReport =
         serde_json::from_str(include_str!("../../../judge/tests/data/report_method1_heavier_minhash.json")).unwrap();
     assert!(old.method.is_none(), "the fixture is a method-1 report");

@@ -66,6 +66,8 @@ pub fn abba_blocks(control: &[TrialSpec], treatments: &[ArmSpec]) -> (Vec<TrialS
             .map(|(b, two)| TrialSpec {
                 execution_ids: two.iter().flat_map(|t| t.execution_ids.iter().cloned()).collect(),
                 pair: Some(b as u32),
+                // A block runs each arm first once: it has no order of its own.
+                position: None,
             })
             .collect()
     };
@@ -113,6 +115,7 @@ pub fn judge_sequential(
     let config = PipelineConfig { no_regression_pct: planned.pct, ..config };
     let m = config.method;
     let last = keys.len().min(seq.max_pairs.unwrap_or(usize::MAX)).max(1);
+    let first_look = first_look(&control, &treatments, &keys[..last]);
     let mut frozen: HashMap<Key, Frozen> = HashMap::new();
     let mut courses: HashMap<Key, Vec<CoursePoint>> = HashMap::new();
     let mut looks = Vec::new();
@@ -157,7 +160,7 @@ pub fn judge_sequential(
                                     courses.entry(k.clone()).or_default().push(point);
                                 }
                             }
-                            if !frozen.contains_key(&k) && j >= MIN_PAIRS {
+                            if !frozen.contains_key(&k) && j >= first_look {
                                 let ends = which_end(&report.stage, metric);
                                 let (decision, outcome) = match ends {
                                     Some(b) => decide_which_end(&p.estimate, alpha, b),
@@ -197,7 +200,7 @@ pub fn judge_sequential(
             }
         }
         // The totals' CPU: decided and kept like a stage's, never steering the stop.
-        if j >= MIN_PAIRS {
+        if j >= first_look {
             for (a, arm) in prepared.iter().enumerate() {
                 let Some(p) = arm.total_cpu() else { continue };
                 let k: Key = (a, TOTAL.to_string(), "cpu");
@@ -305,7 +308,7 @@ pub fn judge_sequential(
         let mut report = summed.report(&config, arms_out, record, Some(key));
         report.sequential = Some(SequentialRecord {
             unit: seq.unit,
-            min_pairs: MIN_PAIRS,
+            min_pairs: first_look,
             max_pairs: seq.max_pairs,
             pairs_given: keys.len(),
             pairs_used: j,
@@ -319,6 +322,30 @@ pub fn judge_sequential(
         return Ok(report);
     }
     unreachable!("the last look returns")
+}
+
+/// The first look that may decide: [`MIN_PAIRS`], or, when the plan's orders are known and mix (some
+/// pairs ran the control first, some the treatment), the first look at which the order covariate can be
+/// fitted — both orders seen and three pairs ([`super::estimate`]). The orders are the plan's, fixed
+/// before any trial ran, so starting there is one sequence started at a planned time, never a switch
+/// from the plain test to the adjusted one midway (which would let either reach its level). A balanced
+/// plan has both orders in its first block of two pairs: the first look is the third.
+fn first_look(control: &[TrialSpec], treatments: &[ArmSpec], keys: &[u32]) -> usize {
+    let position = |trials: &[TrialSpec]| -> Option<HashMap<u32, u32>> {
+        trials.iter().map(|t| Some((t.pair?, t.position?))).collect::<Option<HashMap<u32, u32>>>()
+    };
+    let Some(control_at) = position(control) else { return MIN_PAIRS };
+    let mut first = MIN_PAIRS;
+    for arm in treatments {
+        let Some(arm_at) = position(&arm.trials) else { continue };
+        let orders: Option<Vec<bool>> = keys.iter().map(|k| Some(arm_at.get(k)? < control_at.get(k)?)).collect::<Option<Vec<bool>>>();
+        let Some(orders) = orders else { continue };
+        let mixed_at = (1..=orders.len()).find(|&j| orders[..j].contains(&true) && orders[..j].contains(&false));
+        if let Some(j) = mixed_at {
+            first = first.max(j.max(3));
+        }
+    }
+    first
 }
 
 /// The third answer is a futility stop: a metric bounded below X stops there only when the budget left

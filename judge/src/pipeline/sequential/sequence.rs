@@ -52,7 +52,7 @@ fn ln_bf(x: f64, n: f64, nu: f64) -> f64 {
 
 /// The evidence against the mean log-ratio being `mu0`: the mixture's Bayes factor.
 pub fn bayes_factor(e: &Estimate, mu0: f64) -> f64 {
-    ln_bf(t_squared(e, mu0), e.n[0].min(e.n[1]).max(1) as f64, e.df.max(1e-9)).exp()
+    ln_bf(t_squared(e, mu0), e.pairs_worth(), e.df.max(1e-9)).exp()
 }
 
 fn t_squared(e: &Estimate, mu0: f64) -> f64 {
@@ -73,8 +73,8 @@ pub fn rejects(e: &Estimate, mu0: f64, alpha: f64) -> bool {
 
 /// The half-width of the confidence sequence at `alpha`, in t units (× se for the log scale): the t at
 /// which the mixture reaches 1/α; infinite while it cannot (too few degrees of freedom).
-pub fn radius_t(n: usize, nu: f64, alpha: f64) -> f64 {
-    let (n, nu, target) = (n.max(1) as f64, nu.max(1e-9), (1.0 / alpha).ln());
+pub fn radius_t(n: f64, nu: f64, alpha: f64) -> f64 {
+    let (n, nu, target) = (n.max(1.0), nu.max(1e-9), (1.0 / alpha).ln());
     if ln_bf(f64::INFINITY, n, nu) < target {
         return f64::INFINITY;
     }
@@ -99,7 +99,7 @@ pub fn radius_t(n: usize, nu: f64, alpha: f64) -> f64 {
 
 /// The confidence sequence at `alpha` on the log scale at this look.
 pub fn interval(e: &Estimate, alpha: f64) -> [f64; 2] {
-    let r = radius_t(e.n[0].min(e.n[1]), e.df, alpha) * e.se;
+    let r = radius_t(e.pairs_worth(), e.df, alpha) * e.se;
     [e.log_ratio - r, e.log_ratio + r]
 }
 
@@ -113,8 +113,8 @@ pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, x: Option<f64>, cap: u6
         let n = now + extra;
         let se = e.pair_sd / (n as f64).sqrt();
         let nu = e.df + extra as f64;
-        let det = radius_t(n as usize, nu, alpha) * se < d;
-        let r_eq = radius_t(n as usize, nu, ALPHA_EQUIVALENCE) * se;
+        let det = radius_t(n as f64, nu, alpha) * se < d;
+        let r_eq = radius_t(n as f64, nu, ALPHA_EQUIVALENCE) * se;
         let eq = r_eq < margin - d;
         let bounded = x.is_some_and(|x| e.log_ratio + r_eq < x);
         det || eq || bounded
@@ -215,7 +215,7 @@ fn more_pairs_which_end(e: &Estimate, alpha: f64, ends: f64, cap: u64) -> Option
     let gap = e.log_ratio.abs().max((ends - e.log_ratio).abs());
     let decided = |extra: u64| {
         let n = now + extra;
-        radius_t(n as usize, e.df + extra as f64, alpha) * e.pair_sd / (n as f64).sqrt() < gap
+        radius_t(n as f64, e.df + extra as f64, alpha) * e.pair_sd / (n as f64).sqrt() < gap
     };
     let mut hi = 1u64;
     while !decided(hi) {
@@ -262,6 +262,7 @@ pub fn test(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> Metric
         more_pairs: (decision == Decision::Continue)
             .then(|| more_pairs(e, alpha, margin, x.map(|x| (x / 100.0).ln_1p()), MAX_MORE_PAIRS).unwrap_or(MAX_MORE_PAIRS)),
         n: e.n,
+        order: crate::pipeline::family::OrderTest::of(e),
     }
 }
 
@@ -278,13 +279,14 @@ mod tests {
             pair_sd,
             n: [n, n],
             spread: "run".into(),
+            order: None,
         }
     }
 
     #[test]
     fn the_sequence_narrows_with_pairs_and_degrees_of_freedom() {
-        let wide = radius_t(3, 2.0, 0.001);
-        let narrow = radius_t(30, 29.0, 0.001);
+        let wide = radius_t(3.0, 2.0, 0.001);
+        let narrow = radius_t(30.0, 29.0, 0.001);
         assert!(narrow < wide, "{narrow} {wide}");
         // It is wider than a fixed-n t interval at the same level (the price of looking every time) …
         let fixed = crate::stats::t_quantile(1.0 - 0.001 / 2.0, 29.0);
@@ -292,9 +294,9 @@ mod tests {
         // … and not absurdly so.
         assert!(narrow < 2.0 * fixed, "{narrow} {fixed}");
         // With one degree of freedom nothing can be decided at a strict level.
-        assert!(radius_t(2, 1.0, 0.0004).is_infinite());
+        assert!(radius_t(2.0, 1.0, 0.0004).is_infinite());
         // A profile's degrees of freedom make two pairs enough.
-        assert!(radius_t(2, 10.0, 0.0004).is_finite());
+        assert!(radius_t(2.0, 10.0, 0.0004).is_finite());
     }
 
     #[test]
