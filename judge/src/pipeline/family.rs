@@ -88,7 +88,7 @@ pub struct MetricTest {
 pub struct OrderTest {
     pub control_first: usize,
     pub treatment_first: usize,
-    /// Whether the estimate is adjusted for the order (both orders, three pairs or more).
+    /// Whether the estimate is adjusted for the order (two pairs or more of each order).
     pub adjusted: bool,
     /// The extra a pair's first trial cost, percent, and its 98 % interval (context, not a claim: no
     /// decision rests on it); adjusted estimates only.

@@ -170,7 +170,7 @@ pub fn resolves_pct(spread: Spread, pairs: u32, paired: bool, design: Design) ->
     }
     let q = match design {
         Design::Fixed => t_quantile(1.0 - ALPHA_EQUIVALENCE, e.df),
-        Design::Sequential => super::sequential::radius_t(e.pairs_worth(), e.df, ALPHA_EQUIVALENCE),
+        Design::Sequential => super::sequential::radius_t(e.pairs_worth(), e.df, super::sequential::equivalence_level()),
     };
     match 100.0 * (q * e.se).exp_m1() {
         m if m.is_finite() && m < crate::stats::MAX_STATED_PCT => m,

@@ -502,7 +502,7 @@ impl PipelineReport {
         }
         if cf > 0 && tf > 0 {
             return Some(format!(
-                "Order: {counts}; too few pairs to fit the order (three are needed), so its effect stays in the spread (which errs wide)."
+                "Order: {counts}; too few pairs to fit the order (two of each are needed), so its effect stays in the spread (which errs wide)."
             ));
         }
         let who = if tf == 0 { "control" } else { "treatment" };

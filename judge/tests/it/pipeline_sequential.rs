@@ -197,7 +197,8 @@ fn every_metric_keeps_its_intervals_look_by_look_until_it_is_decided() {
         }
         // The interval narrows as pairs come in…
         let width = |p: &judge::pipeline::sequential::CoursePoint| p.interval_pct[1] - p.interval_pct[0];
-        assert!(width(m.course.last().unwrap()) < width(&m.course[0]), "{m:?}");
+        // (a metric decided at its first finite look has one point: elapsed, equivalent within ±25 % at 5)
+        assert!(m.course.len() == 1 || width(m.course.last().unwrap()) < width(&m.course[0]), "{m:?}");
         // …and an equivalent CPU metric's last look is the one whose equivalence interval fits the band
         // (a ratio band: ±2 % is −1.96 % … +2 %).
         let inside = |p: &judge::pipeline::sequential::CoursePoint| {
@@ -297,7 +298,7 @@ fn a_bisection_probe_is_decided_by_which_end_it_resembles() {
 #[test]
 fn a_balanced_plan_starts_at_the_first_look_the_order_can_be_fitted() {
     // The obvious +20 % regression of the test above, run in balanced blocks (C T, then T C …): the plan's
-    // orders are known and mix, so the sequence starts once the covariate can be fitted, at pair 3.
+    // orders are known and mix, so the sequence starts once the covariate can be fitted, at pair 4.
     let (rows, mut c, mut t) = pipeline(10, 1.0, 20.0);
     for (i, (c, t)) in c.iter_mut().zip(t.iter_mut()).enumerate() {
         let treatment_first = matches!(i % 4, 1 | 2);
@@ -307,10 +308,10 @@ fn a_balanced_plan_starts_at_the_first_look_the_order_can_be_fitted() {
     let config = PipelineConfig { noise: Some(calibrate(&prows, &pc, None).unwrap()), ..PipelineConfig::default() };
     let r = sequential(&rows, &c, &t, &config, SequentialConfig::default());
     let q = r.sequential.as_ref().unwrap();
-    assert_eq!((r.verdict, q.min_pairs, q.pairs_used), (Verdict::Regression, 3, 3), "{q:?}");
+    assert_eq!((r.verdict, q.min_pairs, q.pairs_used), (Verdict::Regression, 4, 4), "{q:?}");
     let test = r.stages.iter().find(|s| s.stage == "map").unwrap().cpu_test.clone().unwrap();
     let order = test.order.expect("the plan's orders");
-    assert_eq!((order.control_first, order.treatment_first, order.adjusted), (1, 2, true));
+    assert_eq!((order.control_first, order.treatment_first, order.adjusted), (2, 2, true));
     // The same orders all control first: the plain sequence, from the usual second pair, and the report
     // says the order cannot be told from the change.
     for (c, t) in c.iter_mut().zip(t.iter_mut()) {

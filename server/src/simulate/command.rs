@@ -90,6 +90,16 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub bisect_ends: Option<f64>,
     /// Print the counts as JSON instead of the Markdown table.
+    /// Which arm runs first in each pair: every pair control first, or balanced (each block of two pairs
+    /// one C T and one T C, in random order).
+    #[arg(long, value_enum, default_value_t = super::Order::ControlFirst)]
+    pub order: super::Order,
+    /// The first trial of each pair costs this many percent more (CPU and elapsed, every stage).
+    #[arg(long, default_value_t = 0.0)]
+    pub order_effect: f64,
+    /// The experiment's first trial costs this many percent more (a cold host), on top of any order effect.
+    #[arg(long, default_value_t = 0.0)]
+    pub warm_up: f64,
     #[arg(long)]
     pub json: bool,
     /// Worker threads (default: the machine's cores).
@@ -167,12 +177,12 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
     if args.profiles.iter().any(|&k| k == 1 || k > 500) {
         return Err("--profiles takes 0 (none) or 2–500 same-code trials".into());
     }
-    if args.effects.iter().any(|e| !(e.is_finite() && *e >= 0.0 && *e < 1000.0)) || !(args.power_cv > 1.0 && args.power_cv < 50.0) {
-        return Err("--effects take percentages from 0 to 1000; --power-cv a CV above 1 % (the shared shift) and below 50 %".into());
+    if args.effects.iter().any(|e| !(e.is_finite() && *e >= 0.0 && *e < 1000.0)) || !(args.power_cv >= 1.0 && args.power_cv < 50.0) {
+        return Err("--effects take percentages from 0 to 1000; --power-cv a CV from 1 % (the shared shift alone) to below 50 %".into());
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if args.aa_cv.is_some_and(|c| !(c > 1.0 && c < 50.0)) {
-        return Err("--aa-cv takes a CV above 1 % (the shared shift) and below 50 %".into());
+    if args.aa_cv.is_some_and(|c| !(c >= 1.0 && c < 50.0)) {
+        return Err("--aa-cv takes a CV from 1 % (the shared shift alone) to below 50 %".into());
     }
     let cells = grid(&args.stages, &args.trials, &args.profiles, &args.effects, args.power_cv, args.aa_cv);
     let started = std::time::Instant::now();
@@ -195,7 +205,15 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
             );
         }
     }
+    if !(args.order_effect.is_finite() && (0.0..100.0).contains(&args.order_effect))
+        || !(args.warm_up.is_finite() && (0.0..100.0).contains(&args.warm_up))
+    {
+        return Err("--order-effect and --warm-up take a percentage from 0 to below 100".into());
+    }
     let design = Design {
+        order: args.order,
+        order_effect_pct: args.order_effect,
+        warm_up_pct: args.warm_up,
         profile_noise: args.profile_noise,
         paired: !args.unpaired,
         shrink_profiles: args.shrink_profiles,

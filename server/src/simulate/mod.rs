@@ -16,6 +16,11 @@
 //! * Items and bytes are the same in every trial (same work). Trials are interleaved C,T,C,T and judged
 //!   paired, as the server judges an interleaved suite (`--unpaired`: Welch on all trials).
 //! * A power cell multiplies stage 0's CPU in the treatment by 1 + effect; its elapsed is unchanged.
+//! * **Order and warm-up** (`--order-effect`, `--warm-up`): the first trial of each pair costs
+//!   `--order-effect` % more (CPU and elapsed, every stage), and the experiment's first trial `--warm-up` %
+//!   more. `--order control-first` runs every pair C T (every plan before the measurement-protocol issue);
+//!   `balanced` runs each block of two pairs one C T and one T C, in random order. The judge is given each
+//!   trial's position in its pair, so with both orders it fits the order covariate.
 //! * A profile cell first calibrates from k same-code trials of the same pipeline.
 //!
 //! Per cell it counts: experiments claiming any change (a regression or tradeoff verdict, or any metric
@@ -141,7 +146,9 @@ struct Rows<'a> {
 }
 
 impl Rows<'_> {
-    fn trial(&mut self, p: &Pipeline, cpu_factor_stage0: f64) -> TrialSpec {
+    /// One trial: stage 0's CPU times `cpu_factor_stage0`, every stage's CPU and elapsed times `whole`
+    /// (an order or warm-up effect).
+    fn trial(&mut self, p: &Pipeline, cpu_factor_stage0: f64, whole: f64) -> TrialSpec {
         let id = format!("20261201-000000-{:08x}", self.next_id);
         let drift = (self.drift * self.next_id as f64).exp();
         self.next_id += 1;
@@ -149,8 +156,8 @@ impl Rows<'_> {
         let (cpu_shift, el_shift) = (CPU_SHIFT * z.sample(self.rng), ELAPSED_SHIFT * z.sample(self.rng));
         for s in 0..p.cpu_mean.len() {
             let factor = if s == 0 { cpu_factor_stage0 } else { 1.0 };
-            let cpu = p.cpu_mean[s] * factor * drift * (cpu_shift + p.cpu_own_sd[s] * z.sample(self.rng)).exp();
-            let mut elapsed = p.elapsed_mean[s] * (el_shift + p.elapsed_own_sd[s] * z.sample(self.rng)).exp();
+            let cpu = p.cpu_mean[s] * factor * whole * drift * (cpu_shift + p.cpu_own_sd[s] * z.sample(self.rng)).exp();
+            let mut elapsed = p.elapsed_mean[s] * whole * (el_shift + p.elapsed_own_sd[s] * z.sample(self.rng)).exp();
             if self.rng.random_bool(STRAGGLER_CHANCE) {
                 elapsed *= self.rng.random_range(STRAGGLER_FACTOR.0..STRAGGLER_FACTOR.1);
             }
@@ -158,6 +165,17 @@ impl Rows<'_> {
         }
         TrialSpec { execution_ids: vec![id], pair: None, position: None }
     }
+}
+
+/// Which arm runs first in each pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Every pair C T.
+    #[default]
+    ControlFirst,
+    /// Each block of two pairs one C T and one T C, in random order.
+    Balanced,
 }
 
 /// What one simulated experiment came to.
@@ -198,6 +216,11 @@ pub struct Design {
     /// A bisection's probe: stage 0 is the focus, decided by which end it resembles, the bad end this
     /// change (percent) from the good end (`--bisect-ends`; the sequential design only).
     pub bisect_ends_pct: Option<f64>,
+    /// The pairs' order, what the first trial of a pair costs more (percent), and what the experiment's
+    /// first trial costs more (percent).
+    pub order: Order,
+    pub order_effect_pct: f64,
+    pub warm_up_pct: f64,
 }
 
 fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -> Outcome {
@@ -206,7 +229,7 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
     let mut gen = Rows { rng, names, next_id: 0, rows: Vec::new(), drift: 0.0 };
     let noise = (cell.profile > 0).then(|| {
         let quieter = Pipeline { cpu_own_sd: pipeline.cpu_own_sd.iter().map(|sd| sd * design.profile_noise).collect(), ..pipeline.clone() };
-        let trials: Vec<TrialSpec> = (0..cell.profile).map(|_| gen.trial(&quieter, 1.0)).collect();
+        let trials: Vec<TrialSpec> = (0..cell.profile).map(|_| gen.trial(&quieter, 1.0, 1.0)).collect();
         let profile = calibrate(&gen.rows, &trials, None).expect("calibration rows are complete");
         if design.shrink_profiles {
             profile.shrunk()
@@ -218,15 +241,30 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
     (gen.next_id, gen.drift) = (0, (design.drift_pct / 100.0).ln_1p());
     let factor = 1.0 + cell.effect_pct / 100.0;
     let (mut control, mut treatment) = (Vec::new(), Vec::new());
+    let (first, warm_up) = (1.0 + design.order_effect_pct / 100.0, 1.0 + design.warm_up_pct / 100.0);
+    let mut block_starts_with_treatment = false;
     for i in 0..cell.trials {
         let pair = paired.then_some(i as u32);
-        // Run order: C T, or within an ABBA block C T then T C.
-        if design.looks == Looks::Abba && i % 2 == 1 {
-            treatment.push(TrialSpec { pair, ..gen.trial(&pipeline, factor) });
-            control.push(TrialSpec { pair, ..gen.trial(&pipeline, 1.0) });
+        // Run order: C T; within an ABBA block C T then T C; balanced, one of each a block in random order.
+        let treatment_first = match (design.looks, design.order) {
+            (Looks::Abba, _) => i % 2 == 1,
+            (_, Order::ControlFirst) => false,
+            (_, Order::Balanced) => {
+                if i % 2 == 0 {
+                    block_starts_with_treatment = gen.rng.random_bool(0.5);
+                }
+                block_starts_with_treatment == (i % 2 == 0)
+            }
+        };
+        // The judge knows each trial's place in its pair (an ABBA block has no order of its own).
+        let at = |first: bool| (paired && design.looks != Looks::Abba).then_some(u32::from(!first));
+        let whole = |first_of_pair: bool| if first_of_pair { first * if i == 0 { warm_up } else { 1.0 } } else { 1.0 };
+        if treatment_first {
+            treatment.push(TrialSpec { pair, position: at(true), ..gen.trial(&pipeline, factor, whole(true)) });
+            control.push(TrialSpec { pair, position: at(false), ..gen.trial(&pipeline, 1.0, whole(false)) });
         } else {
-            control.push(TrialSpec { pair, ..gen.trial(&pipeline, 1.0) });
-            treatment.push(TrialSpec { pair, ..gen.trial(&pipeline, factor) });
+            control.push(TrialSpec { pair, position: at(true), ..gen.trial(&pipeline, 1.0, whole(true)) });
+            treatment.push(TrialSpec { pair, position: at(false), ..gen.trial(&pipeline, factor, whole(false)) });
         }
     }
     let config = PipelineConfig {
@@ -407,8 +445,17 @@ pub fn grid(stages: &[usize], trials: &[usize], profiles: &[usize], effects: &[f
 mod tests {
     use super::*;
 
-    const PAIRED: Design =
-        Design { profile_noise: 1.0, paired: true, shrink_profiles: false, looks: Looks::Fixed, drift_pct: 0.0, bisect_ends_pct: None };
+    const PAIRED: Design = Design {
+        profile_noise: 1.0,
+        paired: true,
+        shrink_profiles: false,
+        looks: Looks::Fixed,
+        drift_pct: 0.0,
+        bisect_ends_pct: None,
+        order: Order::ControlFirst,
+        order_effect_pct: 0.0,
+        warm_up_pct: 0.0,
+    };
 
     #[test]
     fn a_seed_gives_the_same_counts() {
@@ -485,6 +532,27 @@ mod tests {
         assert!(r[1].rate(r[1].regressions) >= 0.9 && r[1].passes == r[1].bounded && r[1].wrongly_bounded == 0, "{:?}", r[1]);
         assert!(r[1].mean_trials < 40.0 && r[1].p95_trials <= 40, "{:?}", r[1]);
         assert!(r[2].rate(r[2].regressions) == 1.0 && r[2].mean_trials <= 3.0, "{:?}", r[2]);
+    }
+
+    /// The order covariate at a fixed seed: a pair's first trial costing 10 % more (5 stages, CV 5 %, 10
+    /// pairs) makes a same-code experiment that always runs the control first claim a change often (the
+    /// treatment reads 10 % cheaper); balanced orders, with the covariate, keep the promise — and still find
+    /// a real +10 % regression of one stage. A warm-up (+20 % on the experiment's first trial) is one pair's
+    /// outlier that balance and the covariate leave to the spread.
+    #[test]
+    fn balanced_orders_and_the_covariate_take_an_order_effect_out() {
+        let aa = Cell { stages: 5, trials: 10, profile: 0, effect_pct: 0.0, cv: Cv::Fixed(5.0) };
+        let real = Cell { effect_pct: 10.0, trials: 20, ..aa };
+        let ordered = |order| Design { order, order_effect_pct: 10.0, ..PAIRED };
+        let first = run_cells(&[aa], 1000, 1000, 5, ordered(Order::ControlFirst), 2);
+        assert!(first[0].rate(first[0].claims) >= 0.1, "{:?}", first[0]);
+        let balanced = run_cells(&[aa, real], 1000, 1000, 5, ordered(Order::Balanced), 2);
+        let (_, hi) = judge::stats::clopper_pearson(balanced[0].claims, balanced[0].replications, 0.95);
+        assert!(hi <= 0.015, "{:?}: upper bound {hi}", balanced[0]);
+        assert!(balanced[1].rate(balanced[1].regressions) >= 0.9, "{:?}", balanced[1]);
+        let warm = run_cells(&[aa], 1000, 1000, 5, Design { warm_up_pct: 20.0, ..ordered(Order::Balanced) }, 2);
+        let (_, hi) = judge::stats::clopper_pearson(warm[0].claims, warm[0].replications, 0.95);
+        assert!(hi <= 0.015, "{:?}: upper bound {hi}", warm[0]);
     }
 
     #[test]

@@ -42,7 +42,20 @@ pub fn markdown(results: &[CellResult], seed: u64, design: Design, power_cv: f64
             )
         })
         .unwrap_or_default();
-    let _ = writeln!(out, "Seed {seed}; trials {how}{shrunk}{drift}{bisect}. Figures are percent of experiments.\n");
+    let mut order = match design.order {
+        super::Order::Balanced if design.looks != Looks::Abba => {
+            "; orders balanced (each block of two pairs one C T and one T C, in random order; the judge fits the order covariate)"
+                .to_string()
+        }
+        _ => String::new(),
+    };
+    if design.order_effect_pct > 0.0 {
+        order.push_str(&format!("; a pair's first trial costs +{} %", design.order_effect_pct));
+    }
+    if design.warm_up_pct > 0.0 {
+        order.push_str(&format!("; the experiment's first trial costs +{} % (warm-up)", design.warm_up_pct));
+    }
+    let _ = writeln!(out, "Seed {seed}; trials {how}{shrunk}{drift}{order}{bisect}. Figures are percent of experiments.\n");
     let sequential = design.looks != Looks::Fixed;
     let used = |r: &CellResult| format!("{:.1}/{}/{}", r.mean_trials, r.median_trials, r.p95_trials);
     // The third answer: passes resting on it, and the X it was planned at.

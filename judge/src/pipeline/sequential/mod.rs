@@ -10,7 +10,8 @@
 //! * *different*: the sequence at the metric's share of the family's error rate (Bonferroni: α_CPU / m over
 //!   the m CPU tests, α_elapsed / m′ over elapsed) excludes 0 — higher or lower; *negligible* when it also
 //!   lies inside ±margin.
-//! * *equivalent*: not different, and the sequence at [`ALPHA_EQUIVALENCE`] lies inside ±margin (flat).
+//! * *equivalent*: not different, and the sequence, each side one-sided at α_equivalence
+//!   ([`equivalence_level`]), lies inside ±margin (flat).
 //! * *continue*: neither.
 //!
 //! A metric is decided once: its first decision is kept (the test of that metric has stopped), so a later
@@ -34,14 +35,14 @@ mod sequence;
 
 pub use record::{CoursePoint, Decision, LookRecord, SequentialMetric, SequentialRecord, Unit};
 pub use sequence::{
-    bayes_factor, decide, decide_which_end, interval, more_pairs, radius_t, rejects, test, test_which_end, MIN_PAIRS, MIXTURE,
+    bayes_factor, decide, decide_which_end, equivalence_level, interval, more_pairs, one_sided, radius_t, rejects, test, test_which_end,
+    MIN_PAIRS, MIXTURE,
 };
 
 use super::aggregate::TrialSpec;
 use super::decide::{quadrants, Pending, Prepared};
 use super::family::MetricTest;
 use super::method::NoRegression;
-use super::method::ALPHA_EQUIVALENCE;
 use super::power::{no_regression, Design};
 use super::report::MetricOutcome;
 use super::rows::StageRow;
@@ -326,10 +327,10 @@ pub fn judge_sequential(
 
 /// The first look that may decide: [`MIN_PAIRS`], or, when the plan's orders are known and mix (some
 /// pairs ran the control first, some the treatment), the first look at which the order covariate can be
-/// fitted — both orders seen and three pairs ([`super::estimate`]). The orders are the plan's, fixed
+/// fitted — two pairs of each order seen ([`super::estimate::MIN_PAIRS_AN_ORDER`]). The orders are the plan's, fixed
 /// before any trial ran, so starting there is one sequence started at a planned time, never a switch
 /// from the plain test to the adjusted one midway (which would let either reach its level). A balanced
-/// plan has both orders in its first block of two pairs: the first look is the third.
+/// plan has each order twice in its first two blocks of two pairs: the first look is the fourth.
 fn first_look(control: &[TrialSpec], treatments: &[ArmSpec], keys: &[u32]) -> usize {
     let position = |trials: &[TrialSpec]| -> Option<HashMap<u32, u32>> {
         trials.iter().map(|t| Some((t.pair?, t.position?))).collect::<Option<HashMap<u32, u32>>>()
@@ -340,9 +341,9 @@ fn first_look(control: &[TrialSpec], treatments: &[ArmSpec], keys: &[u32]) -> us
         let Some(arm_at) = position(&arm.trials) else { continue };
         let orders: Option<Vec<bool>> = keys.iter().map(|k| Some(arm_at.get(k)? < control_at.get(k)?)).collect::<Option<Vec<bool>>>();
         let Some(orders) = orders else { continue };
-        let mixed_at = (1..=orders.len()).find(|&j| orders[..j].contains(&true) && orders[..j].contains(&false));
-        if let Some(j) = mixed_at {
-            first = first.max(j.max(3));
+        let each = |j: usize, o: bool| orders[..j].iter().filter(|&&x| x == o).count() >= super::estimate::MIN_PAIRS_AN_ORDER;
+        if let Some(j) = (1..=orders.len()).find(|&j| each(j, true) && each(j, false)) {
+            first = first.max(j);
         }
     }
     first
@@ -380,7 +381,7 @@ fn futility(
 fn course_point(j: usize, e: &super::estimate::Estimate, alpha: f64, margin_pct: f64) -> Option<CoursePoint> {
     let round = |v: f64| (v * 1000.0).round() / 1000.0;
     let pcts = |i: [f64; 2]| [round(crate::stats::pct(i[0])), round(crate::stats::pct(i[1]))];
-    let (interval_pct, equivalence_interval_pct) = (pcts(interval(e, alpha)), pcts(interval(e, ALPHA_EQUIVALENCE)));
+    let (interval_pct, equivalence_interval_pct) = (pcts(interval(e, alpha)), pcts(interval(e, equivalence_level())));
     let finite = interval_pct.iter().chain(&equivalence_interval_pct).all(|v| v.is_finite()) && e.log_ratio.is_finite();
     finite.then(|| CoursePoint {
         pairs: j,

@@ -114,7 +114,7 @@ pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, x: Option<f64>, cap: u6
         let se = e.pair_sd / (n as f64).sqrt();
         let nu = e.df + extra as f64;
         let det = radius_t(n as f64, nu, alpha) * se < d;
-        let r_eq = radius_t(n as f64, nu, ALPHA_EQUIVALENCE) * se;
+        let r_eq = radius_t(n as f64, nu, equivalence_level()) * se;
         let eq = r_eq < margin - d;
         let bounded = x.is_some_and(|x| e.log_ratio + r_eq < x);
         det || eq || bounded
@@ -145,12 +145,8 @@ pub fn more_pairs(e: &Estimate, alpha: f64, margin: f64, x: Option<f64>, cap: u6
 /// is its share of the family's error rate, `margin_pct` its margin, `x` the third answer's threshold in
 /// percent). Cheap: a few Bayes factors.
 ///
-/// The equivalence and no-regression claims read one side of the sequence at α_equivalence each. That is
-/// exact one-sided: the symmetric mixture's Bayes factor, on the side where the estimate lies, is at most
-/// the one-sided mixture's (the half-normal prior on that side; the noncentral t has a monotone
-/// likelihood ratio, so each δ on the estimate's side outweighs its mirror), and the one-sided mixture is
-/// a martingale under μ₀ — Ville's inequality bounds its crossing by α. It is conservative: the one-sided
-/// mixture itself would be a little narrower (README, "Sequential design").
+/// The equivalence and no-regression claims read one side of the sequence each, at the level
+/// [`one_sided`] gives α_equivalence: each side an exact one-sided test at α_equivalence.
 pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> (Decision, MetricOutcome) {
     let margin = (1.0 + margin_pct / 100.0).ln();
     let detected = rejects(e, 0.0, alpha);
@@ -158,8 +154,8 @@ pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> (Dec
     let direction = if e.log_ratio > 0.0 { MetricOutcome::Higher } else { MetricOutcome::Lower };
     if detected {
         // Negligible reads the same equivalence level as flat (method 3).
-        (if inside(ALPHA_EQUIVALENCE) { Decision::Equivalent } else { Decision::Different }, direction)
-    } else if inside(ALPHA_EQUIVALENCE) {
+        (if inside(equivalence_level()) { Decision::Equivalent } else { Decision::Different }, direction)
+    } else if inside(equivalence_level()) {
         (Decision::Equivalent, MetricOutcome::Flat)
     } else if x.is_some_and(|x| bounded_below(e, x)) {
         (Decision::NoRegression, MetricOutcome::NoRegression)
@@ -168,10 +164,26 @@ pub fn decide(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> (Dec
     }
 }
 
-/// Whether the sequence's upper side at α_equivalence lies below `x` percent.
+/// Whether the sequence's upper side, one-sided at α_equivalence, lies below `x` percent.
 fn bounded_below(e: &Estimate, x: f64) -> bool {
     let top = (x / 100.0).ln_1p();
-    e.log_ratio < top && rejects(e, top, ALPHA_EQUIVALENCE)
+    e.log_ratio < top && rejects(e, top, equivalence_level())
+}
+
+/// The level of the symmetric sequence whose one side is an exact one-sided test at `alpha` (method 3):
+/// 2α / (1 + α), about 2α. The symmetric mixture is the mean of two one-sided ones, BF = (BF₊ + BF₋)/2,
+/// each with a half-normal prior on one side of μ₀ and each a martingale under μ₀ (Ville: it reaches 1/α
+/// with chance at most α). With the estimate above μ₀, every δ below μ₀ has a likelihood ratio under 1
+/// (the noncentral t's monotone likelihood ratio, and f_δ(0)/f_0(0) = e^(−δ²n/2) < 1), so BF₋ ≤ 1 and
+/// BF₊ ≥ 2·BF − 1: the symmetric factor reaching (1/α + 1)/2 puts BF₊ at 1/α or above. Method 2 read the
+/// symmetric sequence at α itself on each side, a one-sided test at about α/2.
+pub fn one_sided(alpha: f64) -> f64 {
+    2.0 * alpha / (1.0 + alpha)
+}
+
+/// The level the equivalence and no-regression claims read the sequence at: one-sided α_equivalence.
+pub fn equivalence_level() -> f64 {
+    one_sided(ALPHA_EQUIVALENCE)
 }
 
 /// A bisection's probe (method 3): which end of the range does it resemble? `ends` is the bad end's change
@@ -251,7 +263,7 @@ pub fn test(e: &Estimate, alpha: f64, margin_pct: f64, x: Option<f64>) -> Metric
         alpha,
         df: e.df,
         interval_pct: to_pct(interval(e, alpha)),
-        equivalence_interval_pct: Some(to_pct(interval(e, ALPHA_EQUIVALENCE))),
+        equivalence_interval_pct: Some(to_pct(interval(e, equivalence_level()))),
         margin_pct,
         margin_why: None,
         bad_end_pct: None,
