@@ -92,7 +92,9 @@ pub const NO_REGRESSION_FACTOR: f64 = 2.0;
 /// this many standard errors beyond its estimate (`sequential::futility`). Measured with `arbiter simulate
 /// --design sequential` (README, "Three answers"): at 1.0, +3 % in one of 5 stages at CV 2 % is found in
 /// 91.6 % uncalibrated (the rest pass on X = 9.2 %); at 1.25, 93.7 %, and same-code runs (10-trial
-/// profile, CV 2 and 5 %) still stop at a median of 20 and 19 pairs; at 1.5 the medians are 21 and 20.
+/// profile, CV 2 and 5 %) still stop at a median of 20 and 19 pairs; at 1.5 the medians are 21 and 20
+/// (each side then read at half its level). With each side one-sided at 1 %: 93.6 % (X 8.6 %), medians 22
+/// and 19.
 pub const FUTILITY_HOPE_SE: f64 = 1.25;
 /// Above this X the third answer is not worth giving: the verdict stays inconclusive. A suite may change
 /// it (`max_no_regression_pct`).
