@@ -14,19 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(zephyr)
-scripts/setup.sh >/dev/null
-bin=target/${ARBITER_PROFILE:-debug}/arbiter
-[ -x "$bin" ] || cargo build --locked -p server --bin arbiter
-data=$(mktemp -d)
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-echo "bisect-demo: a scratch server on 127.0.0.1:$port, data in $data"
-echo "bisect-demo passphrase" | "$bin" user add demo --role admin --data-dir "$data" >/dev/null
-token=$("$bin" token create --user demo --name demo --data-dir "$data" | grep -o 'arb_[A-Za-z0-9_-]*' | head -1)
-ARBITER_DATA_DIR="$data" "$bin" serve --addr "127.0.0.1:$port" >"$data/server.log" 2>&1 &
-server=$!
-trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-export ARBITER_SERVER="http://127.0.0.1:$port" ARBITER_TOKEN="$token"
+. scripts/lib/scratch-server.sh
+scratch_server bisect-demo
 
 run() { # LABEL ARGS...
   local label=$1; shift

@@ -12,8 +12,10 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await page.getByLabel("Trials per arm").fill("1");
   await page.getByRole("button", { name: "Preview" }).click();
   const plan = page.getByRole("region", { name: "Plan" });
-  await expect(plan.locator(".trial-count")).toHaveText("2 trials");
-  await expect(plan.locator("ol.commands li")).toHaveCount(2);
+  // A pair, after one unmeasured warm-up trial (the suite runs on this host).
+  await expect(plan.locator(".trial-count")).toHaveText("3 trials");
+  await expect(plan).toContainText("after 1 unmeasured warm-up trial");
+  await expect(plan.locator("ol.commands li")).toHaveCount(3);
   await expect(plan.locator("ol.commands")).toContainText("datakit.py");
   await expect(plan.locator("code.sha")).toHaveCount(2);
   await expect(plan.locator("code.sha").first()).toHaveText(/^[0-9a-f]{12}$/);
@@ -22,23 +24,29 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
   const live = page.getByRole("region", { name: "Progress" });
-  await expect(live.locator(".live-count")).toHaveText(/^\d\/2 trials ended$/, { timeout: 20_000 });
+  await expect(live.locator(".live-count")).toHaveText(/^\d\/3 trials ended$/, { timeout: 20_000 });
   // The same document keeps receiving updates: a mark set now survives them.
   await page.evaluate(() => ((window as unknown as { mark: number }).mark = 1));
   await expect.poll(async () => Number(await live.getAttribute("data-updates")), { timeout: 60_000 }).toBeGreaterThan(3);
   expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark)).toBe(1);
-  // The trials table follows the run too (trials run one after the other here): the first ends while
-  // the second runs, and the page was not reloaded to show it.
+  // The trials table follows the run too (trials run one after the other here): the warm-up ends while
+  // the pair's first runs, and the page was not reloaded to show it. Columns: #, Arm, In pair, Started,
+  // Duration, Timeline, State.
   const rows = page.locator("table.trials tbody tr");
-  await expect(rows.first().locator("td").nth(5)).toHaveText("succeeded", { timeout: 120_000 });
-  await expect(rows.nth(1).locator("td").nth(5)).toHaveText(/running|succeeded/);
+  await expect(rows.first().locator("td").nth(2)).toHaveText("warm-up (not judged)");
+  await expect(rows.first().locator("td").nth(6)).toHaveText("succeeded", { timeout: 120_000 });
+  await expect(rows.nth(1).locator("td").nth(6)).toHaveText(/running|succeeded/);
   expect(await page.evaluate(() => (window as unknown as { mark?: number }).mark), "no reload").toBe(1);
   await looksRight(page, "launch-progress");
   // When the verdict is stored the page shows it (and the progress section is gone).
   await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 240_000 });
   await expect(page.locator(".banner-verdict .muted")).toHaveText("judged");
   await expect(page.locator(".banner-verdict .verdict")).not.toContainText("not judged");
-  await expect(rows).toHaveCount(2);
+  await expect(rows).toHaveCount(3);
+  // The pair ran in the order the page says: one trial first, the other second.
+  expect((await rows.nth(1).locator("td").nth(2).textContent())!.trim()).toBe("1 · 1st");
+  expect((await rows.nth(2).locator("td").nth(2).textContent())!.trim()).toBe("1 · 2nd");
+  await expect(page.locator(".reasons").first()).toContainText("warm-up: 1 trial ran first and is not judged");
   await looksRight(page, "experiment-launched");
 
   // Its files: every trial's log, readable in the browser.
@@ -68,7 +76,7 @@ test("an auto launch adds pairs while the verdict is undecided and its interval 
   await page.getByLabel("Budget: at most this many trials an arm").fill("6");
   await page.getByRole("button", { name: "Preview" }).click();
   const plan = page.getByRole("region", { name: "Plan" });
-  await expect(plan.locator(".trial-count")).toHaveText("4 trials");
+  await expect(plan.locator(".trial-count")).toHaveText("5 trials");
   await expect(plan.locator(".adaptive-plan")).toContainText(
     "the first look after 2 trials an arm; a pair at a time while the verdict is undecided, at most 6 trials an arm",
   );
@@ -125,7 +133,7 @@ test("a launcher cancels a running experiment, then re-runs it as a new one", as
   await expect(page.getByRole("region", { name: "Progress" })).toHaveCount(0, { timeout: 30_000 });
   await expect(page.getByRole("button", { name: "Cancel experiment" })).toHaveCount(0);
   // Nothing that was queued ran: every trial is cancelled or ended.
-  for (const state of await page.locator("table.trials tbody tr td:nth-child(6)").allTextContents()) {
+  for (const state of await page.locator("table.trials tbody tr td:nth-child(7)").allTextContents()) {
     expect(["cancelled", "succeeded", "failed"]).toContain(state.trim());
   }
   await expect(page.getByText("No report: it was cancelled before every trial had ended")).toBeVisible();

@@ -126,7 +126,7 @@ pub(crate) async fn step(engine: &Engine, experiment_id: i64, trials: &[Trial], 
     }
     // As many repeats in flight as the lane runs at once.
     let arms = plan.launch.arms.len() as i64;
-    let lane = crate::launch::submit::lane(&plan.suite, &plan.launch);
+    let lane = crate::launch::submit::lane(&plan.suite);
     let at_once = lane.at_once(engine.queue.engine_cap);
     let in_flight = planned - settled;
     let room = (at_once / arms).max(1) - in_flight;
@@ -142,9 +142,20 @@ pub(crate) async fn step(engine: &Engine, experiment_id: i64, trials: &[Trial], 
         }
     };
     let next_seq = trials.iter().map(|t| t.seq + 1).max().unwrap_or(0);
+    // Each added repeat runs its arms in the plan's order for that repeat (balanced blocks continue).
+    let (order, seed) = (plan.launch.order, plan.launch.order_seed);
     let new: Vec<InsertTrial> = (0..add)
-        .flat_map(|r| arm_ids.iter().enumerate().map(move |(a, id)| (r, a, *id)))
-        .map(|(r, a, arm_id)| InsertTrial { arm_id, seq: next_seq + r * arms + a as i64, cell: None, repeat_index: planned + r })
+        .flat_map(|r| {
+            let arm_ids = &arm_ids;
+            crate::launch::plan::repeat_order(order, seed, arm_ids.len(), (planned + r) as usize).into_iter().enumerate().map(
+                move |(k, a)| InsertTrial {
+                    arm_id: arm_ids[a],
+                    seq: next_seq + r * arms + k as i64,
+                    cell: None,
+                    repeat_index: planned + r,
+                },
+            )
+        })
         .collect();
     match store.add_repeats(experiment_id, planned, planned + add, &new).await {
         Ok(true) => {
@@ -182,6 +193,9 @@ mod tests {
             finished_at: None,
             job_id: None,
             engine_state: None,
+            position: None,
+            role: judge::TrialRole::Measured,
+            host: None,
         }
     }
 
@@ -206,6 +220,14 @@ mod tests {
         done[4].state = Succeeded;
         let (settled, prefix) = settled_prefix(&done);
         assert_eq!((settled, prefix.len()), (3, 7));
+        // A warm-up (repeat −1, run first) is in no look, whatever its state, and counts toward no repeat.
+        let mut warm = trial(9, judge::TrialRole::WARM_UP_REPEAT, 1, Running);
+        warm.role = judge::TrialRole::WarmUp;
+        let with_warm_up: Vec<Trial> = std::iter::once(warm).chain(done.iter().cloned()).collect();
+        let (settled, prefix) = settled_prefix(&with_warm_up);
+        assert_eq!((settled, prefix.len()), (3, 7));
+        assert!(prefix.iter().all(|t| t.role == judge::TrialRole::Measured));
+        assert_eq!(store::trials::measured(&with_warm_up).len(), done.len());
     }
 
     #[test]

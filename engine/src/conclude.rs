@@ -100,8 +100,9 @@ pub async fn verdict(
     let profile = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())?;
     let arms = store.arms(trials.first().map_or(0, |t| t.experiment_id)).await.map_err(|e| e.to_string())?;
     let arm_name = |id: i64| arms.iter().find(|a| a.0 == id).map(|a| a.1.clone()).unwrap_or_default();
-    // The last attempt of each planned position counts.
-    let latest = store::trials::latest(trials);
+    // The last attempt of each planned position counts; warm-ups are never judged.
+    let measured = store::trials::measured(trials);
+    let latest = store::trials::latest(&measured);
     let control = plan.launch.arms[0].name.clone();
     let mut rows = Vec::new();
     let mut specs: BTreeMap<String, Vec<TrialSpec>> = BTreeMap::new();
@@ -118,7 +119,9 @@ pub async fn verdict(
                 rows.extend(measured);
                 // The repeat index pairs a control trial with the treatment trials that ran beside it.
                 let pair = Some(t.repeat_index as u32);
-                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone(), pair, position: None });
+                // Its position in the pair as it ran (the order covariate reads it; none for an import).
+                let position = t.position.and_then(|p| u32::try_from(p).ok());
+                specs.entry(arm.clone()).or_default().push(TrialSpec { execution_ids: run.execution_ids.clone(), pair, position });
                 if t.state == TrialState::Failed {
                     failed.entry(arm.clone()).or_default().push(format!("trial #{} ({detail})", t.seq + 1));
                 }
@@ -191,6 +194,8 @@ pub async fn verdict(
         }
     }
     reasons.extend(lost);
+    reasons.extend(warm_up_note(trials, &arm_name));
+    reasons.extend(interference_note(&latest.values().copied().collect::<Vec<_>>()));
     reasons.extend(reused_note);
     reasons.push(match &profile {
         Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
@@ -200,30 +205,36 @@ pub async fn verdict(
 }
 
 /// How an experiment's trials ran against each other, in words: pairs submitted together to a cluster
-/// (and which arm went first in how many), or one at a time on a host in the plan's order.
+/// or run one at a time on a host, and which arm went first in how many pairs (from the positions the
+/// trials started in).
 async fn pairing(store: &store::Store, plan: &StoredPlan, trials: &[Trial], arm_name: &(dyn Fn(i64) -> String + Sync)) -> String {
     let order = plan.launch.order.as_str();
     let Some(experiment_id) = trials.first().map(|t| t.experiment_id) else { return String::new() };
     let ranks = store.pair_ranks(experiment_id).await.unwrap_or_default();
     let cluster = plan.suite.launcher == suite::definition::Launcher::Cluster;
+    let control = &plan.launch.arms[0].name;
+    let latest = store::trials::latest(trials);
+    let placed: Vec<&Trial> = latest.values().copied().filter(|t| t.position.is_some() && arm_name(t.arm_id) == *control).collect();
+    let control_first = placed.iter().filter(|t| t.position == Some(0)).count();
+    let firsts = |of: &str| {
+        format!("the control went first in {control_first} of {}{of}, a treatment in {}", placed.len(), placed.len() - control_first)
+    };
+    let how = match plan.launch.order {
+        TrialOrder::Interleaved => "balanced: one of each in every block of two, the blocks' order drawn at random",
+        TrialOrder::ControlFirst => "the control first in every pair: an order effect cannot be told from the change",
+        _ => "as the plan orders it",
+    };
     if ranks.is_empty() {
-        return if cluster {
-            format!("trials were submitted to the cluster one at a time, in {order} order")
+        let way = if cluster { "trials were submitted to the cluster one at a time" } else { "trials ran one at a time on this host" };
+        return if placed.is_empty() {
+            format!("{way}, in {order} order")
         } else {
-            format!("trials ran one at a time on this host, in {order} order")
+            format!("{way}, in {order} order ({how}); {}", firsts(" pairs"))
         };
     }
     let pairs: std::collections::BTreeSet<i64> = ranks.iter().map(|r| r.0).collect();
-    let control = &plan.launch.arms[0].name;
-    let first_arm = |seq: i64| trials.iter().find(|t| t.seq == seq).map(|t| arm_name(t.arm_id)).unwrap_or_default();
-    let control_first = ranks.iter().filter(|r| r.2 == 0 && first_arm(r.1) == *control).count();
-    let drawn = if plan.launch.order == TrialOrder::Interleaved { "drawn at random" } else { "as the plan orders it" };
-    format!(
-        "{} of {} repeats ran as pairs submitted to the cluster together; the control went first in {control_first}, a treatment in {} (order within a pair {drawn})",
-        pairs.len(),
-        plan.launch.trials_per_arm,
-        pairs.len() - control_first
-    )
+    let repeats = trials.iter().map(|t| t.repeat_index + 1).max().unwrap_or(0);
+    format!("{} of {repeats} repeats ran as pairs submitted to the cluster together; {} ({how})", pairs.len(), firsts(""))
 }
 
 /// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
@@ -266,10 +277,53 @@ async fn calibrate(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trial
 }
 
 /// The stage rows and executions of the succeeded trials.
+/// How many measured trials ran beside heavy load (`JsonHostFacts::heavy_load`), in words for the
+/// reasons, when any did; trials without host facts (a cluster's, an import's) are not counted.
+pub fn interference_note(trials: &[&Trial]) -> Option<String> {
+    let watched: Vec<&&Trial> = trials.iter().filter(|t| t.host.is_some()).collect();
+    let heavy: Vec<String> =
+        watched.iter().filter_map(|t| t.host.as_ref()?.heavy_load().map(|why| format!("#{} ({why})", t.seq + 1))).collect();
+    if heavy.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "host: {} of {} measured trials ran beside heavy load (other processes at {} CPUs or more on average, or {} % steal): {}; their CPU-seconds may be inflated — a quieter host, or more pairs",
+        heavy.len(),
+        watched.len(),
+        wire::experiment::JsonHostFacts::HEAVY_OTHERS_CPUS,
+        wire::experiment::JsonHostFacts::HEAVY_STEAL_PCT,
+        heavy.join(", ")
+    ))
+}
+
+/// What the experiment's warm-up trials were, in words for the reasons (none: nothing).
+fn warm_up_note(trials: &[Trial], arm_name: &dyn Fn(i64) -> String) -> Option<String> {
+    let warm: Vec<&Trial> = store::trials::latest(trials).into_values().filter(|t| t.role == judge::TrialRole::WarmUp).collect();
+    if warm.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = warm
+        .iter()
+        .map(|t| match t.state {
+            TrialState::Succeeded => format!("#{} ({})", t.seq + 1, arm_name(t.arm_id)),
+            other => format!("#{} ({}, {})", t.seq + 1, arm_name(t.arm_id), other.as_str()),
+        })
+        .collect();
+    let n = warm.len();
+    Some(format!(
+        "warm-up: {} trial{} ran first and {} not judged: {}",
+        n,
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "is" } else { "are" },
+        each.join(", ")
+    ))
+}
+
 async fn succeeded_measurements(store: &store::Store, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
     let mut rows = Vec::new();
     let mut specs = Vec::new();
-    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded) {
+    // Warm-ups are never measurements (a calibration's, a baseline's, a reused baseline's).
+    for t in trials.iter().filter(|t| t.state == TrialState::Succeeded && t.role == judge::TrialRole::Measured) {
         let (Ok(run), Ok(r)) = (store.trial_run(t.id).await, store.stage_rows(t.id).await) else { continue };
         rows.extend(r);
         specs.push(TrialSpec { execution_ids: run.execution_ids, pair: None, position: None });
@@ -296,5 +350,47 @@ async fn measure_baseline(engine: &Engine, experiment_id: i64, plan: &StoredPlan
             tracing::error!(experiment_id, error = %e, "the baseline run has no usable measurements");
             let _ = engine.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::experiment::JsonHostFacts;
+
+    fn trial(seq: i64, host: Option<JsonHostFacts>) -> Trial {
+        Trial {
+            id: seq,
+            experiment_id: 1,
+            arm_id: seq % 2,
+            seq,
+            cell: None,
+            repeat_index: seq / 2,
+            attempt: 1,
+            state: TrialState::Succeeded,
+            infra_reason: None,
+            detail: None,
+            claimed_by: None,
+            created_at: 0,
+            started_at: None,
+            finished_at: None,
+            job_id: None,
+            engine_state: None,
+            position: None,
+            role: judge::TrialRole::Measured,
+            host,
+        }
+    }
+
+    #[test]
+    fn the_reasons_count_the_trials_that_ran_beside_heavy_load() {
+        let quiet = JsonHostFacts { wall_secs: 10.0, others_cpu_secs: Some(1.0), ..Default::default() };
+        let busy = JsonHostFacts { others_cpu_secs: Some(9.0), ..quiet.clone() };
+        let trials = [trial(0, Some(quiet.clone())), trial(1, Some(busy)), trial(2, Some(quiet)), trial(3, None)];
+        let refs: Vec<&Trial> = trials.iter().collect();
+        let note = interference_note(&refs).unwrap();
+        assert!(note.starts_with("host: 1 of 3 measured trials ran beside heavy load"), "{note}");
+        assert!(note.contains("#2 (other processes used 0.9 CPUs on average)"), "{note}");
+        assert_eq!(interference_note(&refs[..1]), None, "nothing to say when none did");
     }
 }

@@ -131,6 +131,7 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
         trials: schedule.trials.map(wire::launch::JsonTrials::Fixed),
         max_trials: None,
         order: None,
+        warm_up: None,
         title: Some(title),
         exemption: None,
         budgets: None,

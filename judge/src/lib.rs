@@ -20,4 +20,4 @@ pub mod units;
 pub mod vocab;
 pub mod warp;
 
-pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, Tone, TrialState, Verdict};
+pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, Tone, TrialRole, TrialState, Verdict};

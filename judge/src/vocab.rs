@@ -96,6 +96,39 @@ vocab_enum!(
     }
 );
 
+vocab_enum!(
+    /// What a trial is for (`measurement-protocol` issue; one definition, read by the conclusion, the
+    /// adaptive looks, the pages and the API). Only `measured` trials are judged.
+    TrialRole, "trial role" {
+        /// A trial of the experiment's plan: its rows are judged (or calibrate, or measure a baseline).
+        Measured => "measured",
+        /// Run first and never judged: it takes the host's first-trial cost (a cold page cache, the
+        /// interpreter's and the log server's first work). It belongs to no pair (`repeat_index` −1) and
+        /// counts toward no budget.
+        WarmUp => "warm_up",
+    }
+);
+
+impl TrialRole {
+    /// The repeat index a warm-up trial is stored with: it belongs to no pair.
+    pub const WARM_UP_REPEAT: i64 = -1;
+
+    /// The role a trial planned at `repeat_index` has (a warm-up is planned outside every repeat).
+    pub fn of_repeat(repeat_index: i64) -> TrialRole {
+        if repeat_index < 0 {
+            TrialRole::WarmUp
+        } else {
+            TrialRole::Measured
+        }
+    }
+}
+
+impl Default for TrialRole {
+    fn default() -> Self {
+        TrialRole::Measured
+    }
+}
+
 impl TrialState {
     /// True once the trial can no longer change state.
     pub fn is_terminal(self) -> bool {
@@ -229,6 +262,11 @@ mod tests {
         for r in InfraReason::ALL {
             assert_eq!(r.as_str().parse::<InfraReason>().unwrap(), *r);
         }
+        for r in TrialRole::ALL {
+            assert_eq!(r.as_str().parse::<TrialRole>().unwrap(), *r);
+        }
+        assert_eq!(TrialRole::of_repeat(TrialRole::WARM_UP_REPEAT), TrialRole::WarmUp);
+        assert_eq!(TrialRole::of_repeat(0), TrialRole::Measured);
         for v in Verdict::ALL {
             assert_eq!(v.as_str().parse::<Verdict>().unwrap(), *v);
             let json = serde_json::to_string(v).unwrap();

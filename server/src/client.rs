@@ -62,6 +62,13 @@ pub struct LaunchArgs {
     /// With --trials auto: the most trials an arm (default: the suite's max_trials).
     #[arg(long)]
     pub max_trials: Option<u32>,
+    /// The trial order: interleaved (balanced; also `balanced`), abba, blocked or control_first (default:
+    /// the suite's).
+    #[arg(long, value_name = "ORDER", value_parser = parse_order)]
+    pub order: Option<wire::launch::TrialOrder>,
+    /// Unmeasured warm-up trials before the first pair, 0–10 (default: the suite's; one on this host).
+    #[arg(long = "warm-up", value_name = "N")]
+    pub warm_up: Option<u32>,
     /// Pipeline suites: X of the third answer, "no regression of X % or more", for this experiment
     /// (default: the suite's `[judge] no_regression_pct`, else planned from the budget).
     #[arg(long = "no-regression", value_name = "PCT")]
@@ -157,7 +164,8 @@ pub fn plan_text(plan: &Value) -> String {
         _ => "time unknown".into(),
     };
     let order = text(&plan["order_words"]);
-    let _ = writeln!(out, "{trials} trials ({} per arm, {order} order); {time}", plan["trials_per_arm"]);
+    let _ =
+        writeln!(out, "{trials} trials ({} per arm, {order} order{}); {time}", plan["trials_per_arm"], wire::launch::warm_up_words(plan));
     if let Some(words) = wire::launch::adaptive_plan_words(plan) {
         let _ = writeln!(out, "{words}");
     }
@@ -250,6 +258,8 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
         fingerprint,
         trials: args.trials,
         max_trials: args.max_trials,
+        order: args.order,
+        warm_up: args.warm_up,
         no_regression_pct: args.no_regression,
         baseline: args.baseline,
         reuse_baseline,
@@ -497,4 +507,10 @@ mod tests {
         assert!(body(&["--baseline", "--reuse-baseline", "latest"]).unwrap_err().contains("cannot be used with"));
         assert!(body(&["--baseline", "--treatment-ref", "extra=topic"]).unwrap_err().contains("give a single --treatment-ref"));
     }
+}
+
+/// `--order`: one of the order's API spellings.
+fn parse_order(s: &str) -> Result<wire::launch::TrialOrder, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|_| format!("{s:?}: use interleaved (balanced), abba, blocked or control_first"))
 }

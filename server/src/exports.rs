@@ -118,11 +118,11 @@ fn with_experiment_header(md: &str, header: &str) -> String {
     }
 }
 
-/// Each arm's trials as their execution ids (the latest attempt of each planned trial), for the
-/// Markdown report's "Arms" line.
+/// Each arm's trials as their execution ids (the latest attempt of each planned trial; warm-ups, never
+/// judged, left out), for the Markdown report's "Arms" line.
 async fn arm_ids(state: &AppState, id: i64) -> ApiResult<Vec<ArmIds>> {
     let arms = state.store.arms(id).await?;
-    let trials = state.store.trials(id).await?;
+    let trials = store::trials::measured(&state.store.trials(id).await?);
     let latest = store::trials::latest(&trials);
     let mut out: Vec<ArmIds> = arms.iter().map(|(_, name, _, _)| ArmIds { name: name.clone(), trials: Vec::new() }).collect();
     for t in latest.values() {

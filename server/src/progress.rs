@@ -339,6 +339,9 @@ mod tests {
             finished_at: finished,
             job_id: started.map(|s| format!("job-{s}")),
             engine_state: None,
+            position: None,
+            role: judge::TrialRole::Measured,
+            host: None,
         }
     }
 

@@ -16,6 +16,10 @@
 //!   treatment) are claimed together when the slots hold all of them, so they are submitted within moments
 //!   of each other; their order is randomised for interleaved experiments and follows the plan otherwise.
 //!   A pair that does not fit yet waits for slots rather than being split, unless it could never fit.
+//! * **Positions as they ran.** When a trial starts, the positions in its pair are recomputed
+//!   (`pair_positions`): the latest attempt of each planned trial of the repeat (and warp cell), ordered
+//!   by start, then by the rank a cluster pair was submitted in, then by plan order. A retried trial thus
+//!   runs second, and its partner moves first. The judge's order covariate reads these.
 
 use crate::{now_ms, on_pool, Store, StoreError};
 use std::collections::HashMap;
@@ -164,6 +168,29 @@ const SERVED_EXPERIMENTS: &str = "SELECT t.experiment_id, MAX(t.started_at) FROM
 const MARK: &str = "UPDATE trials SET state = 'running', claimed_by = $1, started_at = $2, heartbeat_at = $2, pair_rank = $3 \
      WHERE id = $4 AND state = 'queued'";
 
+const PAIR_TRIALS: &str = "SELECT id, seq, attempt, cell, started_at, pair_rank FROM trials WHERE experiment_id = $1 AND repeat_index = $2";
+const SET_POSITION: &str = "UPDATE trials SET pair_position = $1 WHERE id = $2";
+
+/// One trial of a repeat, as the positions see it: (id, seq, attempt, cell, started_at, pair_rank).
+pub type PairTrial = (i64, i64, i64, Option<String>, Option<i64>, Option<i64>);
+
+/// The positions in the pair of `cell` (the rule in the module's header): (trial id, position) for the
+/// latest attempts that have started. Nothing for a repeat of one planned trial (no pair).
+pub fn pair_positions(trials: &[PairTrial], cell: &Option<String>) -> Vec<(i64, i64)> {
+    let mut latest: HashMap<i64, &PairTrial> = HashMap::new();
+    for t in trials.iter().filter(|t| &t.3 == cell) {
+        if latest.get(&t.1).is_none_or(|o| t.2 > o.2) {
+            latest.insert(t.1, t);
+        }
+    }
+    if latest.len() < 2 {
+        return Vec::new();
+    }
+    let mut started: Vec<&PairTrial> = latest.into_values().filter(|t| t.4.is_some()).collect();
+    started.sort_by_key(|t| (t.4, t.5.unwrap_or(0), t.1));
+    started.into_iter().enumerate().map(|(i, t)| (t.0, i as i64)).collect()
+}
+
 /// Where an experiment's trials run and how many may run at once: see the module's header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lane {
@@ -211,6 +238,25 @@ macro_rules! claim_in {
             if n == 1 {
                 let lane = queued.iter().find(|c| c.id == id).map(|c| c.lane.clone()).unwrap_or_default();
                 ids.push((id, lane, rank));
+            }
+        }
+        // A warm-up (repeat −1) belongs to no pair.
+        let mut pairs: Vec<(i64, i64)> = ids
+            .iter()
+            .filter_map(|(id, _, _)| queued.iter().find(|c| c.id == *id))
+            .map(|c| (c.experiment_id, c.repeat_index))
+            .filter(|(_, repeat)| *repeat >= 0)
+            .collect();
+        pairs.dedup();
+        for (experiment_id, repeat_index) in pairs {
+            let rows: Vec<PairTrial> = sqlx::query_as(PAIR_TRIALS).bind(experiment_id).bind(repeat_index).fetch_all(&mut *$tx).await?;
+            let mut cells: Vec<Option<String>> = rows.iter().map(|r| r.3.clone()).collect();
+            cells.sort();
+            cells.dedup();
+            for cell in cells {
+                for (id, position) in pair_positions(&rows, &cell) {
+                    sqlx::query(SET_POSITION).bind(position).bind(id).execute(&mut *$tx).await?;
+                }
             }
         }
         ids
@@ -308,6 +354,33 @@ mod tests {
     }
     fn pick(q: &[Candidate], r: &[Busy], s: &Served, rules: &ClaimRules) -> Vec<(i64, Option<i64>)> {
         choose(q, r, s, rules, &mut || false)
+    }
+
+    #[test]
+    fn positions_follow_the_order_trials_started_in() {
+        let t = |id, seq, attempt, started: Option<i64>, rank: Option<i64>| (id, seq, attempt, None, started, rank);
+        let got = |rows: &[PairTrial]| {
+            let mut p = pair_positions(rows, &None);
+            p.sort();
+            p
+        };
+        // The plan put the treatment (seq 5) first: it started first.
+        assert_eq!(got(&[t(1, 4, 1, Some(20), None), t(2, 5, 1, Some(10), None)]), [(1, 1), (2, 0)]);
+        // The partner has not started yet: the started one is first so far.
+        assert_eq!(got(&[t(1, 4, 1, Some(10), None), t(2, 5, 1, None, None)]), [(1, 0)]);
+        // The control's first attempt failed and was retried after the treatment ran: the treatment is first.
+        assert_eq!(got(&[t(1, 4, 1, Some(10), None), t(2, 5, 1, Some(20), None), t(3, 4, 2, Some(30), None)]), [(2, 0), (3, 1)]);
+        // A retry still queued: the started partner alone is placed.
+        assert_eq!(got(&[t(1, 4, 1, Some(10), None), t(2, 5, 1, Some(20), None), t(3, 4, 2, None, None)]), [(2, 0)]);
+        // A cluster pair started at one moment: the submission rank decides.
+        assert_eq!(got(&[t(1, 4, 1, Some(10), Some(1)), t(2, 5, 1, Some(10), Some(0))]), [(1, 1), (2, 0)]);
+        // One planned trial in the repeat (a calibration): no pair, no position.
+        assert!(got(&[t(1, 0, 1, Some(10), None)]).is_empty());
+        // Warp cells are pairs of their own.
+        let w = |id, seq, cell: &str, started| (id, seq, 1, Some(cell.to_string()), Some(started), None);
+        let rows = [w(1, 0, "on", 5), w(2, 1, "on", 3), w(3, 2, "off", 9)];
+        assert_eq!(pair_positions(&rows, &Some("on".into())).len(), 2);
+        assert!(pair_positions(&rows, &Some("off".into())).is_empty());
     }
 
     #[test]

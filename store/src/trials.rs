@@ -11,6 +11,8 @@ pub struct InsertTrial {
     pub seq: i64,
     /// For warp: the phase's drive-sync cell, e.g. "sync-on".
     pub cell: Option<String>,
+    /// The pair (repeat) it belongs to; [`judge::TrialRole::WARM_UP_REPEAT`] for a warm-up trial, which is
+    /// stored with the role `warm_up` (`TrialRole::of_repeat`).
     pub repeat_index: i64,
 }
 
@@ -44,6 +46,9 @@ struct TrialRow {
     finished_at: Option<i64>,
     job_id: Option<String>,
     engine_state: Option<String>,
+    pair_position: Option<i64>,
+    role: String,
+    host_facts: Option<String>,
 }
 
 impl TryFrom<TrialRow> for Trial {
@@ -66,6 +71,10 @@ impl TryFrom<TrialRow> for Trial {
             finished_at: r.finished_at,
             job_id: r.job_id,
             engine_state: r.engine_state,
+            position: r.pair_position,
+            role: r.role.parse()?,
+            // Facts that no longer parse (a later shape) are left out rather than failing the read.
+            host: r.host_facts.and_then(|h| serde_json::from_str(&h).ok()),
         })
     }
 }
@@ -93,12 +102,12 @@ pub struct ProgressRows {
 
 const TRIAL_COLUMNS: &str =
     "id, experiment_id, arm_id, seq, cell, repeat_index, attempt, state, infra_reason, detail, claimed_by, created_at, started_at, finished_at, \
-     job_id, engine_state";
+     job_id, engine_state, pair_position, role, host_facts";
 
 /// One queued trial of an experiment, on an arm of that experiment only ($1 experiment, $2 seq, $3 cell,
 /// $4 repeat, $5 state, $6 now, $7 arm).
-const INSERT_TRIAL: &str = "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, state, created_at) \
-     SELECT $1, a.id, $2, $3, $4, $5, $6 FROM arms a WHERE a.id = $7 AND a.experiment_id = $1 RETURNING id";
+const INSERT_TRIAL: &str = "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, state, created_at, role) \
+     SELECT $1, a.id, $2, $3, $4, $5, $6, $8 FROM arms a WHERE a.id = $7 AND a.experiment_id = $1 RETURNING id";
 
 impl Store {
     /// Stores the planned trials of an experiment, all `queued`, in one transaction.
@@ -110,7 +119,7 @@ impl Store {
             for t in trials {
                 let id: i64 = sqlx::query_scalar(INSERT_TRIAL)
                 .bind(experiment_id).bind(t.seq).bind(&t.cell).bind(t.repeat_index)
-                .bind(TrialState::Queued.as_str()).bind(now).bind(t.arm_id)
+                .bind(TrialState::Queued.as_str()).bind(now).bind(t.arm_id).bind(judge::TrialRole::of_repeat(t.repeat_index).as_str())
                 .fetch_optional(&mut *tx).await?
                 .ok_or_else(|| StoreError::NotFound { what: "arm of this experiment", key: t.arm_id.to_string() })?;
                 ids.push(id);
@@ -140,7 +149,7 @@ impl Store {
             for t in trials {
                 sqlx::query(INSERT_TRIAL)
                 .bind(experiment_id).bind(t.seq).bind(&t.cell).bind(t.repeat_index)
-                .bind(TrialState::Queued.as_str()).bind(now).bind(t.arm_id)
+                .bind(TrialState::Queued.as_str()).bind(now).bind(t.arm_id).bind(judge::TrialRole::of_repeat(t.repeat_index).as_str())
                 .fetch_optional(&mut *tx).await?
                 .ok_or_else(|| StoreError::NotFound { what: "arm of this experiment", key: t.arm_id.to_string() })?;
             }
@@ -238,6 +247,15 @@ impl Store {
         Ok(())
     }
 
+    /// Keeps what the host was doing while the trial ran (`arbiter supervise`'s reading).
+    pub async fn set_host_facts(&self, trial_id: i64, facts: &wire::experiment::JsonHostFacts) -> Result<(), StoreError> {
+        let json = serde_json::to_string(facts)?;
+        on_pool!(self, pool => {
+            sqlx::query("UPDATE trials SET host_facts = $1 WHERE id = $2").bind(&json).bind(trial_id).execute(pool).await.map(|r| r.rows_affected())
+        })?;
+        Ok(())
+    }
+
     /// A trial's run record: (run tag, job id, log path, execution ids, exit code).
     pub async fn trial_run(&self, trial_id: i64) -> Result<TrialRun, StoreError> {
         type RunRow = (Option<String>, Option<String>, Option<String>, String, Option<i64>);
@@ -254,11 +272,11 @@ impl Store {
         let now = now_ms();
         Ok(on_pool!(self, pool => {
             sqlx::query_scalar(
-                "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, attempt, state, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7) RETURNING id",
+                "INSERT INTO trials (experiment_id, arm_id, seq, cell, repeat_index, attempt, state, created_at, role) \
+                 VALUES ($1, $2, $3, $4, $5, $6, 'queued', $7, $8) RETURNING id",
             )
             .bind(trial.experiment_id).bind(trial.arm_id).bind(trial.seq).bind(&trial.cell).bind(trial.repeat_index)
-            .bind(trial.attempt + 1).bind(now)
+            .bind(trial.attempt + 1).bind(now).bind(trial.role.as_str())
             .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
@@ -300,7 +318,7 @@ impl Store {
     /// is not spent.
     pub async fn release_trial(&self, trial_id: i64) -> Result<(), StoreError> {
         on_pool!(self, pool => {
-            sqlx::query("UPDATE trials SET state = 'queued', claimed_by = NULL, started_at = NULL, pair_rank = NULL WHERE id = $1 AND state = 'running'")
+            sqlx::query("UPDATE trials SET state = 'queued', claimed_by = NULL, started_at = NULL, pair_rank = NULL, pair_position = NULL WHERE id = $1 AND state = 'running'")
                 .bind(trial_id).execute(pool).await.map(|r| r.rows_affected())
         })?;
         Ok(())
@@ -372,7 +390,13 @@ pub fn latest(trials: &[Trial]) -> std::collections::BTreeMap<i64, &Trial> {
     by_seq
 }
 
+/// The trials that are judged: every attempt of a measured trial (warm-ups left out; `judge::TrialRole`).
+pub fn measured(trials: &[Trial]) -> Vec<Trial> {
+    trials.iter().filter(|t| t.role == judge::TrialRole::Measured).cloned().collect()
+}
+
 /// The settled repeats from the first one on: how many, and the trials (latest attempts) they hold.
+/// Warm-ups belong to no repeat and are in neither.
 pub fn settled_prefix(trials: &[Trial]) -> (i64, Vec<Trial>) {
     let latest = latest(trials);
     let mut settled = 0;
@@ -383,6 +407,7 @@ pub fn settled_prefix(trials: &[Trial]) -> (i64, Vec<Trial>) {
         }
         settled += 1;
     }
-    let prefix = trials.iter().filter(|t| t.repeat_index < settled).cloned().collect();
+    let prefix =
+        trials.iter().filter(|t| t.role == judge::TrialRole::Measured && (0..settled).contains(&t.repeat_index)).cloned().collect();
     (settled, prefix)
 }

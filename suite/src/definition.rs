@@ -111,6 +111,24 @@ pub struct BisectDefaults {
     pub parallel: Option<u32>,
 }
 
+/// The most warm-up trials a suite or launch may ask for.
+pub const MAX_WARM_UP: u32 = 10;
+
+impl SuiteDefinition {
+    /// Warm-up trials an experiment of this suite runs before its first pair: the suite's
+    /// `defaults.warm_up`, else one for a pipeline suite run on this host (the first trial on a host pays
+    /// for a cold page cache and the interpreter's and log server's first work: measured +8.7 % first-of-pair
+    /// and the experiment's first trial the highest of 16), none on a cluster (each job may land on another
+    /// node, which one warm-up would not warm) and none for warp (each phase has its own warm-up).
+    pub fn warm_up(&self) -> u32 {
+        match (self.defaults.warm_up, self.kind, self.launcher) {
+            (Some(w), _, _) => w,
+            (None, judge::ExperimentKind::Pipeline, Launcher::Local) => 1,
+            _ => 0,
+        }
+    }
+}
+
 impl SuiteDefinition {
     /// The pipeline method this suite's experiments are judged with (`paired` when trials ran side by side).
     pub fn judge_method(&self, paired: bool) -> judge::pipeline::MethodConfig {
@@ -161,6 +179,10 @@ pub struct TrialDefaults {
     /// With `trials = "auto"`: no pair is added once the experiment has run this long (minutes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_minutes: Option<u32>,
+    /// Unmeasured trials run before the plan's first pair, alternating which arm's code they run (0–10).
+    /// Unset: one for a pipeline suite on this host, none on a cluster (see [`SuiteDefinition::warm_up`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_up: Option<u32>,
 }
 
 fn default_trials() -> JsonTrials {
@@ -183,7 +205,7 @@ fn default_order() -> TrialOrder {
 
 impl Default for TrialDefaults {
     fn default() -> Self {
-        TrialDefaults { trials: default_trials(), order: default_order(), max_trials: DEFAULT_MAX_TRIALS, max_minutes: None }
+        TrialDefaults { trials: default_trials(), order: default_order(), max_trials: DEFAULT_MAX_TRIALS, max_minutes: None, warm_up: None }
     }
 }
 
@@ -316,6 +338,12 @@ impl SuiteDefinition {
         }
         if !(2..=100).contains(&self.defaults.max_trials) {
             return Err(format!("defaults.max_trials {}: use 2–100", self.defaults.max_trials));
+        }
+        if let Some(w) = self.defaults.warm_up.filter(|w| *w > MAX_WARM_UP) {
+            return Err(format!("defaults.warm_up {w}: use 0–{MAX_WARM_UP} unmeasured trials before the first pair"));
+        }
+        if self.defaults.warm_up.is_some_and(|w| w > 0) && self.kind == judge::ExperimentKind::Warp {
+            return Err("defaults.warm_up: a warp suite warms up inside each phase ([warp] warm-up); leave it out".into());
         }
         if self.defaults.max_minutes == Some(0) {
             return Err("defaults.max_minutes 0: give the minutes after which no pair is added, or leave it out".into());

@@ -8,12 +8,19 @@ use std::collections::BTreeMap;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TrialOrder {
-    /// C,T,C,T…
+    /// Balanced interleaving (the default): pairs one after another, each block of two pairs running one
+    /// control first and one treatment first, the blocks' order drawn from the plan's stored seed (three
+    /// or more arms rotate which arm goes first). `"balanced"` is the same.
+    #[serde(alias = "balanced")]
     Interleaved,
     /// C,T,T,C,C,T…
     Abba,
     /// All C, then all T.
     Blocked,
+    /// C,T,C,T… with the control first in every pair: the protocol before balanced orders, kept to measure
+    /// what an order effect costs (`scripts/bench-noise.sh`). The judge cannot tell an order effect from
+    /// the change here.
+    ControlFirst,
 }
 
 impl TrialOrder {
@@ -22,6 +29,7 @@ impl TrialOrder {
             TrialOrder::Interleaved => "interleaved",
             TrialOrder::Abba => "abba",
             TrialOrder::Blocked => "blocked",
+            TrialOrder::ControlFirst => "control_first",
         }
     }
 }
@@ -54,6 +62,11 @@ pub struct JsonLaunch {
     pub max_trials: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<TrialOrder>,
+    /// Pipeline suites: unmeasured warm-up trials before the first pair, 0–10 (default: the suite's
+    /// `defaults.warm_up`, else one on this host and none on a cluster). Never judged, never counted
+    /// toward `max_trials`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warm_up: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +230,16 @@ impl WarpPreset {
             WarpPreset::Smoke => "smoke",
             WarpPreset::Full => "full",
         }
+    }
+}
+
+/// A plan's warm-up trials in words, for the preview and `arbiter launch --dry-run` after the order:
+/// ", after 1 warm-up trial" (never judged), or nothing.
+pub fn warm_up_words(plan: &serde_json::Value) -> String {
+    match plan["warm_up"].as_u64().unwrap_or(0) {
+        0 => String::new(),
+        1 => ", after 1 unmeasured warm-up trial".into(),
+        n => format!(", after {n} unmeasured warm-up trials"),
     }
 }
 

@@ -157,7 +157,11 @@ async fn read_steps(engine: &Engine, state: &mut JsonBisectionState) -> EngineRe
             ExperimentStatus::Cancelled => broken("the experiment was cancelled".into()),
             _ => continue,
         };
-        let trials = engine.store.trials(eid).await?.iter().filter(|t| t.state == judge::TrialState::Succeeded).count().div_ceil(2) as u32;
+        let trials = store::trials::measured(&engine.store.trials(eid).await?)
+            .iter()
+            .filter(|t| t.state == judge::TrialState::Succeeded)
+            .count()
+            .div_ceil(2) as u32;
         let step = &mut state.search.steps[i];
         (step.reading, step.change_pct, step.interval_pct, step.words, step.trials) =
             (Some(read.reading), read.change_pct, read.interval_pct, read.words, trials);

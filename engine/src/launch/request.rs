@@ -3,7 +3,7 @@
 //! locality is found from the sample, and the argv of every trial is rendered.
 
 use crate::launch::git::{is_safe_ref, Repo};
-use crate::launch::plan::plan;
+use crate::launch::plan::{plan, warm_ups};
 use crate::EngineError;
 use judge::launch_rules as rules;
 use judge::units::short_sha as short;
@@ -45,6 +45,9 @@ pub struct PlannedRun {
     /// A warp phase: its drive-sync value, leg and load runs (`argv` is then the server's start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<crate::warp::plan::PlannedPhase>,
+    /// A warm-up trial: run first, never judged (`judge::TrialRole::WarmUp`; stored with repeat −1).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warm_up: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -58,8 +61,15 @@ pub struct LaunchPlan {
     pub cluster: Option<String>,
     pub arms: Vec<PlannedArm>,
     pub order: TrialOrder,
+    /// The seed the balanced order is drawn from (`plan::repeat_order`), kept so that a restart and the
+    /// pairs an adaptive experiment adds continue the same plan. 0 in plans stored before it existed.
+    #[serde(default)]
+    pub order_seed: u64,
+    /// Warm-up trials run before the first pair (`plan::warm_ups`); 0 in plans stored before them.
+    #[serde(default)]
+    pub warm_up: u32,
     /// The order as the plan runs it, in words for the preview and `--dry-run`: the pipeline order
-    /// ("interleaved", "abba", "blocked"), or a warp launch's "AB phase" / "ABBA phase".
+    /// ("interleaved", "abba", "blocked", "control_first"), or a warp launch's "AB phase" / "ABBA phase".
     #[serde(default)]
     pub order_words: String,
     pub trials_per_arm: u32,
@@ -139,7 +149,18 @@ pub async fn resolve(
     };
     // A suite whose default is "auto" still runs a fixed number where a launch cannot be adaptive.
     let order = req.order.unwrap_or(suite.defaults.order);
-    let cannot_adapt = req.calibration || req.baseline || req.reuse_baseline.is_some() || order != TrialOrder::Interleaved;
+    let cannot_adapt = req.calibration || req.baseline || req.reuse_baseline.is_some() || order == TrialOrder::Blocked;
+    let order_seed = crate::launch::plan::new_seed();
+    let warm_up = match req.warm_up {
+        Some(w) if w > suite::definition::MAX_WARM_UP => {
+            return Err(format!("warm_up: {w}: use 0–{} unmeasured trials before the first pair", suite::definition::MAX_WARM_UP).into())
+        }
+        Some(w) if w > 0 && suite.kind == judge::ExperimentKind::Warp => {
+            return Err("warm_up: a warp suite warms up inside each phase (its warm-up setting); leave it out".into())
+        }
+        Some(w) => w,
+        None => suite.warm_up(),
+    };
     let choice = match (req.trials, suite.defaults.trials) {
         (Some(t), _) => t,
         (None, JsonTrials::Auto(_)) if cannot_adapt => JsonTrials::Fixed(FIXED_WHEN_NOT_ADAPTIVE),
@@ -228,16 +249,26 @@ pub async fn resolve(
         estimated_minutes = Some((crate::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
         estimate_basis = Some("the matrix settings (warm-up, duration, rounds and cool-down of every load run)".to_string());
     }
-    // A reused control has no trials: the plan covers the arms after it.
+    // A reused control has no trials: the plan covers the arms after it. Warm-ups run first (seq 0…),
+    // then the pairs.
     let skip = usize::from(reused.is_some());
-    for t in plan(arms.len() - skip, trials as usize, order).into_iter().filter(|_| suite.kind != judge::ExperimentKind::Warp) {
-        let arm = &arms[t.arm + skip];
-        let run_tag = format!("arb-{}-{}", ctx.label, t.seq);
+    let pipeline = suite.kind != judge::ExperimentKind::Warp;
+    let warm_ups = if pipeline { warm_ups(arms.len() - skip, warm_up as usize, order_seed) } else { Vec::new() };
+    let first = warm_ups.len();
+    let planned = plan(arms.len() - skip, trials as usize, order, order_seed).into_iter().filter(|_| pipeline);
+    let all = warm_ups
+        .into_iter()
+        .enumerate()
+        .map(|(seq, arm)| (seq, arm, 0, true))
+        .chain(planned.map(|t| (first + t.seq, t.arm, t.repeat, false)));
+    for (seq, arm, repeat, warm_up) in all {
+        let arm = &arms[arm + skip];
+        let run_tag = format!("arb-{}-{}", ctx.label, seq);
         let worktree = worktree_dir(ctx.data_dir, &ctx.label, &arm.name);
         let vars =
             run_vars(ctx, &worktree, &run_tag, arm, locality.and_then(|l| l.region.clone()), locality.and_then(|l| l.cluster.clone()));
         let argv = suite.render_argv(&fingerprint, &vars)?;
-        runs.push(PlannedRun { seq: t.seq, arm: arm.name.clone(), repeat: t.repeat, run_tag, argv, phase: None });
+        runs.push(PlannedRun { seq, arm: arm.name.clone(), repeat, run_tag, argv, phase: None, warm_up });
     }
     let title = req.title.clone().unwrap_or_else(|| match (req.calibration, req.baseline) {
         (true, _) => format!("{}: calibration of {}", suite.name, req.head),
@@ -254,7 +285,7 @@ pub async fn resolve(
         region: locality.and_then(|l| l.region.clone()),
         cluster: locality.and_then(|l| l.cluster.clone()),
         // An adaptive launch's worst case is its budget: every arm at max_trials.
-        max_minutes: adaptive.as_ref().map_or(runs.len() as u64, |a| (a.max_trials as usize * (arms.len() - skip)) as u64)
+        max_minutes: adaptive.as_ref().map_or(runs.len() as u64, |a| (a.max_trials as usize * (arms.len() - skip) + first) as u64)
             * u64::from(suite.timeout_minutes),
         estimated_minutes,
         estimate_basis,
@@ -265,6 +296,8 @@ pub async fn resolve(
             None => order.as_str().into(),
         },
         order,
+        order_seed,
+        warm_up: if pipeline { warm_up } else { 0 },
         trials_per_arm: trials,
         trials: runs,
         exemption,
@@ -326,11 +359,10 @@ fn adaptive_plan(
             "trials: \"auto\" judges pairs that ran side by side; a reused baseline's trials have no partners — give a number".into()
         );
     }
+    // Pairs are added one at a time, each in the order `plan::repeat_order` gives its repeat (balanced
+    // blocks and ABBA's alternation continue across the additions).
     let step = match order {
-        TrialOrder::Interleaved => 1,
-        TrialOrder::Abba => {
-            return Err("order: \"abba\" with trials = \"auto\" is not supported yet (blocks of four would be added); use interleaved".into())
-        }
+        TrialOrder::Interleaved | TrialOrder::Abba | TrialOrder::ControlFirst => 1,
         TrialOrder::Blocked => {
             return Err("order: \"blocked\" runs every control before any treatment, so it has no pairs to add; use interleaved or abba with trials = \"auto\"".into())
         }
@@ -431,6 +463,7 @@ fn warp_runs(
             run_tag: format!("arb-{}-{seq}", ctx.label),
             argv,
             phase: Some(PlannedPhase { drive_sync: slot.drive_sync, leg: slot.leg.clone(), loads }),
+            warm_up: false,
         });
     }
     Ok(runs)
@@ -443,7 +476,8 @@ impl LaunchPlan {
     pub fn estimate_from(&mut self, recent_secs: &[f64], at_once: usize, ahead: usize) {
         let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
         let at_once = at_once.max(1);
-        let arms = self.trials.len() / (self.trials_per_arm.max(1) as usize);
+        let warm_ups = self.trials.iter().filter(|t| t.warm_up).count();
+        let arms = (self.trials.len() - warm_ups) / (self.trials_per_arm.max(1) as usize);
         let minutes = |trials: usize| {
             let waves = trials.div_ceil(at_once) as f64 + ahead as f64 / at_once as f64;
             // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a
@@ -453,8 +487,8 @@ impl LaunchPlan {
         // An adaptive plan: its expected trials (the fixed design's figure), and its budget's time beside.
         let expected = match &mut self.adaptive {
             Some(a) => {
-                a.budget_minutes = Some(minutes(a.max_trials as usize * arms));
-                a.expected_trials.map_or(self.trials.len(), |t| t as usize * arms)
+                a.budget_minutes = Some(minutes(a.max_trials as usize * arms + warm_ups));
+                a.expected_trials.map_or(self.trials.len(), |t| t as usize * arms + warm_ups)
             }
             None => self.trials.len(),
         };

@@ -94,7 +94,8 @@ async fn check(
 async fn complete_measurements(engine: &Engine, id: i64) -> Result<(), String> {
     let store = &engine.store;
     let trials = store.trials(id).await.map_err(|e| e.to_string())?;
-    let succeeded: Vec<_> = store::trials::latest(&trials).into_values().filter(|t| t.state == TrialState::Succeeded).collect();
+    let measured = store::trials::measured(&trials);
+    let succeeded: Vec<_> = store::trials::latest(&measured).into_values().filter(|t| t.state == TrialState::Succeeded).collect();
     if succeeded.is_empty() {
         return Err(format!("measurements: baseline #{id} has no succeeded trial"));
     }

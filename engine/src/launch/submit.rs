@@ -38,7 +38,7 @@ pub fn fingerprint_hash(fingerprint: &suite::definition::Fingerprint) -> String 
 /// Where a launch's trials run and how many at once (`store::claim` has the rules): a cluster suite on its
 /// engine (named by a hash of its profile, environment and submit template) with its `max_parallel`, an
 /// external warp endpoint one phase at a time, anything else in this host's one measured slot.
-pub fn lane(suite: &SuiteDefinition, launch: &LaunchPlan) -> store::claim::Lane {
+pub fn lane(suite: &SuiteDefinition) -> store::claim::Lane {
     if suite.kind == judge::ExperimentKind::Warp {
         // Warp phases run on this host (the measured slot) or against one external endpoint.
         return match suite.warp.as_ref().and_then(|w| w.endpoint.as_ref()) {
@@ -50,7 +50,9 @@ pub fn lane(suite: &SuiteDefinition, launch: &LaunchPlan) -> store::claim::Lane 
         (suite::definition::Launcher::Cluster, Some(cluster)) => store::claim::Lane {
             key: format!("engine:{}", &crate::sha256_hex(cluster.engine_identity().as_bytes())[..16]),
             cap: i64::from(cluster.max_parallel()),
-            shuffle_pairs: launch.order == suite::definition::TrialOrder::Interleaved,
+            // The plan's own order is balanced (`plan::repeat_order`): a pair is submitted in it, and
+            // its rank is recorded as each trial's position.
+            shuffle_pairs: false,
         },
         _ => store::claim::Lane::local(),
     }
@@ -87,7 +89,7 @@ pub async fn store_launch(
             .collect(),
     };
     let id = store.insert_experiment(&new).await?;
-    if let Err(e) = store.set_experiment_lane(id, &lane(suite, launch)).await {
+    if let Err(e) = store.set_experiment_lane(id, &lane(suite)).await {
         store.set_experiment_status(id, judge::ExperimentStatus::Errored).await.ok();
         return Err(e);
     }
@@ -99,7 +101,9 @@ pub async fn store_launch(
         .filter_map(|t| {
             let arm = launch.arms.iter().position(|a| a.name == t.arm)?;
             let cell = t.phase.as_ref().map(|p| crate::warp::plan::cell(p.drive_sync, &p.leg));
-            Some(InsertTrial { arm_id: arm_ids[arm], seq: t.seq as i64, cell, repeat_index: t.repeat as i64 })
+            // A warm-up belongs to no pair (`judge::TrialRole::WARM_UP_REPEAT`).
+            let repeat_index = if t.warm_up { judge::TrialRole::WARM_UP_REPEAT } else { t.repeat as i64 };
+            Some(InsertTrial { arm_id: arm_ids[arm], seq: t.seq as i64, cell, repeat_index })
         })
         .collect();
     if let Err(e) = store.insert_trials(id, &trials).await {

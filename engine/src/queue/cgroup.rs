@@ -133,6 +133,16 @@ impl TrialGroup {
         }
     }
 
+    /// Seconds the kernel throttled the group's CPU (v2 `cpu.stat` `throttled_usec`, present where the
+    /// cpu controller is enabled for it); `None` where the host does not report it (v1 here: no `cpu`
+    /// controller in the trial's group, since no quota is set).
+    pub fn throttled_seconds(&self) -> Option<f64> {
+        if !self.unified {
+            return None;
+        }
+        field(&read(self.dir("")?, "cpu.stat")?, "throttled_usec").map(|us| us as f64 / 1e6)
+    }
+
     /// The memory or process limit was hit (the kernel refused or killed).
     pub fn hit(&self) -> Option<Hit> {
         let memory = self.dir("memory").and_then(|d| {

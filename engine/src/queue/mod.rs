@@ -7,6 +7,7 @@ pub mod cgroup;
 pub mod cluster;
 pub mod finelog;
 pub mod finelog_gate;
+pub mod host;
 pub mod host_user;
 pub mod mounts;
 pub mod owned_finelog;
@@ -473,6 +474,12 @@ pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
     let mut wait = Duration::from_secs(1);
     loop {
         let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
+        // A local trial's supervisor recorded what the host was doing meanwhile.
+        if let (Ok(()), Some(host)) =
+            (&result, supervise::ExitStatus::read(&runner::trial_files(&engine.data_dir, trial).1).and_then(|s| s.host))
+        {
+            result = store.set_host_facts(trial.id, &host).await;
+        }
         if result.is_ok() && !outcome.rows.is_empty() {
             result = store.replace_stage_rows(trial.id, &outcome.rows).await;
         }
@@ -504,7 +511,8 @@ pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
     }
     tracing::info!(experiment = trial.experiment_id, seq = trial.seq, attempt = trial.attempt, state = %outcome.state.as_str(), detail = %outcome.detail, "trial ended");
     let cancelled = store.experiment_summary(trial.experiment_id).await.is_ok_and(|s| s.status == ExperimentStatus::Cancelled);
-    if outcome.state == TrialState::InfraFailed && trial.attempt == 1 && !cancelled {
+    // A warm-up is not run again: after the pairs have started it would warm nothing.
+    if outcome.state == TrialState::InfraFailed && trial.attempt == 1 && !cancelled && trial.role == judge::TrialRole::Measured {
         match store.requeue_trial(trial).await {
             Ok(_) => engine.queue.notify.notify_one(),
             Err(e) => tracing::error!(error = %e, "cannot re-queue the trial"),

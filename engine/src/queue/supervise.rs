@@ -25,6 +25,9 @@ pub struct ExitStatus {
     /// its end).
     #[serde(default)]
     pub log_truncated: bool,
+    /// What the host was doing meanwhile (`queue::host`).
+    #[serde(default)]
+    pub host: Option<wire::experiment::JsonHostFacts>,
 }
 
 impl ExitStatus {
@@ -248,12 +251,14 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
                 finished_at: now(),
                 limit: None,
                 log_truncated: false,
+                host: None,
             };
             status.write(&args.status)?;
             return Ok(1);
         }
     };
     drop(procs);
+    let watch = crate::queue::host::Watch::start();
     let log = std::sync::Arc::new(tokio::sync::Mutex::new((log_file, 0u64, Vec::<String>::new())));
     let copies = [
         child.stdout.take().map(|o| tokio::spawn(copy_capped(o, log.clone(), args.log_bytes))),
@@ -280,6 +285,7 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
     // Whatever the command left running goes with it: its group, and every process of its control group.
     signal_group(pgid, libc::SIGKILL);
     let failed = !status.is_some_and(|s| s.success());
+    let host = watch.finish(group.as_ref().and_then(|g| g.cpu_seconds()), group.as_ref().and_then(|g| g.throttled_seconds()));
     if let Some(group) = &group {
         if hit.is_none() && failed {
             hit = group.hit();
@@ -317,6 +323,7 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         finished_at: now(),
         limit,
         log_truncated: truncated,
+        host: Some(host),
     };
     record.write(&args.status)?;
     Ok(0)

@@ -87,7 +87,7 @@ async fn list(State(state): State<AppState>, params: Result<Query<HistoryFilter>
 }
 
 #[utoipa::path(get, path = "/api/v1/experiments/{id}", tag = "experiments", params(("id" = i64, Path)),
-    responses((status = 200, description = "the experiment: summary, arms, trials, reasons and the judge's full report"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials")))]
+    responses((status = 200, description = "the experiment: summary, arms, trials (each with `position`: 0 when it started first in its pair, 1 second; null when unknown — not started, alone, a warm-up, or imported; `role`: `measured`, or `warm_up` for an unmeasured trial run first and never judged, with `repeat_index` -1; and `host`: what the host was doing while a local trial ran — kernel, CPU model, CPUs online, wall seconds, the trial's own CPU-seconds from its control group, other processes' CPU-seconds, steal %, the 1-minute load's max and mean, throttled seconds), reasons and the judge's full report"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials")))]
 async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> ApiResult<Json<JsonExperiment>> {
     json_experiment(&state, id).await.map(Json)
 }

@@ -44,6 +44,8 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         trials: Some(if launch.adaptive.is_some() { JsonTrials::AUTO } else { JsonTrials::Fixed(launch.trials_per_arm) }),
         max_trials: launch.adaptive.map(|a| a.max_trials),
         order: Some(launch.order),
+        // The warm-ups it ran with (plans stored before warm-ups ran none).
+        warm_up: Some(launch.warm_up),
         title: Some(rerun_title(&launch.title, id)),
         exemption: None,
         // The budgets the original was judged with (its own, or the suite's at the time).

@@ -7,8 +7,9 @@ use crate::common;
 use common::finelog::FinelogServer;
 use serde_json::{json, Value};
 
+/// Measured trials that succeeded (the warm-up, run first, counts toward no budget).
 fn succeeded(e: &Value) -> usize {
-    e["trials"].as_array().unwrap().iter().filter(|t| t["state"] == "succeeded").count()
+    e["trials"].as_array().unwrap().iter().filter(|t| t["state"] == "succeeded" && t["role"] == "measured").count()
 }
 
 #[tokio::test]
@@ -29,8 +30,9 @@ async fn measured_auto_trials_add_pairs_until_the_verdict_is_decided_or_the_budg
     let used = seq["pairs_used"].as_u64().unwrap();
     assert_eq!(seq["stopped"], true, "{seq}");
     assert!((2..10).contains(&used), "stopped before the budget: {seq}");
-    // One pair at a time on this host: no pair ran beyond the look it stopped at.
+    // One pair at a time on this host: no pair ran beyond the look it stopped at; the warm-up ran first.
     assert_eq!(succeeded(&e), 2 * used as usize, "{e}");
+    assert_eq!(e["trials"][0]["role"], "warm_up", "{e}");
     assert_eq!(seq["pairs_given"].as_u64(), Some(used), "{seq}");
     let md = launcher.get(&format!("/experiments/{id}/export/report.md")).await.text;
     assert!(md.contains("(sequential)") && md.contains(&format!("Stopped: {used} of {used} pairs used.")), "{md}");

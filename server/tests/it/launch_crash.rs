@@ -39,12 +39,17 @@ async fn start(data: &Path, suites: &Path, finelog: &str) -> RunningServer {
     server
 }
 
-/// Waits for a running trial with a supervisor; returns (trial seq, supervisor pid).
+/// Waits for a running measured trial (not the warm-up) with a supervisor; returns (trial seq, supervisor pid).
 async fn running_trial(server: &RunningServer, id: i64) -> (i64, u32) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
-        let running = e["trials"].as_array().unwrap().iter().find(|t| t["state"] == "running").map(|t| t["id"].as_i64().unwrap());
+        let running = e["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["state"] == "running" && t["role"] == "measured")
+            .map(|t| t["id"].as_i64().unwrap());
         if let Some(trial) = running {
             let url = format!("sqlite://{}/arbiter.db", server.data_dir.canonicalize().unwrap().display());
             let store = store::Store::open(&url).await.unwrap();
@@ -91,7 +96,7 @@ async fn a_trial_that_outlives_the_server_is_reattached() {
     let e = wait_judged(&server, id).await;
     assert_eq!(e["status"], "judged", "{e}");
     let trials = e["trials"].as_array().unwrap();
-    assert_eq!(trials.len(), 4, "nothing re-queued: the running trial was re-attached: {e}");
+    assert_eq!(trials.len(), 5, "the warm-up and two pairs, nothing re-queued: the running trial was re-attached: {e}");
     assert!(trials.iter().all(|t| t["state"] == "succeeded"), "{e}");
     assert!(trials.iter().any(|t| t["seq"] == seq && t["attempt"] == 1 && t["state"] == "succeeded"));
     assert!(server.log_text().contains("re-attached"), "{}", server.log_text());
@@ -120,7 +125,7 @@ async fn measured_a_trial_that_died_with_the_server_is_requeued_once() {
     assert_eq!((lost["state"].as_str(), lost["infra_reason"].as_str()), (Some("infra_failed"), Some("interrupted")), "{e}");
     let again = trials.iter().find(|t| t["seq"] == seq && t["attempt"] == 2).expect("re-queued once");
     assert_eq!(again["state"], "succeeded");
-    assert_eq!(trials.len(), 5);
+    assert_eq!(trials.len(), 6, "the warm-up, two pairs and the re-queued attempt: {e}");
     // Judged, with the re-run attempt paired with its repeat. Not an A/A verdict: the re-queued control
     // runs last, so both pairs ran treatment first, and on this 2-vCPU VM a drift then reads as a change
     // even with nothing else running (seen: +38 % and +86 % CPU, both on the treatment). The A/A claim is
@@ -369,7 +374,7 @@ async fn a_trial_stranded_while_the_server_runs_is_settled_and_run_again() {
     let long_ago = store::now_ms() - 120_000;
     let stranded: i64 = store::on_pool!(&store, pool => sqlx::query_scalar(
         "UPDATE trials SET state = 'running', claimed_by = $1, started_at = $2, job_id = '999999@1' \
-         WHERE id = (SELECT min(id) FROM trials WHERE experiment_id = $3 AND state = 'queued') RETURNING id",
+         WHERE id = (SELECT min(id) FROM trials WHERE experiment_id = $3 AND state = 'queued' AND role = 'measured') RETURNING id",
     )
     .bind(&worker).bind(long_ago).bind(id).fetch_all(pool).await)
     .unwrap()[0];
@@ -464,8 +469,13 @@ async fn an_adaptive_experiment_goes_on_from_its_pairs_after_a_crash() {
     let e = wait_judged(&server, id).await;
     assert_eq!(e["status"], "judged", "{e}");
     let trials = e["trials"].as_array().unwrap();
-    // Each (repeat, arm) once, repeats 0..n without a gap: no pair added twice.
-    let mut slots: Vec<(i64, i64)> = trials.iter().map(|t| (t["repeat_index"].as_i64().unwrap(), t["arm_id"].as_i64().unwrap())).collect();
+    // Each (repeat, arm) once, repeats 0..n without a gap: no pair added twice (the warm-up is in none).
+    assert_eq!(trials.iter().filter(|t| t["role"] == "warm_up").count(), 1, "{e}");
+    let mut slots: Vec<(i64, i64)> = trials
+        .iter()
+        .filter(|t| t["role"] == "measured")
+        .map(|t| (t["repeat_index"].as_i64().unwrap(), t["arm_id"].as_i64().unwrap()))
+        .collect();
     slots.sort();
     let n = slots.len() / 2;
     let mut expected: Vec<(i64, i64)> = (0..n as i64).flat_map(|r| slots[..2].iter().map(move |s| (r, s.1))).collect();

@@ -83,15 +83,25 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert_eq!(plan["arms"][1]["sha"], faster.as_str());
     assert_eq!(plan["region"], "europe-west4");
     let trials = plan["trials"].as_array().unwrap();
-    let arms: Vec<&str> = trials.iter().map(|t| t["arm"].as_str().unwrap()).collect();
-    assert_eq!(arms, ["control", "treatment", "control", "treatment", "control", "treatment"]);
+    // One unmeasured warm-up first (a local pipeline suite's default), then the pairs.
+    assert_eq!(plan["warm_up"], 1);
+    assert_eq!((trials[0]["warm_up"].as_bool(), trials[0]["seq"].as_u64()), (Some(true), Some(0)), "{trials:?}");
+    assert!(trials[1..].iter().all(|t| t["warm_up"].is_null()), "{trials:?}");
+    // Balanced: every pair runs each arm once; the block of the first two pairs has one control first
+    // and one treatment first.
+    let arms: Vec<&str> = trials[1..].iter().map(|t| t["arm"].as_str().unwrap()).collect();
+    assert!(arms.chunks(2).all(|p| p.contains(&"control") && p.contains(&"treatment")), "{arms:?}");
+    assert_ne!(arms[0], arms[2], "one control-first and one treatment-first pair: {arms:?}");
+    assert!(plan["order_seed"].as_u64().is_some(), "the seed is stored with the plan");
     let tags: std::collections::HashSet<&str> = trials.iter().map(|t| t["run_tag"].as_str().unwrap()).collect();
-    assert_eq!(tags.len(), 6, "a fresh run tag per trial");
-    let argv: Vec<&str> = trials[1]["argv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(tags.len(), 7, "a fresh run tag per trial");
+    let treatment = trials[1..].iter().find(|t| t["arm"] == "treatment").unwrap();
+    let argv: Vec<&str> = treatment["argv"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
     assert_eq!(argv[0], "python3");
     assert!(argv[1].ends_with("worktrees/dry-treatment/bench.py"), "{argv:?}");
-    assert_eq!(&argv[2..], ["--sample", "gs://eu-bucket/sample", "--run-tag", "arb-dry-1", "--workers", "2", "--region", "europe-west4"]);
-    assert_eq!(plan["max_minutes"], 6 * 60);
+    let tag = format!("arb-dry-{}", treatment["seq"]);
+    assert_eq!(&argv[2..], ["--sample", "gs://eu-bucket/sample", "--run-tag", &tag, "--workers", "2", "--region", "europe-west4"]);
+    assert_eq!(plan["max_minutes"], 7 * 60);
     // Uncalibrated: the power the plan has at the default spread, and the trials the margin needs.
     let d = &plan["detectable"];
     let expected =
@@ -102,7 +112,10 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     // `arbiter launch --dry-run` prints the same plan for a person.
     let text = server::client::plan_text(plan);
     assert!(text.starts_with("plan: dedup: ") && text.contains(&format!("control      control at {}", &base[..12])), "{text}");
-    assert!(text.contains("6 trials (3 per arm, interleaved order)") && text.contains("can detect ±"), "{text}");
+    assert!(
+        text.contains("7 trials (3 per arm, interleaved order, after 1 unmeasured warm-up trial)") && text.contains("can detect ±"),
+        "{text}"
+    );
     assert!(text.contains("needs more than 100 trials an arm") || text.contains("needs about"), "{text}");
     // Sized for a chosen change; and with a calibrated profile of the fingerprint, its spread.
     let r = launcher
@@ -164,7 +177,8 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert_eq!(r.status, 200, "{}", r.text);
     let plan = &r.json()["plan"];
     assert_eq!(plan["arms"].as_array().unwrap().len(), 3);
-    let arms: Vec<&str> = plan["trials"].as_array().unwrap().iter().map(|t| t["arm"].as_str().unwrap()).collect();
+    let arms: Vec<&str> =
+        plan["trials"].as_array().unwrap().iter().filter(|t| t["warm_up"].is_null()).map(|t| t["arm"].as_str().unwrap()).collect();
     assert_eq!(arms, ["control", "treatment", "big-pool", "big-pool", "treatment", "control"]);
     assert_eq!(plan["fingerprint"]["workers"], 4);
 
@@ -183,8 +197,10 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     let id = r.json()["id"].as_i64().unwrap();
     assert_eq!(r.json()["url"], format!("{}/experiments/{id}", app.base));
     let trials = app.store.trials(id).await.unwrap();
-    assert_eq!(trials.len(), 6);
+    assert_eq!(trials.len(), 7, "a warm-up and three pairs");
     assert!(trials.iter().all(|t| t.state == judge::TrialState::Queued));
+    assert_eq!((trials[0].role, trials[0].repeat_index), (judge::TrialRole::WarmUp, -1), "{:?}", trials[0]);
+    assert!(trials[1..].iter().all(|t| t.role == judge::TrialRole::Measured && t.repeat_index >= 0));
     let arms = app.store.arms(id).await.unwrap();
     assert_eq!((arms[0].3.as_deref(), arms[1].3.as_deref()), (Some(base.as_str()), Some(faster.as_str())));
     assert!(app.store.audit_log(5).await.unwrap().iter().any(|e| e.action == "experiment.launch"));
@@ -196,7 +212,7 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
     assert_ne!(again, id);
     let arms_again = app.store.arms(again).await.unwrap();
     assert_eq!((arms_again[0].3.as_deref(), arms_again[1].3.as_deref()), (Some(base.as_str()), Some(faster.as_str())));
-    assert_eq!(app.store.trials(again).await.unwrap().len(), 6);
+    assert_eq!(app.store.trials(again).await.unwrap().len(), 7);
     assert!(app.store.experiment_summary(again).await.unwrap().title.ends_with(&format!("(re-run of #{id})")));
     let imported = app.experiment("not launched", None).await;
     let r = launcher.post_json(&format!("/api/v1/experiments/{imported}/rerun"), json!({})).await;
@@ -365,14 +381,14 @@ async fn an_auto_launch_plans_its_first_pairs_and_its_budget() {
     let r = launcher.post_json("/api/v1/experiments", dry(json!({"trials": "auto", "max_trials": 12}))).await;
     assert_eq!(r.status, 200, "{}", r.text);
     let plan = &r.json()["plan"];
-    assert_eq!(plan["trials"].as_array().unwrap().len(), 4, "the first look: two pairs");
+    assert_eq!(plan["trials"].as_array().unwrap().len(), 5, "the first look: two pairs, after one warm-up");
     assert_eq!(plan["trials_per_arm"], 2);
     let a = &plan["adaptive"];
     assert_eq!((a["max_trials"].as_u64(), a["step"].as_u64()), (Some(12), Some(1)), "{plan}");
     // Uncalibrated at the default spread, the margin needs more than the budget: it expects to spend it.
     let expected = a["expected_trials"].as_u64().unwrap();
     assert!((2..=12).contains(&expected), "{a}");
-    assert_eq!(plan["max_minutes"], 2 * 12 * 60, "the worst case is the budget, every trial to its timeout");
+    assert_eq!(plan["max_minutes"], (2 * 12 + 1) * 60, "the worst case is the budget and the warm-up, every trial to its timeout");
     let text = server::client::plan_text(plan);
     assert!(text.contains("trials auto: a pair at a time while the verdict is undecided, at most 12 trials an arm"), "{text}");
     assert_eq!(a["beyond_budget"], true, "{a}");
@@ -387,14 +403,20 @@ async fn an_auto_launch_plans_its_first_pairs_and_its_budget() {
         text.contains("the fixed design needs more for the margin, so expect it to use the budget unless the change is clear"),
         "{text}"
     );
-    // A number still plans exactly that many.
+    // A number still plans exactly that many (after the warm-up).
     let r = launcher.post_json("/api/v1/experiments", dry(json!({"trials": 4}))).await;
-    assert!(r.json()["plan"]["adaptive"].is_null() && r.json()["plan"]["trials"].as_array().unwrap().len() == 8, "{}", r.text);
+    assert!(r.json()["plan"]["adaptive"].is_null() && r.json()["plan"]["trials"].as_array().unwrap().len() == 9, "{}", r.text);
+    // ABBA may be adaptive: the first look's two pairs run C,T then T,C, and added pairs continue it.
+    let r = launcher.post_json("/api/v1/experiments", dry(json!({"trials": "auto", "order": "abba"}))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let plan = r.json()["plan"].clone();
+    let measured: Vec<&str> =
+        plan["trials"].as_array().unwrap().iter().filter(|t| t["warm_up"].is_null()).map(|t| t["arm"].as_str().unwrap()).collect();
+    assert_eq!(measured, ["control", "treatment", "treatment", "control"], "{}", r.text);
     for (body, says) in [
         (json!({"trials": "auto", "max_trials": 1}), "max_trials: 1"),
         (json!({"trials": "auto", "max_trials": 500}), "max_trials: 500"),
         (json!({"trials": 3, "max_trials": 8}), "max_trials: only with trials = \"auto\""),
-        (json!({"trials": "auto", "order": "abba"}), "order: \"abba\" with trials = \"auto\""),
         (json!({"trials": "auto", "order": "blocked"}), "order: \"blocked\""),
         (json!({"trials": "many"}), "trials"),
     ] {

@@ -76,7 +76,17 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     let e = launcher.wait_until_ended(heavier, 240).await;
     let ab_secs = started.elapsed().as_secs_f64();
     assert_eq!(e["status"], "judged", "{e}");
-    assert_eq!(states(&e), ["succeeded"; 12], "{e}");
+    // One unmeasured warm-up first (this host's default), then the twelve trials of six pairs.
+    assert_eq!(states(&e), ["succeeded"; 13], "{e}");
+    let warm = &e["trials"][0];
+    assert_eq!(
+        (warm["role"].as_str(), warm["repeat_index"].as_i64(), warm["seq"].as_i64()),
+        (Some("warm_up"), Some(-1), Some(0)),
+        "{warm}"
+    );
+    assert!(warm["position"].is_null(), "a warm-up belongs to no pair: {warm}");
+    assert!(e["trials"].as_array().unwrap()[1..].iter().all(|t| t["role"] == "measured"), "{e}");
+    assert!(e["reasons"].to_string().contains("warm-up: 1 trial ran first and is not judged: #1 ("), "{}", e["reasons"]);
     assert_eq!(e["verdict"], "regression", "{e}");
     let reasons = e["reasons"].to_string();
     assert!(reasons.contains("stage0") || reasons.contains("CPU"), "the reasons name the cost: {reasons}");
@@ -90,15 +100,48 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     let tested: Vec<&Value> = report["stages"].as_array().unwrap().iter().filter_map(|s| s.get("cpu_test")).collect();
     assert!(!tested.is_empty() && tested.iter().all(|t| t["analysis"] == "paired t on log ratios"), "{report}");
     assert!(tested.iter().all(|t| t["n"] == json!([6, 6])), "six pairs: {report}");
+    // Balanced order: each block of two pairs ran one control first and one treatment first, and each
+    // trial's position in its pair is the order it started in.
+    let control_arm = e["arms"].as_array().unwrap().iter().find(|a| a["role"] == "control").unwrap()["id"].clone();
+    let mut control_first = Vec::new();
+    for repeat in 0..6 {
+        let pair: Vec<&Value> = e["trials"].as_array().unwrap().iter().filter(|t| t["repeat_index"] == repeat).collect();
+        let mut at: Vec<i64> = pair.iter().map(|t| t["position"].as_i64().expect("a started trial has a position")).collect();
+        at.sort();
+        assert_eq!(at, [0, 1], "repeat {repeat}: {pair:?}");
+        let first = pair.iter().find(|t| t["position"] == 0).unwrap();
+        let second = pair.iter().find(|t| t["position"] == 1).unwrap();
+        assert!(first["started_at"].as_i64() <= second["started_at"].as_i64(), "{pair:?}");
+        control_first.push(first["arm_id"] == control_arm);
+    }
+    assert_eq!(control_first.iter().filter(|c| **c).count(), 3, "6 pairs: 3 control first, 3 treatment first: {control_first:?}");
+    assert!(control_first.chunks(2).all(|b| b[0] != b[1]), "one of each in every block of two: {control_first:?}");
+    let pairing = e["report"]["pairing"].as_str().unwrap_or_default();
+    assert!(pairing.contains("the control went first in 3 of 6 pairs, a treatment in 3"), "{pairing}");
     let trial = &e["trials"][0];
     let rows = app.store.stage_rows(trial["id"].as_i64().unwrap()).await.unwrap();
     assert_eq!(rows.len(), 2, "the trial's rows came from finelog");
+    // Every local trial carries what the host was doing (queue::host), and as root its own CPU from its
+    // control group: a cross-check of the CPU-seconds its rows report.
+    for t in e["trials"].as_array().unwrap() {
+        let h = &t["host"];
+        assert!(h["kernel"].as_str().is_some_and(|k| !k.is_empty()) && h["cpus_online"].as_u64() >= Some(1), "{t}");
+        assert!(h["wall_secs"].as_f64() > Some(0.0) && h["load_max"].as_f64() >= Some(0.0), "{t}");
+        if unsafe { libc::geteuid() } == 0 {
+            let own = h["trial_cpu_secs"].as_f64().unwrap_or_else(|| panic!("the cgroup's CPU: {t}"));
+            let rows: f64 = app.store.stage_rows(t["id"].as_i64().unwrap()).await.unwrap().iter().map(|r| r.cpu_time_total).sum();
+            assert!(own >= 0.5 * rows && rows > 0.0, "the group's {own} CPU-s against the rows' {rows}: {t}");
+            assert!(h["others_cpu_secs"].as_f64().is_some(), "{t}");
+        }
+    }
     let log = engine::experiment_dir(&app.state.data_dir, heavier).join("logs/trial-0-1.log");
     assert!(std::fs::read_to_string(&log).unwrap().contains("execution_id="), "the log is kept");
     assert!(!app.state.data_dir.join(format!("worktrees/{heavier}-control")).exists(), "worktrees go when the experiment ends");
     let page = launcher.get(&format!("/experiments/{heavier}")).await;
     assert_eq!(page.status, 200);
     assert!(page.text.contains("<h2>Trials</h2>") && page.text.matches("succeeded").count() >= 8, "the page lists the trials");
+    assert!(page.text.contains("In pair") && page.text.contains("6 · 2nd"), "the trials table shows each trial's place in its pair");
+    assert!(page.text.contains("warm-up (not judged)"), "the trials table shows the warm-up as such");
     assert!(
         page.text.contains("aria-label=\"Verdict\"") && page.text.contains("class=\"reasons\""),
         "the page gives the verdict's reasons"
@@ -185,7 +228,7 @@ async fn measured_a_calibration_sets_the_thresholds_of_later_experiments() {
     let calibration = r.json()["id"].as_i64().unwrap();
     let e = launcher.wait_until_ended(calibration, 240).await;
     assert_eq!((e["status"].as_str(), e["verdict"].as_str()), (Some("judged"), None), "{e}");
-    assert_eq!(states(&e), ["succeeded"; 4]);
+    assert_eq!(states(&e), ["succeeded"; 5], "a warm-up and four calibration trials");
     let suite = app.store.suite_by_name("stage-bench").await.unwrap();
     let plan: engine::launch::submit::StoredPlan = serde_json::from_value(app.store.experiment_plan(calibration).await.unwrap().0).unwrap();
     let profile = app.store.noise_profile(suite.id, &plan.fingerprint_hash()).await.unwrap().expect("a stored profile");
@@ -351,7 +394,7 @@ async fn at_a_terminal_ctrl_c_asks_and_yes_cancels_the_experiment() {
         }
     };
     wait_for("trials ended", &mut seen).await;
-    assert!(seen.contains("\r[") && seen.contains("/2 trials ended"), "a redrawn progress bar: {seen:?}");
+    assert!(seen.contains("\r[") && seen.contains("/3 trials ended"), "a redrawn progress bar (a warm-up and a pair): {seen:?}");
     let id: i64 = seen.split("launched experiment ").nth(1).unwrap().split(':').next().unwrap().parse().unwrap();
     stdin.write_all(b"\x03").await.unwrap();
     wait_for("[y/N]", &mut seen).await;
@@ -397,8 +440,9 @@ async fn progress_events_follow_an_experiment_until_its_verdict() {
     }
     let (last, progress) = events.split_last().expect("some events");
     assert_eq!(last.0, "done", "the stream ends with done: {events:?}");
-    assert_eq!((last.1["status"].as_str(), last.1["ended"].as_u64(), last.1["total"].as_u64()), (Some("judged"), Some(2), Some(2)));
-    assert!(progress.iter().all(|(e, p)| e == "progress" && p["total"] == 2 && !p["done"].as_bool().unwrap()), "{progress:?}");
+    assert_eq!((last.1["status"].as_str(), last.1["ended"].as_u64(), last.1["total"].as_u64()), (Some("judged"), Some(3), Some(3)));
+    // A warm-up and a pair: the warm-up runs and takes its time, so the progress counts it.
+    assert!(progress.iter().all(|(e, p)| e == "progress" && p["total"] == 3 && !p["done"].as_bool().unwrap()), "{progress:?}");
     let running: Vec<&Value> = progress.iter().flat_map(|(_, p)| p["running"].as_array().unwrap()).collect();
     assert!(!running.is_empty(), "a running trial was seen: {progress:?}");
     assert!(running.iter().any(|r| r["job_id"].is_string() && r["arm"].is_string()), "{running:?}");
@@ -416,7 +460,7 @@ async fn progress_events_follow_an_experiment_until_its_verdict() {
         launcher.post_json("/api/v1/experiments", json!({"suite": "stage-bench", "head": "main", "trials": 2, "dry_run": true})).await;
     let plan = &dry.json()["plan"];
     assert!(plan["estimated_minutes"].as_f64().is_some_and(|m| m > 0.0), "{plan}");
-    assert!(plan["estimate_basis"].as_str().unwrap().contains("last 2 succeeded trials"), "{plan}");
+    assert!(plan["estimate_basis"].as_str().unwrap().contains("last 3 succeeded trials"), "{plan}");
 }
 
 /// A suite's `[notify]` webhook: a regression is posted (JSON with the verdict, suite, arms, page URL and

@@ -289,7 +289,9 @@ async fn a_cluster_runs_pairs_side_by_side_within_its_caps_and_fairly() {
     let pairing = ea["report"]["pairing"].as_str().unwrap_or_default();
     assert!(pairing.starts_with("4 of 4 repeats ran as pairs submitted to the cluster together"), "{pairing}");
     assert!(pairing.contains("drawn at random"), "{pairing}");
-    // The order within each pair was drawn and recorded.
+    // Balanced: 4 pairs are two blocks of two, one control-first and one treatment-first pair in each.
+    assert!(pairing.contains("the control went first in 2 of 4, a treatment in 2"), "{pairing}");
+    // The order within each pair was planned and recorded, as each trial's position.
     let ranks = app.store.pair_ranks(a).await.unwrap();
     assert_eq!(ranks.len(), 8, "{ranks:?}");
     assert!(ranks.chunks(2).all(|p| p[0].0 == p[1].0 && p[0].2 == 0 && p[1].2 == 1), "{ranks:?}");

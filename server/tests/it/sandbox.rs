@@ -119,7 +119,8 @@ async fn a_trial_cannot_claim_another_trials_execution() {
     let second = launch_with(&launcher, "claims", 1).await;
     let e = launcher.wait_until_ended(second, 240).await;
     let treatment_arm = e["arms"].as_array().unwrap().iter().find(|a| a["name"] == "treatment").unwrap()["id"].clone();
-    let claims: Vec<&Value> = e["trials"].as_array().unwrap().iter().filter(|t| t["arm_id"] == treatment_arm).collect();
+    let claims: Vec<&Value> =
+        e["trials"].as_array().unwrap().iter().filter(|t| t["arm_id"] == treatment_arm && t["role"] == "measured").collect();
     assert_eq!(claims.len(), 2, "the first infrastructure failure is retried once: {e}");
     for t in &claims {
         assert_eq!((t["state"].as_str(), t["infra_reason"].as_str()), (Some("infra_failed"), Some("foreign_rows")), "{e}");
@@ -181,7 +182,8 @@ async fn a_trial_cannot_reach_arbiters_data_or_its_database() {
     let second = launch_with(&launcher, "snoops", 1).await;
     let e = launcher.wait_until_ended(second, 240).await;
     assert_eq!(e["status"], "judged", "{e}");
-    let log = std::fs::read_to_string(engine::experiment_dir(&data, second).join("logs/trial-1-1.log")).unwrap();
+    let seq = common::measured_seq(&e, "treatment");
+    let log = std::fs::read_to_string(engine::experiment_dir(&data, second).join(format!("logs/trial-{seq}-1.log"))).unwrap();
     let _ = std::fs::remove_file(&root_only);
     all_refused("trial", &log);
     assert!(!data.join("cache/planted").exists(), "nothing was planted in the cache");
@@ -330,7 +332,8 @@ async fn a_trial_cannot_use_finelog_to_write_files_or_drop_rows() {
     let second = launch_with(&launcher, "attacks", 1).await;
     let e = launcher.wait_until_ended(second, 240).await;
     assert_eq!(e["status"], "judged", "{e}");
-    let log = std::fs::read_to_string(engine::experiment_dir(&app.state.data_dir, second).join("logs/trial-1-1.log")).unwrap();
+    let seq = common::measured_seq(&e, "treatment");
+    let log = std::fs::read_to_string(engine::experiment_dir(&app.state.data_dir, second).join(format!("logs/trial-{seq}-1.log"))).unwrap();
     for what in ["COPY to a file", "drop zephyr.stage", "query"] {
         let line = log.lines().find(|l| l.starts_with(&format!("FINELOG {what}:"))).unwrap_or_else(|| panic!("{what}: {log}"));
         assert!(line.contains("refused") && (line.contains("not open to trials") || line.contains("403")), "{line}");
@@ -391,7 +394,10 @@ async fn each_limit_stops_its_trial_with_the_reason() {
     }
     let arms: Vec<Value> = branches[1..].iter().map(|(b, _)| json!({"name": b, "ref": b})).collect();
     let r = launcher
-        .post_json("/api/v1/experiments", json!({"suite": "limits", "head": "hungry", "base": "main", "trials": 1, "arms": arms}))
+        .post_json(
+            "/api/v1/experiments",
+            json!({"suite": "limits", "head": "hungry", "base": "main", "trials": 1, "warm_up": 0, "arms": arms}),
+        )
         .await;
     assert_eq!(r.status, 201, "{}", r.text);
     let id = r.json()["id"].as_i64().unwrap();

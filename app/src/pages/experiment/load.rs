@@ -33,6 +33,14 @@ pub struct TrialView {
     pub job: String,
     /// The infrastructure reason or the failure's detail.
     pub note: String,
+    /// Its pair (the repeat, from 0) and its position in it as it ran (0 first), when known.
+    #[serde(default)]
+    pub pair: i64,
+    #[serde(default)]
+    pub position: Option<i64>,
+    /// A warm-up trial: run first, never judged.
+    #[serde(default)]
+    pub warm_up: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,12 +169,20 @@ pub fn trial_views(arms: &[(i64, String, String)], trials: Vec<store::trials::Tr
                     (Some(j), None) => j.to_string(),
                     (None, _) => String::new(),
                 },
-                note: [t.infra_reason.map(|r| r.as_str().to_string()), t.detail]
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| !s.is_empty())
-                    .collect::<Vec<_>>()
-                    .join(": "),
+                // A trial beside heavy load says so where its reason stands.
+                note: [
+                    t.infra_reason.map(|r| r.as_str().to_string()),
+                    t.detail,
+                    t.host.as_ref().and_then(|h| h.heavy_load()).map(|why| format!("beside heavy load: {why}")),
+                ]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(": "),
+                pair: t.repeat_index,
+                position: t.position,
+                warm_up: t.role == judge::TrialRole::WarmUp,
             }
         })
         .collect()

@@ -21,6 +21,18 @@ fn spans(trials: &[TrialView], now: i64) -> Vec<Option<(f64, f64)>> {
         .collect()
 }
 
+/// 1st, 2nd, 3rd, 4th…
+fn ordinal(n: i64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 /// `now`: the server's clock at a live update (a running trial's bar grows with it); without one the
 /// newest start or end stands in, so that server and browser draw the same bars.
 #[component]
@@ -37,7 +49,7 @@ pub fn Timeline(trials: Vec<TrialView>, #[prop(default = None)] now: Option<i64>
             <table class="data trials">
                 <thead>
                     <tr>
-                        <th scope="col" class="num">"#"</th><th scope="col">"Arm"</th><th scope="col">"Started"</th>
+                        <th scope="col" class="num">"#"</th><th scope="col">"Arm"</th><th scope="col">"In pair"</th><th scope="col">"Started"</th>
                         <th scope="col" class="num">"Duration"</th><th scope="col" class="timeline-col">"Timeline"</th>
                         <th scope="col">"State"</th><th scope="col">"Job"</th><th scope="col">"Reason"</th>
                     </tr>
@@ -55,10 +67,17 @@ pub fn Timeline(trials: Vec<TrialView>, #[prop(default = None)] now: Option<i64>
                             None => t.arm.clone(),
                         };
                         let attempt = (t.attempt > 1).then(|| format!(" (attempt {})", t.attempt));
+                        // The order it ran in within its pair (a warp phase's pair is its cell's AB).
+                        let in_pair = match (t.warm_up, t.position) {
+                            (true, _) => "warm-up (not judged)".to_string(),
+                            (false, Some(p)) => format!("{} · {}", t.pair + 1, ordinal(p + 1)),
+                            (false, None) => "—".into(),
+                        };
                         view! {
-                            <tr class=format!("state-{}", t.state)>
+                            <tr class=format!("state-{}{}", t.state, if t.warm_up { " warm-up" } else { "" })>
                                 <td class="num">{t.seq + 1}</td>
                                 <td><span class=format!("swatch arm-{}", t.colour) aria-hidden="true"></span> {arm} {attempt}</td>
+                                <td title="the pair (repeat) and whether this trial ran first or second in it">{in_pair}</td>
                                 <td class="when">{t.started_at.map(utc_minutes).unwrap_or_else(|| "not started".into())}</td>
                                 <td class="num">{took}</td>
                                 <td class="timeline-col">

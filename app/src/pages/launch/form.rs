@@ -156,9 +156,10 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                             })
                         } else {
                             Either::Right(view! {
-                                <option value="interleaved">"interleaved: C,T,C,T"</option>
+                                <option value="interleaved">"balanced: C,T then T,C, in a random order"</option>
                                 <option value="abba">"ABBA: C,T,T,C"</option>
                                 <option value="blocked">"blocked: C,C,T,T"</option>
+                                <option value="control_first">"control first: C,T,C,T (the old protocol)"</option>
                             })
                         }}
                     </select>

@@ -106,11 +106,11 @@ pub fn PlanPreview(plan: Value, use_trials: Callback<u32>) -> impl IntoView {
             <h2>"Plan: " {plan["title"].as_str().unwrap_or("").to_string()}</h2>
             <p>
                 <strong class="trial-count">{format!("{} trials", trials.len())}</strong>
-                {format!(" ({} per arm, {} order{}); time: {estimate}.", plan["trials_per_arm"], order,
-                    if loads > 0 { format!(", {loads} load runs") } else { String::new() })}
+                {format!(" ({} per arm, {} order{}{}); time: {estimate}.", plan["trials_per_arm"], order,
+                    if loads > 0 { format!(", {loads} load runs") } else { String::new() }, wire::launch::warm_up_words(&plan))}
             </p>
             {wire::launch::adaptive_plan_words(&plan).map(|w| view! {
-                <p class="adaptive-plan"><strong>"Adaptive: "</strong>{format!("the first look after {} trials an arm; {}.", trials.len() / arms.len().max(1), w.trim_start_matches("trials auto: "))}</p>
+                <p class="adaptive-plan"><strong>"Adaptive: "</strong>{format!("the first look after {} trials an arm; {}.", plan["trials_per_arm"], w.trim_start_matches("trials auto: "))}</p>
             })}
             {(!plan["detectable"].is_null()).then(|| view! { <Power d=plan["detectable"].clone() use_trials /> })}
             {plan["warp_matrix"].as_str().map(|m| view! { <p class="matrix"><strong>"Matrix: "</strong>{m.to_string()}</p> })}

@@ -30,7 +30,13 @@ pub fn example_suite(tmp: &Path, suites: &Path) -> PathBuf {
 /// The trial of an arm (by name) in `GET /api/v1/experiments/{id}`.
 pub fn trial_of<'a>(e: &'a Value, arm: &str) -> &'a Value {
     let arm_id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap_or_else(|| panic!("no arm {arm}: {e}"))["id"];
-    e["trials"].as_array().unwrap().iter().find(|t| &t["arm_id"] == arm_id).unwrap_or_else(|| panic!("no trial of {arm}: {e}"))
+    // The arm's first measured trial (a warm-up may have run the arm's code first).
+    e["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| &t["arm_id"] == arm_id && t["role"] == "measured")
+        .unwrap_or_else(|| panic!("no trial of {arm}: {e}"))
 }
 
 /// The judge's report of a treatment arm.

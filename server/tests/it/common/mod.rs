@@ -193,6 +193,16 @@ pub async fn running_trials() -> tokio::sync::RwLockReadGuard<'static, ()> {
     MEASURING.read().await
 }
 
+/// The seq of the first measured (not warm-up) trial of the arm named `arm` in an experiment's JSON: the
+/// plan's order is balanced and drawn at random, so which seq runs which arm is read, never assumed.
+pub fn measured_seq(e: &serde_json::Value, arm: &str) -> i64 {
+    let id = &e["arms"].as_array().unwrap().iter().find(|a| a["name"] == arm).unwrap_or_else(|| panic!("no arm {arm}: {e}"))["id"];
+    e["trials"].as_array().unwrap().iter().find(|t| &t["arm_id"] == id && t["role"] == "measured").unwrap_or_else(|| panic!("{arm}: {e}"))
+        ["seq"]
+        .as_i64()
+        .unwrap()
+}
+
 pub mod bench;
 pub mod example;
 pub mod finelog;

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Real same-code A/As of the example Zephyr suite under two trial protocols, with their figures:
+#   old   every pair control first, no warm-up       (--order control_first --warm-up 0)
+#   new   balanced order, one warm-up trial first    (the defaults)
+# For each protocol it launches RUNS experiments of main against main (PAIRS pairs each, or trials = auto
+# with AUTO=1), on SAMPLE with WORKERS workers, on a scratch Arbiter (its own data dir and port), and prints
+# (scripts/noise-figures.py, from the scratch store): each stage's per-trial CPU CV, the order effect, the
+# first-trial effect, how many experiments claimed a change, and pairs used (auto).
+#   scripts/bench-noise.sh [old] [new]        (default: both)
+#   RUNS=2 PAIRS=8 SAMPLE=local/small WORKERS=2 AUTO=0 MAX_TRIALS=20  (the defaults)
+# Minutes of real trials (local/small: about 10 s a trial here); keep the machine otherwise quiet. Not part
+# of the test command. Isolation (a reserved CPU set) is not built yet: both protocols run as serve runs
+# every local trial today (its own control group, no CPU set).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+protocols=("$@")
+[ ${#protocols[@]} -gt 0 ] || protocols=(old new)
+RUNS=${RUNS:-2} PAIRS=${PAIRS:-8} SAMPLE=${SAMPLE:-local/small} WORKERS=${WORKERS:-2} AUTO=${AUTO:-0} MAX_TRIALS=${MAX_TRIALS:-20}
+. scripts/lib/scratch-server.sh
+scratch_server bench-noise
+echo "bench-noise: $RUNS runs of $([ "$AUTO" = 1 ] && echo "auto (≤ $MAX_TRIALS pairs)" || echo "$PAIRS pairs") on $SAMPLE, $WORKERS workers"
+
+trials=$PAIRS
+[ "$AUTO" = 1 ] && trials="auto --max-trials $MAX_TRIALS"
+ids=$(mktemp)
+for protocol in "${protocols[@]}"; do
+  case "$protocol" in
+    old) flags=(--order control_first --warm-up 0) ;;
+    new) flags=() ;;
+    *) echo "bench-noise: unknown protocol $protocol (old, new)" >&2; exit 2 ;;
+  esac
+  for run in $(seq 1 "$RUNS"); do
+    started=$SECONDS
+    # shellcheck disable=SC2086
+    out=$("$bin" launch --suite zephyr-pipeline --control-ref main --treatment-ref main --trials $trials \
+      --set "sample=$SAMPLE" --set "workers=$WORKERS" "${flags[@]}" --wait 2>&1) || true
+    id=$(printf '%s\n' "$out" | sed -n 's/^launched experiment \([0-9]*\):.*/\1/p' | head -1)
+    [ -n "$id" ] || { printf '%s\n' "$out" >&2; echo "bench-noise: the launch failed" >&2; exit 1; }
+    echo "$protocol $id" >>"$ids"
+    echo "  $protocol run $run: experiment #$id, $(printf '%s\n' "$out" | grep -m1 -oE '^(pass|regression|inconclusive|tradeoff)[^.]*' || echo "ended") ($((SECONDS - started)) s)"
+  done
+done
+python3 scripts/noise-figures.py "$data/arbiter.db" <"$ids"
