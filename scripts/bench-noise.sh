@@ -23,13 +23,14 @@ echo "bench-noise: $RUNS runs of $([ "$AUTO" = 1 ] && echo "auto (≤ $MAX_TRIAL
 trials=$PAIRS
 [ "$AUTO" = 1 ] && trials="auto --max-trials $MAX_TRIALS"
 ids=$(mktemp)
-for protocol in "${protocols[@]}"; do
-  case "$protocol" in
-    old) flags=(--order control_first --warm-up 0) ;;
-    new) flags=() ;;
-    *) echo "bench-noise: unknown protocol $protocol (old, new)" >&2; exit 2 ;;
-  esac
-  for run in $(seq 1 "$RUNS"); do
+# The protocols alternate run by run, so that a drift of the host over the bench is shared by both.
+for run in $(seq 1 "$RUNS"); do
+  for protocol in "${protocols[@]}"; do
+    case "$protocol" in
+      old) flags=(--order control_first --warm-up 0) ;;
+      new) flags=() ;;
+      *) echo "bench-noise: unknown protocol $protocol (old, new)" >&2; exit 2 ;;
+    esac
     started=$SECONDS
     # shellcheck disable=SC2086
     out=$("$bin" launch --suite zephyr-pipeline --control-ref main --treatment-ref main --trials $trials \
@@ -37,7 +38,7 @@ for protocol in "${protocols[@]}"; do
     id=$(printf '%s\n' "$out" | sed -n 's/^launched experiment \([0-9]*\):.*/\1/p' | head -1)
     [ -n "$id" ] || { printf '%s\n' "$out" >&2; echo "bench-noise: the launch failed" >&2; exit 1; }
     echo "$protocol $id" >>"$ids"
-    echo "  $protocol run $run: experiment #$id, $(printf '%s\n' "$out" | grep -m1 -oE '^(pass|regression|inconclusive|tradeoff)[^.]*' || echo "ended") ($((SECONDS - started)) s)"
+    echo "  $protocol run $run: experiment #$id, $(printf '%s\n' "$out" | grep -v '^[[:space:]]*$' | tail -n 1 | cut -c1-100) ($((SECONDS - started)) s)"
   done
 done
 python3 scripts/noise-figures.py "$data/arbiter.db" <"$ids"

@@ -47,6 +47,8 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   expect((await rows.nth(1).locator("td").nth(2).textContent())!.trim()).toBe("1 · 1st");
   expect((await rows.nth(2).locator("td").nth(2).textContent())!.trim()).toBe("1 · 2nd");
   await expect(page.locator(".reasons").first()).toContainText("warm-up: 1 trial ran first and is not judged");
+  // The measurement report says what the warm-up cost (one pair: too few trials for drift or outliers).
+  await expect(page.getByRole("region", { name: "Measurement" })).toContainText(/Warm-up: trial #1 \((control|treatment)\) used [+−][\d.]+ % CPU/);
   await looksRight(page, "experiment-launched");
 
   // Its files: every trial's log, readable in the browser.

@@ -109,6 +109,15 @@ pub async fn verdict(
     let mut lost = Vec::new();
     let mut failed: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut reused_note = None;
+    // Each trial's CPU per stage in run order, warm-ups included, for the measurement report.
+    let mut cpus = Vec::new();
+    for t in store::trials::latest(trials).into_values().filter(|t| t.role == judge::TrialRole::WarmUp && t.state == TrialState::Succeeded)
+    {
+        let rows = store.stage_rows(t.id).await.map_err(|e| e.to_string())?;
+        if !rows.is_empty() {
+            cpus.push(trial_cpu(t, &arm_name(t.arm_id), &control, &rows));
+        }
+    }
     for t in latest.values() {
         let arm = arm_name(t.arm_id);
         let run = store.trial_run(t.id).await.map_err(|e| e.to_string())?;
@@ -116,6 +125,7 @@ pub async fn verdict(
         let measured = if run.execution_ids.is_empty() { Vec::new() } else { store.stage_rows(t.id).await.map_err(|e| e.to_string())? };
         match t.state {
             TrialState::Succeeded | TrialState::Failed if !measured.is_empty() => {
+                cpus.push(trial_cpu(t, &arm, &control, &measured));
                 rows.extend(measured);
                 // The repeat index pairs a control trial with the treatment trials that ran beside it.
                 let pair = Some(t.repeat_index as u32);
@@ -180,6 +190,7 @@ pub async fn verdict(
     let (mut verdict, mut reasons, report) = match judged {
         Ok(mut r) => {
             r.pairing = Some(pairing);
+            r.measurement = judge::pipeline::measurement::report(&cpus);
             (r.verdict, r.reasons.clone(), serde_json::to_value(&r).map_err(|e| e.to_string())?)
         }
         Err(e) => (Verdict::Inconclusive, vec![format!("cannot compare: {e}")], serde_json::json!({})),
@@ -276,7 +287,22 @@ async fn calibrate(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trial
     let _ = store.set_experiment_status(experiment_id, status).await;
 }
 
-/// The stage rows and executions of the succeeded trials.
+/// A trial's CPU-seconds per stage (its stages' END rows, as the judge reads them), for the measurement report.
+fn trial_cpu(t: &Trial, arm: &str, control: &str, rows: &[judge::pipeline::rows::StageRow]) -> judge::pipeline::measurement::TrialCpu {
+    let mut cpu = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.is_end()) {
+        *cpu.entry(r.stage_name.clone()).or_insert(0.0) += r.cpu_time_total;
+    }
+    judge::pipeline::measurement::TrialCpu {
+        seq: t.seq,
+        arm: arm.to_string(),
+        control: arm == control,
+        warm_up: t.role == judge::TrialRole::WarmUp,
+        heavy_load: t.host.as_ref().and_then(|h| h.heavy_load()),
+        cpu,
+    }
+}
+
 /// How many measured trials ran beside heavy load (`JsonHostFacts::heavy_load`), in words for the
 /// reasons, when any did; trials without host facts (a cluster's, an import's) are not counted.
 pub fn interference_note(trials: &[&Trial]) -> Option<String> {
@@ -319,6 +345,7 @@ fn warm_up_note(trials: &[Trial], arm_name: &dyn Fn(i64) -> String) -> Option<St
     ))
 }
 
+/// The stage rows and executions of the succeeded trials.
 async fn succeeded_measurements(store: &store::Store, trials: &[Trial]) -> (Vec<judge::pipeline::rows::StageRow>, Vec<TrialSpec>) {
     let mut rows = Vec::new();
     let mut specs = Vec::new();

@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod decide;
 pub mod estimate;
 pub mod family;
+pub mod measurement;
 pub mod method;
 pub mod noise;
 pub mod power;
@@ -223,6 +224,7 @@ impl Summed {
             treatments: treatments_out,
             sequential: None,
             pairing: None,
+            measurement: None,
         }
     }
 }

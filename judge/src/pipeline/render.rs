@@ -226,6 +226,12 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     if let Some(pairing) = &report.pairing {
         let _ = writeln!(out, "\nPairing: {pairing}");
     }
+    if let Some(m) = report.measurement.as_ref().filter(|m| !m.lines.is_empty()) {
+        let _ = writeln!(out, "\nMeasurement ({}, the stage with the most CPU):", m.stage);
+        for line in &m.lines {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
     out
 }
 

@@ -316,6 +316,10 @@ pub struct PipelineReport {
     /// together to a cluster and in which order); filled by the engine that ran them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairing: Option<String>,
+    /// What the trials say about how they were measured (drift, outliers, the warm-up's cost, heavy load;
+    /// `measurement`); filled by the engine, which knows each trial's run order and role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<super::measurement::MeasurementReport>,
 }
 
 /// The level of a test as a percentage with the fewest decimals that keep it below 100: α 0.0016 →

@@ -118,6 +118,15 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     assert!(control_first.chunks(2).all(|b| b[0] != b[1]), "one of each in every block of two: {control_first:?}");
     let pairing = e["report"]["pairing"].as_str().unwrap_or_default();
     assert!(pairing.contains("the control went first in 3 of 6 pairs, a treatment in 3"), "{pairing}");
+    // The measurement report, of the stage with the most CPU: the control's drift over its six trials and
+    // the warm-up's cost, each in words with what to do; report.md carries the same lines.
+    let m = &e["report"]["measurement"];
+    assert!(m["stage"].as_str().is_some_and(|s| s.starts_with("stage")) && m["drift"]["trials"] == 6, "{m}");
+    assert_eq!((m["first_trials"][0]["warm_up"].as_bool(), m["first_trials"][0]["seq"].as_i64()), (Some(true), Some(0)), "{m}");
+    let lines: Vec<&str> = m["lines"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(lines.iter().any(|l| l.starts_with("Drift: ")) && lines.iter().any(|l| l.starts_with("Warm-up: trial #1 (")), "{lines:?}");
+    let md = launcher.get(&format!("/experiments/{heavier}/export/report.md")).await.text;
+    assert!(md.contains("Measurement (") && md.contains(&format!("- {}", lines[0])), "{md}");
     let trial = &e["trials"][0];
     let rows = app.store.stage_rows(trial["id"].as_i64().unwrap()).await.unwrap();
     assert_eq!(rows.len(), 2, "the trial's rows came from finelog");
@@ -142,6 +151,10 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     assert!(page.text.contains("<h2>Trials</h2>") && page.text.matches("succeeded").count() >= 8, "the page lists the trials");
     assert!(page.text.contains("In pair") && page.text.contains("6 · 2nd"), "the trials table shows each trial's place in its pair");
     assert!(page.text.contains("warm-up (not judged)"), "the trials table shows the warm-up as such");
+    assert!(
+        page.text.contains("aria-label=\"Measurement\"") && page.text.contains("Warm-up: trial #1 ("),
+        "the page's measurement section"
+    );
     assert!(
         page.text.contains("aria-label=\"Verdict\"") && page.text.contains("class=\"reasons\""),
         "the page gives the verdict's reasons"

@@ -145,5 +145,12 @@ pub fn PipelineReportView(report: PipelineReport) -> impl IntoView {
             {report.treatments.into_iter().map(|arm| view! { <ArmTable arm /> }).collect_view()}
             {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })}
         </section>
+        {report.measurement.filter(|m| !m.lines.is_empty()).map(|m| view! {
+            <section class="measurement" aria-label="Measurement">
+                <h2>"Measurement"</h2>
+                <p class="muted">{format!("What the trials say about how they were measured, in {} (the stage with the most CPU). Nothing here changes the verdict: trials are named, never dropped.", m.stage)}</p>
+                <ul class="notes">{m.lines.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+            </section>
+        })}
     }
 }

@@ -1,0 +1,327 @@
+//! The measurement report: what an experiment's trials say about how they were measured, rather than
+//! about the change — the control's drift over the experiment, outlier trials, the warm-up's cost and the
+//! trials that ran beside heavy load — each with what to do about it. The order effect is the order
+//! covariate's (`family::OrderTest`, `PipelineReport::order_line`). Pure: the engine hands it each trial's
+//! CPU-seconds per stage, in run order. Nothing here changes a verdict: an outlier is named, never dropped
+//! (dropping it would choose the data after seeing it).
+//!
+//! The rules, in one place:
+//! * **The stage** the figures are of: the one with the most CPU in the control's measured trials (the
+//!   one whose noise matters most for the pipeline's cost).
+//! * **Drift**: the least-squares slope of the control's log CPU in that stage against each trial's place
+//!   in the run (`seq`), from 4 measured control trials on, with its 95 % t interval (n − 2 df), as % per
+//!   trial. Said as drifting when the interval excludes 0.
+//! * **Outliers**: within an arm and a stage with 4 measured trials or more, a trial whose log CPU is more
+//!   than [`OUTLIER_Z`] robust standard deviations (1.4826 × the median absolute deviation) from the arm's
+//!   median, and at least [`OUTLIER_MIN_PCT`] % off it.
+//! * **Warm-up cost**: each warm-up's CPU in the stage against its arm's measured median. Without a warm-up,
+//!   the experiment's first trial against its arm's median instead (what a warm-up would have taken).
+//! * **Heavy load**: the trials the host facts flagged (`wire`'s `JsonHostFacts::heavy_load`).
+
+use crate::stats;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A trial further than this many robust standard deviations from its arm's median is an outlier.
+pub const OUTLIER_Z: f64 = 3.5;
+/// …and at least this far off it, in percent (a near-zero spread makes tiny differences look extreme).
+pub const OUTLIER_MIN_PCT: f64 = 5.0;
+/// A warm-up or first trial this far above its arm's median (percent) is a cost worth a warm-up.
+pub const WARM_UP_MATTERS_PCT: f64 = 5.0;
+
+/// One trial as the measurement report reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrialCpu {
+    /// Its place in the plan (run order on a host), from 0.
+    pub seq: i64,
+    pub arm: String,
+    pub control: bool,
+    pub warm_up: bool,
+    /// Why it ran beside heavy load, if it did.
+    pub heavy_load: Option<String>,
+    /// CPU-seconds per stage.
+    pub cpu: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Drift {
+    pub pct_per_trial: f64,
+    /// 95 % interval of the slope, % per trial.
+    pub interval_pct: [f64; 2],
+    /// Measured control trials it rests on.
+    pub trials: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outlier {
+    pub seq: i64,
+    pub arm: String,
+    pub stage: String,
+    /// How far off its arm's median, percent.
+    pub off_pct: f64,
+    pub robust_z: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FirstTrialCost {
+    pub seq: i64,
+    pub arm: String,
+    /// Its CPU in the stage against its arm's measured median, percent.
+    pub pct: f64,
+    /// A warm-up (not judged), or the experiment's first measured trial (judged: there was no warm-up).
+    pub warm_up: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementReport {
+    /// The stage the drift and the warm-up cost are of.
+    pub stage: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+    #[serde(default)]
+    pub outliers: Vec<Outlier>,
+    /// The warm-ups' cost (or, without one, the first trial's).
+    #[serde(default)]
+    pub first_trials: Vec<FirstTrialCost>,
+    /// Trials beside heavy load: (seq, why).
+    #[serde(default)]
+    pub heavy_load: Vec<(i64, String)>,
+    /// Measured trials with host facts (what `heavy_load` is out of).
+    #[serde(default)]
+    pub watched: usize,
+    /// One line per finding, with what to do about it.
+    pub lines: Vec<String>,
+}
+
+fn median(xs: &[f64]) -> f64 {
+    stats::median(xs).unwrap_or(f64::NAN)
+}
+
+/// The drift of `ys` (log CPU) against `xs` (run places): slope and its 95 % interval, per unit of x.
+fn slope(xs: &[f64], ys: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = xs.len();
+    if n < 4 {
+        return None;
+    }
+    let (mx, my) = (stats::mean(xs), stats::mean(ys));
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let b = xs.iter().zip(ys).map(|(x, y)| (x - mx) * (y - my)).sum::<f64>() / sxx;
+    let a = my - b * mx;
+    let rss: f64 = xs.iter().zip(ys).map(|(x, y)| (y - a - b * x).powi(2)).sum();
+    let se = (rss / (n as f64 - 2.0) / sxx).sqrt();
+    let t = stats::t_quantile(0.975, n as f64 - 2.0);
+    Some((b, b - t * se, b + t * se))
+}
+
+/// The measurement report of `trials` (every trial that measured something, warm-ups included).
+pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
+    let measured: Vec<&TrialCpu> = trials.iter().filter(|t| !t.warm_up).collect();
+    let controls: Vec<&TrialCpu> = measured.iter().copied().filter(|t| t.control).collect();
+    let stages: Vec<&String> = measured.iter().flat_map(|t| t.cpu.keys()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let mean_in = |ts: &[&TrialCpu], s: &str| stats::mean(&ts.iter().filter_map(|t| t.cpu.get(s).copied()).collect::<Vec<_>>());
+    let base = if controls.is_empty() { &measured } else { &controls };
+    let stage = stages.iter().max_by(|a, b| mean_in(base, a).total_cmp(&mean_in(base, b)))?.to_string();
+    let mut lines = Vec::new();
+
+    // Drift of the control.
+    let mut ordered: Vec<(f64, f64)> = controls.iter().filter_map(|t| Some((t.seq as f64, stats::ln_pos(*t.cpu.get(&stage)?)))).collect();
+    ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (xs, ys): (Vec<f64>, Vec<f64>) = ordered.into_iter().unzip();
+    let drift = slope(&xs, &ys).map(|(b, lo, hi)| Drift {
+        pct_per_trial: stats::pct(b),
+        interval_pct: [stats::pct(lo), stats::pct(hi)],
+        trials: xs.len(),
+    });
+    if let Some(d) = &drift {
+        let moving = d.interval_pct[0] > 0.0 || d.interval_pct[1] < 0.0;
+        lines.push(if moving {
+            format!(
+                "Drift: the control's {stage} drifted {} per trial over the experiment (95 % interval {} … {}, {} trials). A balanced order keeps a steady drift out of the change; ABBA (`order = \"abba\"`) cancels it within each block; a quieter host removes it.",
+                fmt(d.pct_per_trial), fmt(d.interval_pct[0]), fmt(d.interval_pct[1]), d.trials
+            )
+        } else {
+            format!(
+                "Drift: none detected in the control's {stage} ({} per trial, 95 % interval {} … {}, {} trials).",
+                fmt(d.pct_per_trial), fmt(d.interval_pct[0]), fmt(d.interval_pct[1]), d.trials
+            )
+        });
+    }
+
+    // Outliers, within each arm and stage.
+    let mut outliers = Vec::new();
+    let arms: Vec<&String> = measured.iter().map(|t| &t.arm).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    for arm in &arms {
+        for s in &stages {
+            let of: Vec<(&TrialCpu, f64)> =
+                measured.iter().filter(|t| &t.arm == *arm).filter_map(|t| Some((*t, stats::ln_pos(*t.cpu.get(*s)?)))).collect();
+            if of.len() < 4 {
+                continue;
+            }
+            let logs: Vec<f64> = of.iter().map(|(_, l)| *l).collect();
+            let m = median(&logs);
+            let mad = 1.4826 * median(&logs.iter().map(|l| (l - m).abs()).collect::<Vec<_>>());
+            if !(mad > 0.0) {
+                continue;
+            }
+            for (t, l) in &of {
+                let z = (l - m) / mad;
+                let off = stats::pct(l - m);
+                if z.abs() > OUTLIER_Z && off.abs() >= OUTLIER_MIN_PCT {
+                    outliers.push(Outlier { seq: t.seq, arm: (*arm).clone(), stage: (*s).clone(), off_pct: off, robust_z: z });
+                }
+            }
+        }
+    }
+    for o in &outliers {
+        let beside = trials.iter().find(|t| t.seq == o.seq).and_then(|t| t.heavy_load.as_deref());
+        lines.push(format!(
+            "Outlier: trial #{} ({}) used {} CPU in {} against its arm's median ({:.1} robust SDs); it is kept and judged{}.",
+            o.seq + 1,
+            o.arm,
+            fmt(o.off_pct),
+            o.stage,
+            o.robust_z,
+            match beside {
+                Some(why) => format!(" — it ran beside heavy load ({why}): a quieter host"),
+                None => " — if trials like it recur, look for what else runs on the host".into(),
+            }
+        ));
+    }
+
+    // The warm-ups' cost, or the first trial's without one.
+    let arm_median =
+        |arm: &str| median(&measured.iter().filter(|t| t.arm == arm).filter_map(|t| t.cpu.get(&stage).copied()).collect::<Vec<_>>());
+    let against = |t: &TrialCpu| -> Option<f64> {
+        let m = arm_median(&t.arm);
+        let own = t.cpu.get(&stage)?;
+        (m > 0.0).then(|| 100.0 * (own / m - 1.0))
+    };
+    let warm: Vec<&TrialCpu> = trials.iter().filter(|t| t.warm_up).collect();
+    let mut first_trials: Vec<FirstTrialCost> =
+        warm.iter().filter_map(|t| Some(FirstTrialCost { seq: t.seq, arm: t.arm.clone(), pct: against(t)?, warm_up: true })).collect();
+    if warm.is_empty() {
+        if let Some(first) = measured.iter().min_by_key(|t| t.seq) {
+            first_trials.extend(against(first).map(|pct| FirstTrialCost { seq: first.seq, arm: first.arm.clone(), pct, warm_up: false }));
+        }
+    }
+    for f in &first_trials {
+        lines.push(match (f.warm_up, f.pct >= WARM_UP_MATTERS_PCT) {
+            (true, true) => format!(
+                "Warm-up: trial #{} ({}) used {} CPU in {stage} against its arm's median; it was not judged, which is what it is for.",
+                f.seq + 1, f.arm, fmt(f.pct)
+            ),
+            (true, false) => format!(
+                "Warm-up: trial #{} ({}) used {} CPU in {stage} against its arm's median: on this host the first trial costs little, and `warm_up = 0` would save a trial.",
+                f.seq + 1, f.arm, fmt(f.pct)
+            ),
+            (false, true) => format!(
+                "First trial: #{} ({}) used {} CPU in {stage} against its arm's median and was judged (no warm-up ran): a warm-up trial (`warm_up = 1`) would take that cost.",
+                f.seq + 1, f.arm, fmt(f.pct)
+            ),
+            (false, false) => format!("First trial: #{} ({}) used {} CPU in {stage} against its arm's median (no warm-up ran).", f.seq + 1, f.arm, fmt(f.pct)),
+        });
+    }
+
+    // Heavy load.
+    let heavy_load: Vec<(i64, String)> = measured.iter().filter_map(|t| Some((t.seq, t.heavy_load.clone()?))).collect();
+    if !heavy_load.is_empty() {
+        lines.push(format!(
+            "Heavy load: {} of {} measured trials ran beside it ({}): their CPU-seconds may be inflated — a quieter host, or more pairs.",
+            heavy_load.len(),
+            measured.len(),
+            heavy_load.iter().map(|(s, _)| format!("#{}", s + 1)).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Some(MeasurementReport { stage, drift, outliers, first_trials, heavy_load, watched: measured.len(), lines })
+}
+
+fn fmt(p: f64) -> String {
+    super::report::fmt_pct(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(seq: i64, arm: &str, warm_up: bool, cpu: &[(&str, f64)]) -> TrialCpu {
+        TrialCpu {
+            seq,
+            arm: arm.into(),
+            control: arm == "control",
+            warm_up,
+            heavy_load: None,
+            cpu: cpu.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
+        }
+    }
+
+    /// A warm-up, then 8 pairs: `control(k)` and `treatment(k)` give each trial's CPU in "big".
+    fn run(control: impl Fn(i64) -> f64, treatment: impl Fn(i64) -> f64, warm: f64) -> Vec<TrialCpu> {
+        let mut v = vec![trial(0, "treatment", true, &[("big", warm), ("small", 1.0)])];
+        for k in 0..8 {
+            v.push(trial(1 + 2 * k, "control", false, &[("big", control(k)), ("small", 1.0 + 0.01 * (k % 3) as f64)]));
+            v.push(trial(2 + 2 * k, "treatment", false, &[("big", treatment(k)), ("small", 1.0 + 0.01 * (k % 2) as f64)]));
+        }
+        v
+    }
+
+    #[test]
+    fn a_steady_control_has_no_drift_and_a_costly_warm_up_is_said_to_be_doing_its_job() {
+        let jitter = |k: i64| 10.0 * (1.0 + 0.01 * ((k * 7) % 5 - 2) as f64);
+        let r = report(&run(jitter, jitter, 13.0)).unwrap();
+        assert_eq!(r.stage, "big");
+        let d = r.drift.as_ref().unwrap();
+        assert!(d.interval_pct[0] < 0.0 && d.interval_pct[1] > 0.0 && d.trials == 8, "{d:?}");
+        assert!(r.lines[0].starts_with("Drift: none detected in the control's big"), "{:?}", r.lines);
+        assert!(r.outliers.is_empty(), "{:?}", r.outliers);
+        let w = &r.first_trials[0];
+        assert!(w.warm_up && (w.pct - 30.0).abs() < 1.0, "{w:?}");
+        assert!(
+            r.lines.iter().any(|l| l.starts_with("Warm-up: trial #1 (treatment) used +30.") && l.contains("not judged")),
+            "{:?}",
+            r.lines
+        );
+    }
+
+    #[test]
+    fn a_drifting_control_and_an_outlier_are_named_never_dropped() {
+        // +2 % a pair: the control runs every other trial, so +1 % a trial.
+        let drifting = |k: i64| 10.0 * (1.02f64).powi(k as i32) * (1.0 + 0.002 * ((k * 7) % 5) as f64);
+        let mut trials = run(drifting, |k| if k == 5 { 20.0 } else { 10.0 * (1.0 + 0.01 * ((k * 3) % 4) as f64) }, 10.1);
+        trials.iter_mut().find(|t| t.seq == 12).unwrap().heavy_load = Some("other processes used 1.2 CPUs on average".into());
+        let r = report(&trials).unwrap();
+        let d = r.drift.as_ref().unwrap();
+        assert!(d.interval_pct[0] > 0.0 && (d.pct_per_trial - 1.0).abs() < 0.3, "2 % a pair is 1 % a trial: {d:?}");
+        assert!(r.lines[0].starts_with("Drift: the control's big drifted +") && r.lines[0].contains("ABBA"), "{:?}", r.lines);
+        assert_eq!(r.outliers.len(), 1, "{:?}", r.outliers);
+        let o = &r.outliers[0];
+        assert_eq!((o.seq, o.arm.as_str(), o.stage.as_str()), (12, "treatment", "big"));
+        assert!(r
+            .lines
+            .iter()
+            .any(|l| l.starts_with("Outlier: trial #13 (treatment)") && l.contains("kept and judged") && l.contains("heavy load")));
+        assert!(
+            r.lines.iter().any(|l| l.starts_with("Warm-up: trial #1") && l.contains("`warm_up = 0` would save a trial")),
+            "{:?}",
+            r.lines
+        );
+        assert!(r.lines.iter().any(|l| l.starts_with("Heavy load: 1 of 16 measured trials ran beside it (#13)")), "{:?}", r.lines);
+    }
+
+    #[test]
+    fn without_a_warm_up_the_first_trials_cost_is_reported() {
+        let mut trials = run(|k| if k == 0 { 12.0 } else { 10.0 }, |_| 10.0, 10.0);
+        trials.remove(0);
+        let r = report(&trials).unwrap();
+        let f = &r.first_trials[0];
+        assert!(!f.warm_up && f.seq == 1 && (f.pct - 20.0).abs() < 1e-9, "{f:?}");
+        assert!(
+            r.lines.iter().any(|l| l.starts_with("First trial: #2 (control) used +20.0 %") && l.contains("`warm_up = 1`")),
+            "{:?}",
+            r.lines
+        );
+        assert_eq!(report(&[]), None, "nothing measured, nothing to say");
+    }
+}
