@@ -10,8 +10,9 @@ test("find the commit from a regression's page: the bisection page fills in and 
   await signIn(page, "e2e-admin", "/launch?suite=zephyr-pipeline");
   await hydrated(page);
   await page.getByLabel("Treatment ref").fill("cpu-heavier");
-  // Four pairs: uncalibrated, fewer measure too little spread to decide even ×4 (method 3).
-  await page.getByLabel("Trials per arm").fill("4");
+  // Six pairs: uncalibrated, a test needs 4 df of the run's own (method 3), and in balanced order the
+  // order covariate takes one more (with 4 pairs, 2 df left ×2.5 undecided at this sample's noise).
+  await page.getByLabel("Trials per arm").fill("6");
   await page.getByRole("button", { name: "Launch", exact: true }).click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
   await expect(page.locator(".banner-verdict .muted")).toHaveText("judged", { timeout: 300_000 });

@@ -240,7 +240,7 @@ async fn pairing(store: &store::Store, plan: &StoredPlan, trials: &[Trial], arm_
         return if placed.is_empty() {
             format!("{way}, in {order} order")
         } else {
-            format!("{way}, in {order} order ({how}); {}", firsts(" pairs"))
+            format!("{way}, in {order} order ({how}); {}", firsts(if placed.len() == 1 { " pair" } else { " pairs" }))
         };
     }
     let pairs: std::collections::BTreeSet<i64> = ranks.iter().map(|r| r.0).collect();

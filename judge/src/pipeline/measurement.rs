@@ -11,9 +11,11 @@
 //! * **Drift**: the least-squares slope of the control's log CPU in that stage against each trial's place
 //!   in the run (`seq`), from 4 measured control trials on, with its 95 % t interval (n − 2 df), as % per
 //!   trial. Said as drifting when the interval excludes 0.
-//! * **Outliers**: within an arm and a stage with 4 measured trials or more, a trial whose log CPU is more
-//!   than [`OUTLIER_Z`] robust standard deviations (1.4826 × the median absolute deviation) from the arm's
-//!   median, and at least [`OUTLIER_MIN_PCT`] % off it.
+//! * **Outliers**: within an arm and a stage with 4 measured trials or more whose median CPU is at least
+//!   the CPU floor (`method::CPU_FLOOR_S`: a smaller stage is counted in a few clock ticks, and a trial
+//!   reading 0 of them is no outlier), a trial whose log CPU is more than [`OUTLIER_Z`] robust standard
+//!   deviations (1.4826 × the median absolute deviation) from the arm's median, and at least
+//!   [`OUTLIER_MIN_PCT`] % off it.
 //! * **Warm-up cost**: each warm-up's CPU in the stage against its arm's measured median. Without a warm-up,
 //!   the experiment's first trial against its arm's median instead (what a warm-up would have taken).
 //! * **Heavy load**: the trials the host facts flagged (`wire`'s `JsonHostFacts::heavy_load`).
@@ -139,7 +141,7 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
         let moving = d.interval_pct[0] > 0.0 || d.interval_pct[1] < 0.0;
         lines.push(if moving {
             format!(
-                "Drift: the control's {stage} drifted {} per trial over the experiment (95 % interval {} … {}, {} trials). A balanced order keeps a steady drift out of the change; ABBA (`order = \"abba\"`) cancels it within each block; a quieter host removes it.",
+                "Drift: the control's {stage} drifted {} per trial over the experiment (95 % interval {} … {}, {} trials). A balanced order keeps a steady drift out of the change; ABBA (order = \"abba\") cancels it within each block; a quieter host removes it.",
                 fmt(d.pct_per_trial), fmt(d.interval_pct[0]), fmt(d.interval_pct[1]), d.trials
             )
         } else {
@@ -162,6 +164,9 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
             }
             let logs: Vec<f64> = of.iter().map(|(_, l)| *l).collect();
             let m = median(&logs);
+            if m.exp() < super::method::CPU_FLOOR_S {
+                continue;
+            }
             let mad = 1.4826 * median(&logs.iter().map(|l| (l - m).abs()).collect::<Vec<_>>());
             if !(mad > 0.0) {
                 continue;
@@ -178,12 +183,13 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
     for o in &outliers {
         let beside = trials.iter().find(|t| t.seq == o.seq).and_then(|t| t.heavy_load.as_deref());
         lines.push(format!(
-            "Outlier: trial #{} ({}) used {} CPU in {} against its arm's median ({:.1} robust SDs); it is kept and judged{}.",
+            "Outlier: trial #{} ({}) used {} CPU in {} against its arm's median ({:.1} robust SDs {}); it is kept and judged{}.",
             o.seq + 1,
             o.arm,
             fmt(o.off_pct),
             o.stage,
-            o.robust_z,
+            o.robust_z.abs(),
+            if o.robust_z > 0.0 { "above" } else { "below" },
             match beside {
                 Some(why) => format!(" — it ran beside heavy load ({why}): a quieter host"),
                 None => " — if trials like it recur, look for what else runs on the host".into(),
@@ -214,11 +220,11 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
                 f.seq + 1, f.arm, fmt(f.pct)
             ),
             (true, false) => format!(
-                "Warm-up: trial #{} ({}) used {} CPU in {stage} against its arm's median: on this host the first trial costs little, and `warm_up = 0` would save a trial.",
+                "Warm-up: trial #{} ({}) used {} CPU in {stage} against its arm's median: on this host the first trial costs little, and warm_up = 0 would save a trial.",
                 f.seq + 1, f.arm, fmt(f.pct)
             ),
             (false, true) => format!(
-                "First trial: #{} ({}) used {} CPU in {stage} against its arm's median and was judged (no warm-up ran): a warm-up trial (`warm_up = 1`) would take that cost.",
+                "First trial: #{} ({}) used {} CPU in {stage} against its arm's median and was judged (no warm-up ran): a warm-up trial (warm_up = 1) would take that cost.",
                 f.seq + 1, f.arm, fmt(f.pct)
             ),
             (false, false) => format!("First trial: #{} ({}) used {} CPU in {stage} against its arm's median (no warm-up ran).", f.seq + 1, f.arm, fmt(f.pct)),
@@ -303,11 +309,23 @@ mod tests {
             .iter()
             .any(|l| l.starts_with("Outlier: trial #13 (treatment)") && l.contains("kept and judged") && l.contains("heavy load")));
         assert!(
-            r.lines.iter().any(|l| l.starts_with("Warm-up: trial #1") && l.contains("`warm_up = 0` would save a trial")),
+            r.lines.iter().any(|l| l.starts_with("Warm-up: trial #1") && l.contains("warm_up = 0 would save a trial")),
             "{:?}",
             r.lines
         );
         assert!(r.lines.iter().any(|l| l.starts_with("Heavy load: 1 of 16 measured trials ran beside it (#13)")), "{:?}", r.lines);
+        assert!(r.lines.iter().any(|l| l.contains("robust SDs above); it is kept and judged")), "{:?}", r.lines);
+    }
+
+    #[test]
+    fn a_stage_too_small_to_measure_has_no_outliers() {
+        // A tiny stage counted in clock ticks: 0–0.03 CPU-s, 0 in a quarter of the trials.
+        let mut trials = run(|_| 10.0, |_| 10.0, 10.0);
+        for t in trials.iter_mut() {
+            t.cpu.insert("tiny".into(), [0.0, 0.01, 0.02, 0.03][t.seq as usize % 4]);
+        }
+        let r = report(&trials).unwrap();
+        assert!(r.outliers.is_empty(), "{:?}", r.outliers);
     }
 
     #[test]
@@ -318,7 +336,7 @@ mod tests {
         let f = &r.first_trials[0];
         assert!(!f.warm_up && f.seq == 1 && (f.pct - 20.0).abs() < 1e-9, "{f:?}");
         assert!(
-            r.lines.iter().any(|l| l.starts_with("First trial: #2 (control) used +20.0 %") && l.contains("`warm_up = 1`")),
+            r.lines.iter().any(|l| l.starts_with("First trial: #2 (control) used +20.0 %") && l.contains("warm_up = 1")),
             "{:?}",
             r.lines
         );
