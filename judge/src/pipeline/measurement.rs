@@ -14,8 +14,8 @@
 //! * **Outliers**: within an arm and a stage with 4 measured trials or more whose median CPU is at least
 //!   the CPU floor (`method::CPU_FLOOR_S`: a smaller stage is counted in a few clock ticks, and a trial
 //!   reading 0 of them is no outlier), a trial whose log CPU is more than [`OUTLIER_Z`] robust standard
-//!   deviations (1.4826 × the median absolute deviation) from the arm's median, and at least
-//!   [`OUTLIER_MIN_PCT`] % off it.
+//!   deviations (1.4826 × the median absolute deviation, at least [`MIN_ROBUST_SD`]) from the arm's
+//!   median, and at least [`OUTLIER_MIN_PCT`] % off it.
 //! * **Warm-up cost**: each warm-up's CPU in the stage against its arm's measured median. Without a warm-up,
 //!   the experiment's first trial against its arm's median instead (what a warm-up would have taken).
 //! * **Heavy load**: the trials the host facts flagged (`wire`'s `JsonHostFacts::heavy_load`).
@@ -28,6 +28,10 @@ use std::collections::BTreeMap;
 pub const OUTLIER_Z: f64 = 3.5;
 /// …and at least this far off it, in percent (a near-zero spread makes tiny differences look extreme).
 pub const OUTLIER_MIN_PCT: f64 = 5.0;
+/// The smallest robust standard deviation (of log CPU) an outlier is measured in: 1 %. CPU-seconds come in
+/// clock ticks, so a stage's trials often read exactly alike, and a median absolute deviation of almost 0
+/// would make any other reading "10^14 robust SDs" away.
+pub const MIN_ROBUST_SD: f64 = 0.01;
 /// A warm-up or first trial this far above its arm's median (percent) is a cost worth a warm-up.
 pub const WARM_UP_MATTERS_PCT: f64 = 5.0;
 
@@ -167,10 +171,7 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
             if m.exp() < super::method::CPU_FLOOR_S {
                 continue;
             }
-            let mad = 1.4826 * median(&logs.iter().map(|l| (l - m).abs()).collect::<Vec<_>>());
-            if !(mad > 0.0) {
-                continue;
-            }
+            let mad = (1.4826 * median(&logs.iter().map(|l| (l - m).abs()).collect::<Vec<_>>())).max(MIN_ROBUST_SD);
             for (t, l) in &of {
                 let z = (l - m) / mad;
                 let off = stats::pct(l - m);
@@ -315,6 +316,17 @@ mod tests {
         );
         assert!(r.lines.iter().any(|l| l.starts_with("Heavy load: 1 of 16 measured trials ran beside it (#13)")), "{:?}", r.lines);
         assert!(r.lines.iter().any(|l| l.contains("robust SDs above); it is kept and judged")), "{:?}", r.lines);
+    }
+
+    #[test]
+    fn trials_that_read_alike_give_a_readable_distance() {
+        // Clock ticks: seven trials read exactly 0.431 CPU-s, one 0.402.
+        let mut trials = run(|k| if k == 2 { 0.402 } else { 0.431 }, |_| 0.431, 0.431);
+        trials.retain(|t| t.cpu["big"] > 0.0);
+        let r = report(&trials).unwrap();
+        let o = &r.outliers[0];
+        assert!((o.robust_z + 7.0).abs() < 0.1, "at most 1/MIN_ROBUST_SD per unit of log: {o:?}");
+        assert!(r.lines.iter().any(|l| l.contains("(7.0 robust SDs below)")), "{:?}", r.lines);
     }
 
     #[test]
