@@ -6,6 +6,11 @@ test("an admin edits a suite: a bad value is named with its line, a good one is 
   await page.getByRole("link", { name: "zephyr-pipeline" }).click();
   await expect(page).toHaveURL(/\/suites\/zephyr-pipeline$/);
   await hydrated(page);
+  // The launch tests (run before this file) left judged experiments: the page gathers their measurement.
+  const measurement = page.getByRole("region", { name: "Measurement over recent experiments" });
+  await expect(measurement.locator("tbody tr").first()).toBeVisible();
+  await expect(measurement.locator("tbody tr").first()).toContainText(/ of \d+/);
+  await looksRight(page, "suite-measurement");
   const editor = page.getByLabel("Suite (TOML, the same fields as a suite file)");
   const original = await editor.inputValue();
   expect(original).toContain('name = "zephyr-pipeline"');

@@ -155,6 +155,11 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
         page.text.contains("aria-label=\"Measurement\"") && page.text.contains("Warm-up: trial #1 ("),
         "the page's measurement section"
     );
+    // The suite page gathers its recent experiments' measurement reports: this one's row, with how many of
+    // its 12 measured trials ran beside heavy load.
+    let suite_page = launcher.get("/suites/stage-bench").await.text;
+    let table = suite_page.split("Measurement over recent experiments").nth(2).unwrap_or_default();
+    assert!(table.contains(&format!("href=\"/experiments/{heavier}\"")) && table.contains(" of 12<"), "{suite_page}");
     assert!(
         page.text.contains("aria-label=\"Verdict\"") && page.text.contains("class=\"reasons\""),
         "the page gives the verdict's reasons"

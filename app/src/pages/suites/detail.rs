@@ -37,6 +37,44 @@ pub struct NotificationLine {
     pub created_at: i64,
 }
 
+/// One recent experiment's measurement report in a line (the suite page's "Measurement" table).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasurementLine {
+    pub experiment_id: i64,
+    /// The stage the figures are of.
+    pub stage: String,
+    /// The order covariate's largest first-trial effect, % (when both orders ran and it was fitted).
+    pub order_pct: Option<f64>,
+    /// The control's drift, % per trial, and whether its 95 % interval excludes 0.
+    pub drift: Option<(f64, bool)>,
+    /// The warm-up's cost against its arm's median, % (or the first trial's without one: `false`).
+    pub first_trial: Option<(f64, bool)>,
+    pub outliers: usize,
+    /// Measured trials beside heavy load, of those watched.
+    pub heavy_load: (usize, usize),
+}
+
+#[cfg(feature = "ssr")]
+fn measurement_line(experiment_id: i64, report: &serde_json::Value) -> Option<MeasurementLine> {
+    let r: judge::pipeline::report::PipelineReport = serde_json::from_value(report.clone()).ok()?;
+    let m = r.measurement?;
+    let order_pct = r
+        .treatments
+        .iter()
+        .flat_map(|a| &a.stages)
+        .filter_map(|s| s.cpu_test.as_ref()?.order.as_ref().filter(|o| o.adjusted)?.first_pct)
+        .max_by(|a, b| a.abs().total_cmp(&b.abs()));
+    Some(MeasurementLine {
+        experiment_id,
+        stage: m.stage,
+        order_pct,
+        drift: m.drift.map(|d| (d.pct_per_trial, d.interval_pct[0] > 0.0 || d.interval_pct[1] < 0.0)),
+        first_trial: m.first_trials.first().map(|f| (f.pct, f.warm_up)),
+        outliers: m.outliers.len(),
+        heavy_load: (m.heavy_load.len(), m.watched),
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteView {
     pub name: String,
@@ -46,6 +84,9 @@ pub struct SuiteView {
     pub toml: String,
     pub profiles: Vec<ProfileLine>,
     pub recent: Vec<ExperimentSummary>,
+    /// The recent experiments' measurement reports, newest first (those that have one).
+    #[serde(default)]
+    pub measurement: Vec<MeasurementLine>,
     pub notifications: Vec<NotificationLine>,
     pub schedules: Vec<super::schedules::ScheduleLine>,
     pub schedule_runs: Vec<super::schedules::ScheduleRunLine>,
@@ -93,6 +134,12 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
     let filter = store::experiments::HistoryFilter { suite: Some(name.clone()), ..Default::default() };
     let query = store::experiments::HistoryQuery::from_filter(&filter, 10).map_err(crate::error::AppError::bad_request)?;
     let recent = store.list_experiments(&query).await.map_err(failed)?;
+    let mut measurement = Vec::new();
+    for e in recent.experiments.iter().filter(|e| e.kind == judge::ExperimentKind::Pipeline) {
+        if let Some((_, _, report)) = store.latest_verdict(e.id).await.map_err(failed)? {
+            measurement.extend(measurement_line(e.id, &report));
+        }
+    }
     let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
     let schedule_runs = store.schedule_runs(suite.id, 20).await.map_err(failed)?;
     Ok(SuiteView {
@@ -130,6 +177,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
             .map(|w| w.facts().into_iter().map(|(k, v)| (k.to_string(), v)).collect())
             .unwrap_or_default(),
         recent: recent.experiments,
+        measurement,
         notifications: notifications
             .into_iter()
             .map(|n| NotificationLine {
@@ -218,6 +266,36 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
         } else {
             ().into_any()
         }}
+        {(!v.measurement.is_empty()).then(|| {
+            use judge::pipeline::report::fmt_pct;
+            view! {
+            <section aria-label="Measurement over recent experiments">
+                <h2>"Measurement over recent experiments"</h2>
+                <p class="muted">"What each recent experiment's trials said about how they were measured (its Measurement section): the order effect the judge adjusted for, the control's drift (bold when its 95 % interval excludes 0), the warm-up's cost (or the first trial's, without one), outlier trials and trials beside heavy load."</p>
+                <table class="data measurement">
+                    <thead><tr><th scope="col">"Experiment"</th><th scope="col">"Stage"</th><th scope="col" class="num">"Order effect"</th><th scope="col" class="num">"Drift a trial"</th><th scope="col" class="num">"Warm-up"</th><th scope="col" class="num">"Outliers"</th><th scope="col" class="num">"Beside heavy load"</th></tr></thead>
+                    <tbody>{v.measurement.clone().into_iter().map(|m| view! {
+                        <tr>
+                            <td><a href=format!("/experiments/{}", m.experiment_id)>{format!("#{}", m.experiment_id)}</a></td>
+                            <td>{m.stage}</td>
+                            <td class="num">{m.order_pct.map(fmt_pct).unwrap_or_else(|| "—".into())}</td>
+                            <td class="num">{match m.drift {
+                                Some((d, true)) => view! { <strong>{fmt_pct(d)}</strong> }.into_any(),
+                                Some((d, false)) => fmt_pct(d).into_any(),
+                                None => "—".into_any(),
+                            }}</td>
+                            <td class="num">{match m.first_trial {
+                                Some((p, true)) => fmt_pct(p),
+                                Some((p, false)) => format!("{} (first trial, no warm-up)", fmt_pct(p)),
+                                None => "—".into(),
+                            }}</td>
+                            <td class="num">{m.outliers}</td>
+                            <td class="num">{format!("{} of {}", m.heavy_load.0, m.heavy_load.1)}</td>
+                        </tr>
+                    }).collect_view()}</tbody>
+                </table>
+            </section>
+        }})}
         <super::schedules::Schedules schedules=v.schedules.clone() runs=v.schedule_runs.clone() />
         <h2>"Notifications"</h2>
         {if v.notifications.is_empty() {
