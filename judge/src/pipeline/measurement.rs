@@ -16,8 +16,9 @@
 //!   reading 0 of them is no outlier), a trial whose log CPU is more than [`OUTLIER_Z`] robust standard
 //!   deviations (1.4826 × the median absolute deviation, at least [`MIN_ROBUST_SD`]) from the arm's
 //!   median, and at least [`OUTLIER_MIN_PCT`] % off it.
-//! * **Warm-up cost**: each warm-up's CPU in the stage against its arm's measured median. Without a warm-up,
-//!   the experiment's first trial against its arm's median instead (what a warm-up would have taken).
+//! * **Warm-up cost**: each warm-up's CPU in the stage against its arm's measured median. Without a measured
+//!   warm-up (none ran, or it failed), the experiment's first measured trial against its arm's median
+//!   instead (what a warm-up would have taken).
 //! * **Heavy load**: the trials the host facts flagged (`wire`'s `JsonHostFacts::heavy_load`).
 
 use crate::stats;
@@ -225,10 +226,10 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
                 f.seq + 1, f.arm, fmt(f.pct)
             ),
             (false, true) => format!(
-                "First trial: #{} ({}) used {} CPU in {stage} against its arm's median and was judged (no warm-up ran): a warm-up trial (warm_up = 1) would take that cost.",
+                "First trial: #{} ({}) used {} CPU in {stage} against its arm's median and was judged (no warm-up was measured): a warm-up trial (warm_up = 1) would take that cost.",
                 f.seq + 1, f.arm, fmt(f.pct)
             ),
-            (false, false) => format!("First trial: #{} ({}) used {} CPU in {stage} against its arm's median (no warm-up ran).", f.seq + 1, f.arm, fmt(f.pct)),
+            (false, false) => format!("First trial: #{} ({}) used {} CPU in {stage} against its arm's median (no warm-up was measured).", f.seq + 1, f.arm, fmt(f.pct)),
         });
     }
 
