@@ -300,6 +300,9 @@ fn trial_cpu(t: &Trial, arm: &str, control: &str, rows: &[judge::pipeline::rows:
         warm_up: t.role == judge::TrialRole::WarmUp,
         heavy_load: t.host.as_ref().and_then(|h| h.heavy_load()),
         cpu,
+        reserved_cpus: t.host.as_ref().and_then(|h| h.reserved_cpus.clone()),
+        shared_why: t.host.as_ref().and_then(|h| h.shared_cpus_why.clone()),
+        group_cpu: t.host.as_ref().and_then(|h| h.trial_cpu_secs),
     }
 }
 

@@ -1,6 +1,6 @@
 //! The suites' cron schedules, ticking: at each pass, every schedule of every suite whose latest cron tick (at or before `now`)
 //! has not been claimed is claimed in the store — exactly one replica wins the claim — and run: the ref
-//! is resolved, an unchanged SHA is skipped, a new one is launched through the normal experiments
+//! is resolved, an unchanged SHA is skipped (a canary's never is), a new one is launched through the normal experiments
 //! machinery (as nobody: the schedule is the launcher). Only the latest due tick is claimed, so ticks
 //! missed while the server was down run once at start-up, not once each. A claim left unfinished for
 //! [`CLAIM_LEASE_MS`] (its process died) is taken over by the next pass. `now` is passed in, so tests
@@ -104,7 +104,10 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
     let repo = Repo::open(&suite.repository, &engine.data_dir).await?;
     let sha = repo.resolve(&schedule.git_ref).await?;
     let store = &engine.store;
-    if store.last_scheduled_sha(suite_id, &schedule.name).await.map_err(|e| e.to_string())?.as_deref() == Some(sha.as_str()) {
+    // A canary measures the host and the judge, not a change: it runs whether the ref moved or not.
+    if schedule.mode != ScheduleMode::Canary
+        && store.last_scheduled_sha(suite_id, &schedule.name).await.map_err(|e| e.to_string())?.as_deref() == Some(sha.as_str())
+    {
         return Ok(Ran::Unchanged(sha));
     }
     let (base, title, detail) = match schedule.mode {
@@ -112,6 +115,11 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
             None,
             format!("{}: {} baseline of {} at {}", suite.name, schedule.name, schedule.git_ref, short(&sha)),
             "a baseline".to_string(),
+        ),
+        ScheduleMode::Canary => (
+            None,
+            format!("{}: {} canary of {} at {}", suite.name, schedule.name, schedule.git_ref, short(&sha)),
+            "a same-code canary".to_string(),
         ),
         ScheduleMode::Ab => {
             let good = store.last_good_scheduled_sha(suite_id, &schedule.name).await.map_err(|e| e.to_string())?;
@@ -124,7 +132,8 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
     let req = JsonLaunch {
         suite: suite.name.clone(),
         // The ref (so the arm shows it); what ran is read back from the stored arm.
-        head: schedule.git_ref.clone(),
+        // A canary runs the SHA resolved here against itself (the ref could move meanwhile).
+        head: if schedule.mode == ScheduleMode::Canary { sha.clone() } else { schedule.git_ref.clone() },
         base,
         arms: Vec::new(),
         fingerprint: schedule.fingerprint.clone(),
@@ -132,6 +141,8 @@ async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: 
         max_trials: None,
         order: None,
         warm_up: None,
+        shared_cpus: false,
+        canary: schedule.mode == ScheduleMode::Canary,
         title: Some(title),
         exemption: None,
         budgets: None,

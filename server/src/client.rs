@@ -69,6 +69,14 @@ pub struct LaunchArgs {
     /// Unmeasured warm-up trials before the first pair, 0–10 (default: the suite's; one on this host).
     #[arg(long = "warm-up", value_name = "N")]
     pub warm_up: Option<u32>,
+    /// Local pipeline trials on the host's shared CPUs: no CPU set reserved for them (by default a trial
+    /// gets CPUs of its own where the host has one to spare).
+    #[arg(long)]
+    pub shared_cpus: bool,
+    /// A same-code canary of --treatment-ref (no control ref): judged, counted in the suite's realised
+    /// false-alarm rate, then added to its noise profile.
+    #[arg(long)]
+    pub canary: bool,
     /// Pipeline suites: X of the third answer, "no regression of X % or more", for this experiment
     /// (default: the suite's `[judge] no_regression_pct`, else planned from the budget).
     #[arg(long = "no-regression", value_name = "PCT")]
@@ -260,6 +268,8 @@ pub fn request(args: &LaunchArgs) -> Result<JsonLaunch, String> {
         max_trials: args.max_trials,
         order: args.order,
         warm_up: args.warm_up,
+        shared_cpus: args.shared_cpus,
+        canary: args.canary,
         no_regression_pct: args.no_regression,
         baseline: args.baseline,
         reuse_baseline,

@@ -171,6 +171,10 @@ pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinel
             Err(why) => queue.sandbox = TrialSandbox::Missing(why),
         }
     }
+    match engine::queue::cgroup::probe() {
+        Ok(how) => tracing::info!("{how}"),
+        Err(why) => tracing::warn!("{why}"),
+    }
     match &queue.sandbox {
         TrialSandbox::Bwrap(bwrap) => tracing::info!(bwrap = %bwrap.display(), "local pipeline trials run sandboxed"),
         TrialSandbox::Missing(why) if config.unsandboxed_trials => {

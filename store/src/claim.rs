@@ -9,12 +9,13 @@
 //!   `max_parallel` trials of one suite, and at most the server's per-engine cap across suites), or
 //!   `endpoint:URL` (an external warp endpoint: one phase at a time, every server together; its load driver
 //!   runs here, so it also takes this host's measured slot).
+//! * **Canaries wait.** A same-code canary's trials start only when no other experiment's trial can.
 //! * **Fair order.** The next trial comes from the launcher with the fewest trials in flight, ties going to
 //!   the one served least recently; within that launcher, the experiment with the fewest in flight, then the
 //!   one served least recently, then the oldest; within the experiment, plan order.
 //! * **Pairs stay pairs.** On an engine lane the queued first attempts of one repeat (a pair: control and
 //!   treatment) are claimed together when the slots hold all of them, so they are submitted within moments
-//!   of each other; their order is randomised for interleaved experiments and follows the plan otherwise.
+//!   of each other, in the plan's order (itself balanced: `engine::launch::plan::repeat_order`).
 //!   A pair that does not fit yet waits for slots rather than being split, unless it could never fit.
 //! * **Positions as they ran.** When a trial starts, the positions in its pair are recomputed
 //!   (`pair_positions`): the latest attempt of each planned trial of the repeat (and warp cell), ordered
@@ -36,7 +37,8 @@ pub struct Candidate {
     pub suite_id: Option<i64>,
     pub lane: String,
     pub lane_cap: i64,
-    pub shuffle_pairs: i64,
+    /// 1 for a same-code canary's trial (it waits behind every other).
+    pub canary: i64,
 }
 
 /// A running trial, as the claim sees it.
@@ -97,18 +99,13 @@ fn room(c: &Candidate, running: &[Busy], rules: &ClaimRules) -> i64 {
 }
 
 /// The trials to start now, in the order to start them, with their place in a pair (or `None`): the
-/// rules of this module's header. `random` gives one random bit per call (the order within a pair).
-pub fn choose(
-    queued: &[Candidate],
-    running: &[Busy],
-    served: &Served,
-    rules: &ClaimRules,
-    random: &mut dyn FnMut() -> bool,
-) -> Vec<(i64, Option<i64>)> {
+/// rules of this module's header.
+pub fn choose(queued: &[Candidate], running: &[Busy], served: &Served, rules: &ClaimRules) -> Vec<(i64, Option<i64>)> {
     let in_flight_of = |f: &dyn Fn(&Busy) -> bool| running.iter().filter(|b| f(b)).count();
     let mut order: Vec<&Candidate> = queued.iter().filter(|c| !rules.parked.contains(&c.lane)).collect();
     order.sort_by_key(|c| {
         (
+            c.canary,
             in_flight_of(&|b| b.launched_by == c.launched_by),
             served.launchers.get(&c.launched_by).copied().unwrap_or(i64::MIN),
             in_flight_of(&|b| b.experiment_id == c.experiment_id),
@@ -140,24 +137,13 @@ pub fn choose(
             }
             return vec![(c.id, None)];
         }
-        if c.shuffle_pairs != 0 && random() {
-            pair.reverse();
-        }
         return pair.iter().enumerate().map(|(rank, o)| (o.id, Some(rank as i64))).collect();
     }
     Vec::new()
 }
 
-/// One random bit from the standard library's per-process random keys (no dependency for a coin).
-pub fn coin() -> bool {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_i64(now_ms());
-    h.finish() & 1 == 1
-}
-
 const CANDIDATES: &str = "SELECT t.id, t.experiment_id, t.seq, t.attempt, t.repeat_index, e.launched_by, e.suite_id, e.lane, \
-     e.lane_cap, e.shuffle_pairs FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE t.state = 'queued' \
+     e.lane_cap, e.canary FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE t.state = 'queued' \
      ORDER BY t.id LIMIT 2000";
 const BUSY: &str = "SELECT t.experiment_id, e.launched_by, e.suite_id, e.lane, t.claimed_by FROM trials t \
      JOIN experiments e ON e.id = t.experiment_id WHERE t.state = 'running'";
@@ -197,8 +183,8 @@ pub struct Lane {
     pub key: String,
     /// A cluster suite's `max_parallel` (1 elsewhere).
     pub cap: i64,
-    /// Interleaved pairs submitted together go in a random order.
-    pub shuffle_pairs: bool,
+    /// A same-code canary's lane: its trials wait behind every other experiment's.
+    pub canary: bool,
 }
 
 impl Lane {
@@ -213,7 +199,7 @@ impl Lane {
     }
 
     pub fn local() -> Lane {
-        Lane { key: "local".into(), cap: 1, shuffle_pairs: false }
+        Lane { key: "local".into(), cap: 1, canary: false }
     }
 }
 
@@ -230,7 +216,7 @@ macro_rules! claim_in {
             launchers: launchers.into_iter().filter_map(|(l, at)| Some((l, at?))).collect(),
             experiments: experiments.into_iter().filter_map(|(e, at)| Some((e, at?))).collect(),
         };
-        let chosen = choose(&queued, &running, &served, $rules, &mut coin);
+        let chosen = choose(&queued, &running, &served, $rules);
         let now = now_ms();
         let mut ids = Vec::with_capacity(chosen.len());
         for (id, rank) in chosen {
@@ -267,8 +253,8 @@ impl Store {
     /// Records an experiment's lane (before its trials are queued).
     pub async fn set_experiment_lane(&self, experiment_id: i64, lane: &Lane) -> Result<(), StoreError> {
         on_pool!(self, pool => {
-            sqlx::query("UPDATE experiments SET lane = $1, lane_cap = $2, shuffle_pairs = $3 WHERE id = $4")
-                .bind(&lane.key).bind(lane.cap).bind(i64::from(lane.shuffle_pairs)).bind(experiment_id)
+            sqlx::query("UPDATE experiments SET lane = $1, lane_cap = $2, canary = $3 WHERE id = $4")
+                .bind(&lane.key).bind(lane.cap).bind(i64::from(lane.canary)).bind(experiment_id)
                 .execute(pool).await.map(|r| r.rows_affected())
         })?;
         Ok(())
@@ -343,7 +329,7 @@ mod tests {
             suite_id: Some(1),
             lane: lane.into(),
             lane_cap: cap,
-            shuffle_pairs: 0,
+            canary: 0,
         }
     }
     fn busy(experiment_id: i64, by: i64, lane: &str, host: &str) -> Busy {
@@ -353,7 +339,7 @@ mod tests {
         ClaimRules { worker: "h1", engine_cap: 8, parked }
     }
     fn pick(q: &[Candidate], r: &[Busy], s: &Served, rules: &ClaimRules) -> Vec<(i64, Option<i64>)> {
-        choose(q, r, s, rules, &mut || false)
+        choose(q, r, s, rules)
     }
 
     #[test]
@@ -384,6 +370,18 @@ mod tests {
     }
 
     #[test]
+    fn a_canary_waits_behind_every_real_launch() {
+        let mut canary = cand(1, 1, 0, 1, "local", 1);
+        canary.canary = 1;
+        // Launched earlier, served long ago, by a launcher with nothing in flight: it still waits.
+        let real = cand(2, 2, 0, 7, "local", 1);
+        let mut served = Served::default();
+        served.launchers.insert(Some(7), 100);
+        assert_eq!(pick(&[canary.clone(), real], &[], &served, &rules(&[])), [(2, None)]);
+        assert_eq!(pick(&[canary], &[], &served, &rules(&[])), [(1, None)], "alone, it runs");
+    }
+
+    #[test]
     fn the_local_lane_runs_one_trial_per_host() {
         let q = [cand(1, 1, 0, 1, "local", 1), cand(2, 1, 1, 1, "local", 1)];
         assert_eq!(pick(&q, &[], &Served::default(), &rules(&[])), [(1, None)], "local trials one at a time, never as a pair");
@@ -396,11 +394,6 @@ mod tests {
         let e = "engine:a";
         let q: Vec<Candidate> = (0..4).map(|s| cand(10 + s, 1, s, 1, e, 4)).collect();
         assert_eq!(pick(&q, &[], &Served::default(), &rules(&[])), [(10, Some(0)), (11, Some(1))]);
-        let reversed = choose(&q, &[], &Served::default(), &rules(&[]), &mut || true);
-        assert_eq!(reversed, [(10, Some(0)), (11, Some(1))], "a plan-ordered (ABBA) pair keeps its order");
-        let mut shuffled = q.clone();
-        shuffled.iter_mut().for_each(|c| c.shuffle_pairs = 1);
-        assert_eq!(choose(&shuffled, &[], &Served::default(), &rules(&[]), &mut || true), [(11, Some(0)), (10, Some(1))]);
         // Three of the suite's four slots taken: the pair waits rather than splitting.
         let three = [busy(7, 2, e, "h1"), busy(7, 2, e, "h1"), busy(7, 2, e, "h1")];
         assert!(pick(&q, &three, &Served::default(), &rules(&[])).is_empty());

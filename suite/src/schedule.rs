@@ -35,6 +35,10 @@ pub enum ScheduleMode {
     Baseline,
     /// An A/B of the new SHA against the last good scheduled SHA (the first run: against itself).
     Ab,
+    /// A same-code canary: the ref's SHA against itself at every tick, changed or not. It is judged like
+    /// any A/B (a claimed change is a false alarm), counted in the suite's realised error rate, and then
+    /// grows the noise profile. Queued behind real launches.
+    Canary,
 }
 
 impl ScheduleSpec {
@@ -49,6 +53,9 @@ impl ScheduleSpec {
             rules::check_trials(suite.kind, t).map_err(at)?;
         }
         suite.validate_fingerprint(&self.fingerprint).map_err(at)?;
+        if suite.kind == judge::ExperimentKind::Warp && self.mode == ScheduleMode::Canary {
+            return Err(at("canaries are for pipeline suites: a warp suite's same-code runs are A/As (mode = \"ab\" of an unchanged ref)".into()));
+        }
         if suite.kind == judge::ExperimentKind::Warp && self.mode == ScheduleMode::Baseline {
             return Err(at("a warp suite's schedule runs an A/B against the last good SHA: write mode = \"ab\"".into()));
         }

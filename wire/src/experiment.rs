@@ -81,6 +81,13 @@ pub struct JsonHostFacts {
     /// Time the kernel throttled the trial's group (cgroup v2 `cpu.stat`), where the host reports it.
     #[serde(default)]
     pub throttled_secs: Option<f64>,
+    /// The CPUs reserved for the trial (its control group's CPU set, `1` or `2-3`), Arbiter's own
+    /// processes kept off them while it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_cpus: Option<String>,
+    /// Why the trial ran on the host's shared CPUs, where no CPU set was reserved for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_cpus_why: Option<String>,
 }
 
 impl JsonHostFacts {

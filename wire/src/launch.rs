@@ -67,6 +67,14 @@ pub struct JsonLaunch {
     /// toward `max_trials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warm_up: Option<u32>,
+    /// Local pipeline trials: run on the host's shared CPUs, with no CPU set reserved for them (the old
+    /// protocol, for comparison; by default a trial gets CPUs of its own where the host has one to spare).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_cpus: bool,
+    /// Pipeline suites: a same-code canary — `head` against itself (no `base`, no extra arms), judged as
+    /// any A/B, counted in the suite's realised false-alarm rate, and then added to the noise profile.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canary: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -68,6 +68,13 @@ pub struct LaunchPlan {
     /// Warm-up trials run before the first pair (`plan::warm_ups`); 0 in plans stored before them.
     #[serde(default)]
     pub warm_up: u32,
+    /// Local trials run on the shared CPUs (no CPU set reserved: `runner::trial_cpus`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_cpus: bool,
+    /// A same-code canary (`JsonLaunch::canary`): judged, counted in the suite's realised error rate, then
+    /// grows the noise profile.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canary: bool,
     /// The order as the plan runs it, in words for the preview and `--dry-run`: the pipeline order
     /// ("interleaved", "abba", "blocked", "control_first"), or a warp launch's "AB phase" / "ABBA phase".
     #[serde(default)]
@@ -182,6 +189,14 @@ pub async fn resolve(
     if req.baseline && (req.base.is_some() || !req.arms.is_empty() || req.calibration || req.reuse_baseline.is_some()) {
         return Err("baseline: give `head` alone: no `base`, extra arms, calibration or reuse (a baseline runs one SHA)".into());
     }
+    if req.canary
+        && (req.base.is_some() || !req.arms.is_empty() || req.calibration || req.baseline || req.reuse_baseline.is_some())
+    {
+        return Err("canary: give `head` alone: a canary runs it against itself (no `base`, extra arms, calibration, baseline or reuse)".into());
+    }
+    if req.canary && suite.kind != judge::ExperimentKind::Pipeline {
+        return Err("canary: a warp suite's same-code runs are its A/As (head and base the same); canaries are for pipeline suites".into());
+    }
     if req.reuse_baseline.is_some() && (req.base.is_some() || req.calibration) {
         return Err("reuse_baseline: the reused baseline is the control; leave out `base` and calibration".into());
     }
@@ -209,6 +224,7 @@ pub async fn resolve(
         (_, Some(r)) => (format!("baseline #{} ({})", r.experiment_id, r.git_ref), r.sha.clone()),
         (Some(b), None) => (b.clone(), repo.resolve(b).await?),
         _ if req.calibration || req.baseline => (String::new(), head_sha.clone()),
+        (None, None) if req.canary => (req.head.clone(), head_sha.clone()),
         (None, None) => {
             let branch = repo.resolve(&suite.base_branch).await.map_err(|e| format!("{e} (the suite's base branch)"))?;
             let mb = repo.merge_base(&branch, &head_sha).await?;
@@ -298,6 +314,8 @@ pub async fn resolve(
         order,
         order_seed,
         warm_up: if pipeline { warm_up } else { 0 },
+        shared_cpus: req.shared_cpus,
+        canary: req.canary,
         trials_per_arm: trials,
         trials: runs,
         exemption,

@@ -42,7 +42,7 @@ pub fn lane(suite: &SuiteDefinition) -> store::claim::Lane {
     if suite.kind == judge::ExperimentKind::Warp {
         // Warp phases run on this host (the measured slot) or against one external endpoint.
         return match suite.warp.as_ref().and_then(|w| w.endpoint.as_ref()) {
-            Some(endpoint) => store::claim::Lane { key: format!("endpoint:{endpoint}"), cap: 1, shuffle_pairs: false },
+            Some(endpoint) => store::claim::Lane { key: format!("endpoint:{endpoint}"), cap: 1, canary: false },
             None => store::claim::Lane::local(),
         };
     }
@@ -52,7 +52,7 @@ pub fn lane(suite: &SuiteDefinition) -> store::claim::Lane {
             cap: i64::from(cluster.max_parallel()),
             // The plan's own order is balanced (`plan::repeat_order`): a pair is submitted in it, and
             // its rank is recorded as each trial's position.
-            shuffle_pairs: false,
+            canary: false,
         },
         _ => store::claim::Lane::local(),
     }
@@ -89,7 +89,7 @@ pub async fn store_launch(
             .collect(),
     };
     let id = store.insert_experiment(&new).await?;
-    if let Err(e) = store.set_experiment_lane(id, &lane(suite)).await {
+    if let Err(e) = store.set_experiment_lane(id, &store::claim::Lane { canary: launch.canary, ..lane(suite) }).await {
         store.set_experiment_status(id, judge::ExperimentStatus::Errored).await.ok();
         return Err(e);
     }

@@ -4,7 +4,13 @@
 //! its accounting: CPU-seconds are read from it (`cpuacct.usage` / `cpu.stat`) and compared with a budget
 //! by the supervisor, never enforced with a CFS quota (throttling would change what is measured). It
 //! also knows every process of the trial, whatever session or group they moved to, so the end of a trial
-//! kills them all. The measurement-protocol work extends this module (CPU isolation in the same groups).
+//! kills them all.
+//!
+//! **CPU isolation** lives in the same groups: where the host has a CPU to spare beyond what a trial
+//! needs ([`reserve`]), the trial's group gets a CPU set of its own (v1 `cpuset`, v2 the `cpuset`
+//! controller), and Arbiter's own processes (serve, its finelog server) are kept on the other CPUs for
+//! as long as the trial runs ([`HouseCpus`]). Where there is none to spare, the trial runs on the shared
+//! CPUs and its facts say why.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +20,171 @@ pub struct Limits {
     pub memory_bytes: Option<u64>,
     pub processes: Option<u64>,
     pub cpu_seconds: Option<f64>,
+    /// The CPUs reserved for the trial, if any.
+    pub cpus: Option<CpuSet>,
+}
+
+/// A set of CPUs (numbers 0–63: a bit each).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuSet(pub u64);
+
+impl CpuSet {
+    /// The kernel's list form: `0-3,6`.
+    pub fn parse(list: &str) -> Result<CpuSet, String> {
+        let mut bits = 0u64;
+        for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            let (a, b): (u32, u32) = (a.trim().parse().map_err(|_| format!("CPU list {list:?}"))?, b.trim().parse().map_err(|_| format!("CPU list {list:?}"))?);
+            if a > b || b > 63 {
+                return Err(format!("CPU list {list:?}: CPUs 0–63, ranges low-high"));
+            }
+            for c in a..=b {
+                bits |= 1 << c;
+            }
+        }
+        Ok(CpuSet(bits))
+    }
+
+    pub fn count(self) -> u32 {
+        self.0.count_ones()
+    }
+
+    pub fn cpus(self) -> impl Iterator<Item = u32> {
+        (0..64).filter(move |c| self.0 & (1 << c) != 0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The kernel's list form, ranges folded.
+    pub fn list(self) -> String {
+        let mut out: Vec<String> = Vec::new();
+        let cpus: Vec<u32> = self.cpus().collect();
+        let mut i = 0;
+        while i < cpus.len() {
+            let mut j = i;
+            while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+                j += 1;
+            }
+            out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+            i = j + 1;
+        }
+        out.join(",")
+    }
+
+    /// The CPUs this process may run on (its affinity: what a container or `taskset` left it).
+    pub fn own() -> CpuSet {
+        // SAFETY: sched_getaffinity(2) into a zeroed cpu_set_t of the right size.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return CpuSet(1);
+            }
+            CpuSet((0..64).filter(|c| libc::CPU_ISSET(*c, &set)).fold(0, |b, c| b | 1 << c))
+        }
+    }
+
+    fn to_libc(self) -> libc::cpu_set_t {
+        // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET only sets bits below 64 here.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in self.cpus() {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+            set
+        }
+    }
+
+    /// Moves one thread (a task id) onto these CPUs.
+    pub fn pin(self, tid: i32) -> bool {
+        let set = self.to_libc();
+        // SAFETY: sched_setaffinity(2) with a set of the right size.
+        unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    }
+}
+
+/// The CPUs a trial needs: the suite's `resources.cpu` rounded up, no more than its workers where the
+/// fingerprint has `workers` (a pipeline of one worker keeps one CPU busy), at least one.
+pub fn cpus_needed(cpu: f64, workers: Option<f64>) -> u32 {
+    let need = workers.map_or(cpu, |w| cpu.min(w)).ceil();
+    if need.is_finite() && need >= 1.0 { need as u32 } else { 1 }
+}
+
+/// The CPUs to reserve for a trial that needs `need` of `available` (this process's): the highest
+/// `need` of them, the others (at least one) kept for Arbiter, its finelog and the rest of the host.
+/// Returns (the trial's, the house's), or why nothing can be reserved.
+pub fn reserve(need: u32, available: CpuSet) -> Result<(CpuSet, CpuSet), String> {
+    let n = available.count();
+    if n <= need {
+        return Err(format!(
+            "no CPU set reserved: the trial needs {need} CPU{} and this host has {n} (one at least stays with Arbiter and finelog); run fewer workers or on a larger host to isolate trials",
+            if need == 1 { "" } else { "s" }
+        ));
+    }
+    let trial = available.cpus().collect::<Vec<_>>().into_iter().rev().take(need as usize).fold(0u64, |b, c| b | 1 << c);
+    Ok((CpuSet(trial), CpuSet(available.0 & !trial)))
+}
+
+/// Every thread of this process (not its children: a trial's supervisor is one) and of `trees` and
+/// their descendants (from /proc).
+fn house_tasks(trees: &[u32]) -> Vec<i32> {
+    let mut parents: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        if let Some(ppid) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse().ok()) {
+            parents.push((pid, ppid));
+        }
+    }
+    let mut family: Vec<u32> = trees.iter().copied().filter(|p| *p > 1 && *p != std::process::id()).collect();
+    let mut i = 0;
+    while i < family.len() {
+        let parent = family[i];
+        for (pid, ppid) in &parents {
+            if *ppid == parent && !family.contains(pid) {
+                family.push(*pid);
+            }
+        }
+        i += 1;
+    }
+    family.insert(0, std::process::id());
+    let mut tasks = Vec::new();
+    for pid in family {
+        for t in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
+            if let Some(tid) = t.file_name().to_str().and_then(|t| t.parse().ok()) {
+                tasks.push(tid);
+            }
+        }
+    }
+    tasks
+}
+
+/// Arbiter's own processes kept off a trial's reserved CPUs while it runs: made with the house's CPUs,
+/// it pins every thread of this process and of `trees` (its finelog server) and their children there;
+/// dropped, it gives them back every CPU they had (threads started meanwhile inherit the house's set and
+/// are widened too). A trial's supervisor started meanwhile inherits the house's set; the trial itself
+/// moves onto its own CPUs as it starts ([`join_on_spawn`]).
+pub struct HouseCpus {
+    trees: Vec<u32>,
+    all: CpuSet,
+}
+
+impl HouseCpus {
+    pub fn keep(trees: Vec<u32>, house: CpuSet, all: CpuSet) -> HouseCpus {
+        for tid in house_tasks(&trees) {
+            house.pin(tid);
+        }
+        HouseCpus { trees, all }
+    }
+}
+
+impl Drop for HouseCpus {
+    fn drop(&mut self) {
+        for tid in house_tasks(&self.trees) {
+            self.all.pin(tid);
+        }
+    }
 }
 
 /// Which limit a trial hit.
@@ -82,7 +253,9 @@ impl TrialGroup {
             TrialGroup { unified, dirs: vec![("", dir)] }
         } else {
             let mut dirs = Vec::new();
-            for controller in ["memory", "pids", "cpuacct"] {
+            let controllers: &[&'static str] =
+                if limits.cpus.is_some() { &["memory", "pids", "cpuacct", "cpuset"] } else { &["memory", "pids", "cpuacct"] };
+            for &controller in controllers {
                 let own = own_path(controller).ok_or_else(|| format!("no {controller} cgroup in /proc/self/cgroup"))?;
                 let base = Path::new(ROOT).join(controller);
                 if !base.is_dir() {
@@ -108,7 +281,30 @@ impl TrialGroup {
         if let (Some(n), Some(d)) = (limits.processes, dir("pids")) {
             write(&d, "pids.max", &n.to_string())?;
         }
+        if let (Some(cpus), Some(d)) = (limits.cpus, dir("cpuset")) {
+            if let Err(e) = group.confine(&d, cpus) {
+                group.remove();
+                return Err(e);
+            }
+        }
         Ok(group)
+    }
+
+    /// The group's CPU set: v1 copies its parent's memory nodes first (a cpuset without them takes no
+    /// task); v2 enables the controller for its parent's children first.
+    fn confine(&self, dir: &Path, cpus: CpuSet) -> Result<(), String> {
+        let parent = dir.parent().ok_or("a control group at the root")?;
+        if self.unified {
+            let enabled = read(parent, "cgroup.subtree_control").unwrap_or_default();
+            if !enabled.split_whitespace().any(|c| c == "cpuset") {
+                write(parent, "cgroup.subtree_control", "+cpuset")
+                    .map_err(|e| format!("the cpuset controller cannot be enabled for trials ({e})"))?;
+            }
+        } else {
+            let mems = read(parent, "cpuset.mems").or_else(|| read(parent, "cpuset.effective_mems")).unwrap_or_else(|| "0".into());
+            write(dir, "cpuset.mems", mems.trim())?;
+        }
+        write(dir, "cpuset.cpus", &cpus.list())
     }
 
     /// The `cgroup.procs` files a process writes `0` into to join (opened before a fork; the child
@@ -200,17 +396,54 @@ impl TrialGroup {
     }
 }
 
-/// Makes a command join `group` (its `cgroup.procs`, written between fork and exec) and, with
+/// What this host offers trials, for `serve`'s log: a test group made and removed (with a CPU set of
+/// this process's highest CPU), or why none can be made.
+pub fn probe() -> Result<String, String> {
+    let own = CpuSet::own();
+    let top = own.cpus().last().map(|c| CpuSet(1 << c));
+    let limits = Limits { memory_bytes: Some(1 << 30), processes: Some(64), cpu_seconds: None, cpus: top };
+    let name = format!("arbiter-probe-{}", std::process::id());
+    let version = if Path::new(ROOT).join("cgroup.controllers").is_file() { "v2" } else { "v1" };
+    match TrialGroup::create(&name, &limits) {
+        Ok(g) => {
+            g.remove();
+            Ok(format!(
+                "local trials run in control groups of their own (cgroup {version}); a trial gets CPUs reserved for it where it needs fewer than the {} this server may use, Arbiter and finelog kept off them",
+                own.count()
+            ))
+        }
+        Err(cpuset) => match TrialGroup::create(&name, &Limits { cpus: None, ..limits }) {
+            Ok(g) => {
+                g.remove();
+                Ok(format!("local trials run in control groups of their own (cgroup {version}) without a CPU set: {cpuset}; a reserved trial is pinned by affinity only"))
+            }
+            Err(why) => Err(format!("local trials run without control groups (no memory or process limits, no CPU accounting or CPU set): {why}")),
+        },
+    }
+}
+
+/// Makes a command join `group` (its `cgroup.procs`, written between fork and exec), runs it on `cpus`
+/// where given (its affinity: the group's CPU set enforces it where there is one) and, with
 /// `file_bytes`, limits the size of any file it writes (RLIMIT_FSIZE). Returns the open `cgroup.procs`
 /// files: keep them until the command has been spawned.
-pub fn join_on_spawn(cmd: &mut tokio::process::Command, group: Option<&TrialGroup>, file_bytes: Option<u64>) -> Vec<std::fs::File> {
+pub fn join_on_spawn(
+    cmd: &mut tokio::process::Command,
+    group: Option<&TrialGroup>,
+    cpus: Option<CpuSet>,
+    file_bytes: Option<u64>,
+) -> Vec<std::fs::File> {
     let files = group.map(TrialGroup::procs_files).transpose().unwrap_or_default().unwrap_or_default();
     let fds: Vec<i32> = files.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
-    // SAFETY: between fork and exec only write(2) on descriptors opened above and setrlimit(2).
+    let affinity = cpus.map(CpuSet::to_libc);
+    // SAFETY: between fork and exec only write(2) on descriptors opened above, sched_setaffinity(2) with a
+    // set built before the fork, and setrlimit(2).
     unsafe {
         cmd.pre_exec(move || {
             for fd in &fds {
                 libc::write(*fd, b"0".as_ptr().cast(), 1);
+            }
+            if let Some(set) = &affinity {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set);
             }
             if let Some(bytes) = file_bytes {
                 let limit = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
@@ -227,6 +460,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cpu_lists_and_reservations() {
+        assert_eq!(CpuSet::parse("0-3,6").unwrap(), CpuSet(0b100_1111));
+        assert_eq!(CpuSet(0b100_1111).list(), "0-3,6");
+        assert_eq!(CpuSet::parse("1\n").unwrap().list(), "1");
+        assert!(CpuSet::parse("3-1").is_err() && CpuSet::parse("x").is_err() && CpuSet::parse("64").is_err());
+        // The example on 2 CPUs: 2 workers need both, nothing is reserved (and it says why); 1 worker gets CPU 1.
+        assert_eq!(cpus_needed(2.0, Some(2.0)), 2);
+        assert_eq!(cpus_needed(2.0, Some(1.0)), 1);
+        assert_eq!(cpus_needed(0.5, None), 1);
+        assert_eq!(cpus_needed(2.5, None), 3);
+        let why = reserve(2, CpuSet(0b11)).unwrap_err();
+        assert!(why.contains("needs 2 CPUs and this host has 2"), "{why}");
+        assert_eq!(reserve(1, CpuSet(0b11)).unwrap(), (CpuSet(0b10), CpuSet(0b01)));
+        assert_eq!(reserve(2, CpuSet::parse("0-1,4-5").unwrap()).unwrap(), (CpuSet::parse("4-5").unwrap(), CpuSet(0b11)));
+    }
+
+    #[test]
     fn key_value_files_are_read() {
         assert_eq!(field("usage_usec 1500000\nuser_usec 1\n", "usage_usec"), Some(1_500_000));
         assert_eq!(field("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n", "oom_kill"), Some(2));
@@ -238,7 +488,7 @@ mod tests {
     /// are accounted.
     #[test]
     fn limits_hold_and_are_read_back() {
-        let limits = Limits { memory_bytes: Some(64 << 20), processes: Some(16), cpu_seconds: Some(1.0) };
+        let limits = Limits { memory_bytes: Some(64 << 20), processes: Some(16), cpu_seconds: Some(1.0), cpus: None };
         let group = match TrialGroup::create(&format!("arbiter-test-{}", std::process::id()), &limits) {
             Ok(g) => g,
             Err(why) => {
@@ -295,5 +545,43 @@ mod tests {
         assert!(!status.success(), "512 MiB in a 64 MiB group");
         assert_eq!(group.hit(), Some(Hit::Memory));
         group.remove();
+    }
+
+    /// For real where this process may make groups and has 2 CPUs or more: a trial's group with a CPU set
+    /// of one CPU runs its processes there (the kernel's own account of the process says so), and a
+    /// process cannot widen its affinity beyond it.
+    #[test]
+    fn a_reserved_cpu_set_holds_the_trial() {
+        let own = CpuSet::own();
+        let Ok((mine, _house)) = reserve(1, own) else {
+            eprintln!("one CPU here: nothing to reserve, nothing to check");
+            return;
+        };
+        let limits = Limits { cpus: Some(mine), ..Limits::default() };
+        let group = match TrialGroup::create(&format!("arbiter-test-cpus-{}", std::process::id()), &limits) {
+            Ok(g) => g,
+            Err(why) => {
+                eprintln!("no CPU set here ({why}); nothing to check");
+                return;
+            }
+        };
+        let files = group.procs_files().unwrap();
+        let fds: Vec<i32> = files.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+        // It asks for every CPU, then reads what it has.
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(format!("taskset -pc {} $$ >/dev/null 2>&1; grep Cpus_allowed_list /proc/self/status", own.list()));
+        use std::os::unix::process::CommandExt;
+        // SAFETY: write(2) between fork and exec on descriptors opened above.
+        unsafe {
+            cmd.pre_exec(move || {
+                for fd in &fds {
+                    libc::write(*fd, b"0".as_ptr().cast(), 1);
+                }
+                Ok(())
+            });
+        }
+        let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+        group.remove();
+        assert_eq!(out.split(':').nth(1).map(str::trim), Some(mine.list().as_str()), "{out}");
     }
 }

@@ -121,6 +121,8 @@ pub fn facts(
         load_max: loads.iter().copied().fold(0.0, f64::max),
         load_mean: if loads.is_empty() { 0.0 } else { loads.iter().sum::<f64>() / loads.len() as f64 },
         throttled_secs,
+        reserved_cpus: None,
+        shared_cpus_why: None,
     }
 }
 

@@ -345,7 +345,14 @@ async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ra
     if plan.suite.launcher == suite::definition::Launcher::Cluster {
         return run_on_engine(engine, &l, trial, &plan, arm, pair).await;
     }
-    match runner::start(&l, &trial, &plan, arm).await {
+    // The trial's own CPUs where the host has one to spare; Arbiter and its finelog kept off them meanwhile.
+    let all = cgroup::CpuSet::own();
+    let cpus = runner::trial_cpus(&plan);
+    let house = cpus.as_ref().ok().map(|(_, house)| {
+        let finelog = owned_finelog::read_state(&engine.data_dir.join("finelog/server.json")).map(|s| s.pid);
+        cgroup::HouseCpus::keep(finelog.into_iter().collect(), *house, all)
+    });
+    match runner::start(&l, &trial, &plan, arm, &cpus).await {
         Ok(mut child) => {
             let pid = child.id().unwrap_or(0);
             let (log, _) = runner::trial_files(&engine.data_dir, &trial);
@@ -358,10 +365,14 @@ async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ra
             engine.queue.track(&trial, Stop::Supervisor(pid));
             let _ = child.wait().await;
             engine.queue.untrack(&trial);
+            drop(house);
             let outcome = runner::settle(&l, &trial, plan.worker_ram()).await;
             apply(engine, &trial, outcome).await;
         }
-        Err(outcome) => apply(engine, &trial, outcome).await,
+        Err(outcome) => {
+            drop(house);
+            apply(engine, &trial, outcome).await
+        }
     }
     conclude::finish_if_done(engine, trial.experiment_id).await;
     Ran::Done

@@ -218,7 +218,20 @@ pub fn trial_limits(
         memory_bytes: memory,
         processes: Some((64 * cores).max(256)),
         cpu_seconds: cpu.map(|c| c * timeout_secs as f64),
+        cpus: None,
     }
+}
+
+/// The CPUs a local pipeline trial is confined to, and the house's (Arbiter's own processes, kept off
+/// the trial's while it runs), or why it runs on the shared CPUs: the launch asked for shared CPUs, or
+/// the host has none to spare ([`crate::queue::cgroup::reserve`]).
+pub fn trial_cpus(plan: &StoredPlan) -> Result<(crate::queue::cgroup::CpuSet, crate::queue::cgroup::CpuSet), String> {
+    use crate::queue::cgroup::{cpus_needed, reserve, CpuSet};
+    if plan.launch.shared_cpus {
+        return Err("no CPU set reserved: the launch asked for the shared CPUs (--shared-cpus)".into());
+    }
+    let workers = plan.launch.fingerprint.get("workers").and_then(serde_json::Value::as_f64).filter(|w| *w >= 1.0);
+    reserve(cpus_needed(plan.suite.resources.cpu, workers), CpuSet::own())
 }
 
 /// A warp phase's limits, from the same rule: its server under test gets a trial's memory and process
@@ -248,7 +261,14 @@ pub(crate) fn give_to(user: &crate::queue::host_user::HostUser, dir: &Path) -> R
 }
 
 /// Starts the trial's supervisor; returns its process id (the trial's job id).
-pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Result<tokio::process::Child, Outcome> {
+/// `cpus`: the trial's reserved CPUs and the house's ([`trial_cpus`]), or why there are none.
+pub async fn start(
+    l: &Launch<'_>,
+    trial: &Trial,
+    plan: &StoredPlan,
+    arm: &PlannedArm,
+    cpus: &Result<(crate::queue::cgroup::CpuSet, crate::queue::cgroup::CpuSet), String>,
+) -> Result<tokio::process::Child, Outcome> {
     use crate::queue::sandbox::{host_port, scratch_dir, wrap, View};
     let launcher_error = |e: String| Outcome::infra(InfraReason::LauncherError, e);
     let sandboxed = l.sandbox.bwrap().map_err(launcher_error)?;
@@ -322,6 +342,10 @@ pub async fn start(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plann
         cmd.arg("--cpu-seconds").arg(format!("{c:.1}"));
     }
     cmd.arg("--file-bytes").arg(file_limit(&plan.suite).to_string());
+    match cpus {
+        Ok((cpus, _)) => cmd.arg("--cpus").arg(cpus.list()),
+        Err(why) => cmd.arg("--shared-cpus-why").arg(why),
+    };
     cmd.arg("--").args(&argv);
     // A clean environment: the trial sees only what is documented.
     clean_env(&mut cmd);

@@ -71,6 +71,12 @@ pub struct SuperviseArgs {
     /// The CPU-seconds the trial may use, read from its control group's accounting.
     #[arg(long)]
     pub cpu_seconds: Option<f64>,
+    /// The CPUs reserved for the trial (kernel list form, `1` or `2-3`): its control group's CPU set.
+    #[arg(long, conflicts_with = "shared_cpus_why")]
+    pub cpus: Option<String>,
+    /// Why no CPU was reserved (said in the trial's facts).
+    #[arg(long)]
+    pub shared_cpus_why: Option<String>,
     /// The largest file the trial may write (RLIMIT_FSIZE).
     #[arg(long)]
     pub file_bytes: Option<u64>,
@@ -218,9 +224,20 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         crate::queue::sandbox::relay_outside(socket, target.clone())?;
     }
     // The trial's control group: its memory and process limits, its CPU accounting, all its processes.
-    let limits = Limits { memory_bytes: args.memory_bytes, processes: args.processes, cpu_seconds: args.cpu_seconds };
+    let cpus = args.cpus.as_deref().map(crate::queue::cgroup::CpuSet::parse).transpose()?;
+    let mut limits = Limits { memory_bytes: args.memory_bytes, processes: args.processes, cpu_seconds: args.cpu_seconds, cpus };
     let wants_group = limits != Limits::default();
-    let group = match wants_group.then(|| TrialGroup::create(&format!("arbiter-trial-{}", std::process::id()), &limits)) {
+    let name = format!("arbiter-trial-{}", std::process::id());
+    // Its CPU set where one was reserved; a host that cannot make one runs the trial in a group without
+    // (the trial is still pinned to its CPUs, by affinity alone) and says why.
+    let mut shared_why = args.shared_cpus_why.clone();
+    let mut made = wants_group.then(|| TrialGroup::create(&name, &limits));
+    if let (Some(Err(why)), Some(set)) = (&made, cpus) {
+        shared_why = Some(format!("CPUs {} pinned by affinity only: the control group's CPU set cannot be made ({why})", set.list()));
+        limits.cpus = None;
+        made = Some(TrialGroup::create(&name, &limits));
+    }
+    let group = match made {
         Some(Ok(g)) => Some(g),
         Some(Err(why)) => {
             let _ = log_file
@@ -230,6 +247,7 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         }
         None => None,
     };
+    let confined = limits.cpus.filter(|_| group.is_some()).map(|c| c.list());
     let file_bytes = args.file_bytes;
     let mut cmd = tokio::process::Command::new(&args.argv[0]);
     cmd.args(&args.argv[1..])
@@ -238,7 +256,7 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .process_group(0);
-    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), file_bytes);
+    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), cpus, file_bytes);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -285,7 +303,9 @@ async fn supervise(args: SuperviseArgs) -> Result<i32, String> {
     // Whatever the command left running goes with it: its group, and every process of its control group.
     signal_group(pgid, libc::SIGKILL);
     let failed = !status.is_some_and(|s| s.success());
-    let host = watch.finish(group.as_ref().and_then(|g| g.cpu_seconds()), group.as_ref().and_then(|g| g.throttled_seconds()));
+    let mut host = watch.finish(group.as_ref().and_then(|g| g.cpu_seconds()), group.as_ref().and_then(|g| g.throttled_seconds()));
+    host.reserved_cpus = confined;
+    host.shared_cpus_why = if host.reserved_cpus.is_some() { None } else { shared_why };
     if let Some(group) = &group {
         if hit.is_none() && failed {
             hit = group.hit();

@@ -107,7 +107,7 @@ pub async fn ensure_binary(
             None
         }
     };
-    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), Some(crate::queue::runner::file_limit(suite)));
+    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), None, Some(crate::queue::runner::file_limit(suite)));
     let spawned = cmd.spawn().map_err(|e| format!("cannot run the build {:?}: {e}", argv[0]));
     drop(procs);
     let mut child = match spawned {

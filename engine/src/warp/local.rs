@@ -155,7 +155,7 @@ pub(super) async fn local(
             None
         }
     };
-    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), Some(crate::queue::runner::file_limit(&plan.suite)));
+    let procs = crate::queue::cgroup::join_on_spawn(&mut cmd, group.as_ref(), None, Some(crate::queue::runner::file_limit(&plan.suite)));
     let spawned = cmd.spawn();
     drop(procs);
     let group = Removed(group);

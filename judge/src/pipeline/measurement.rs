@@ -20,6 +20,10 @@
 //!   warm-up (none ran, or it failed), the experiment's first measured trial against its arm's median
 //!   instead (what a warm-up would have taken).
 //! * **Heavy load**: the trials the host facts flagged (`wire`'s `JsonHostFacts::heavy_load`).
+//! * **Isolation**: how many measured trials ran on CPUs reserved for them, and why the others did not.
+//! * **Cross-check**: a trial whose rows report more CPU-seconds than its control group counted (by more
+//!   than [`CROSS_CHECK_SLACK`]) — rows it did not write, or a clock that is off. The group counts
+//!   everything the trial ran (interpreter start-up, the driver), so it is normally the larger.
 
 use crate::stats;
 use serde::{Deserialize, Serialize};
@@ -33,6 +37,9 @@ pub const OUTLIER_MIN_PCT: f64 = 5.0;
 /// clock ticks, so a stage's trials often read exactly alike, and a median absolute deviation of almost 0
 /// would make any other reading "10^14 robust SDs" away.
 pub const MIN_ROBUST_SD: f64 = 0.01;
+/// Rows may report this much more than the control group counted (a fraction, plus 0.2 CPU-s of tick
+/// rounding) before the cross-check names the trial.
+pub const CROSS_CHECK_SLACK: f64 = 0.02;
 /// A warm-up or first trial this far above its arm's median (percent) is a cost worth a warm-up.
 pub const WARM_UP_MATTERS_PCT: f64 = 5.0;
 
@@ -48,6 +55,19 @@ pub struct TrialCpu {
     pub heavy_load: Option<String>,
     /// CPU-seconds per stage.
     pub cpu: BTreeMap<String, f64>,
+    /// Its host facts' isolation: the CPUs reserved for it, or why none were (neither: no facts).
+    pub reserved_cpus: Option<String>,
+    pub shared_why: Option<String>,
+    /// The CPU-seconds its control group counted, where it had one.
+    pub group_cpu: Option<f64>,
+}
+
+/// A trial whose rows report more CPU than its control group counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossCheck {
+    pub seq: i64,
+    pub rows_cpu: f64,
+    pub group_cpu: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,6 +116,11 @@ pub struct MeasurementReport {
     /// Measured trials with host facts (what `heavy_load` is out of).
     #[serde(default)]
     pub watched: usize,
+    /// Measured trials that ran on CPUs reserved for them (out of `watched`).
+    #[serde(default)]
+    pub isolated: usize,
+    #[serde(default)]
+    pub cross_checks: Vec<CrossCheck>,
     /// One line per finding, with what to do about it.
     pub lines: Vec<String>,
 }
@@ -243,7 +268,46 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
             heavy_load.iter().map(|(s, _)| format!("#{}", s + 1)).collect::<Vec<_>>().join(", ")
         ));
     }
-    Some(MeasurementReport { stage, drift, outliers, first_trials, heavy_load, watched: measured.len(), lines })
+
+    // Isolation.
+    let with_facts: Vec<&&TrialCpu> = measured.iter().filter(|t| t.reserved_cpus.is_some() || t.shared_why.is_some()).collect();
+    let isolated = with_facts.iter().filter(|t| t.reserved_cpus.is_some()).count();
+    let why = with_facts.iter().find_map(|t| t.shared_why.as_deref());
+    if !with_facts.is_empty() {
+        let cpus = with_facts.iter().filter_map(|t| t.reserved_cpus.as_deref()).collect::<std::collections::BTreeSet<_>>();
+        let cpus = cpus.into_iter().collect::<Vec<_>>().join(", ");
+        lines.push(match (isolated, why) {
+            (n, _) if n == with_facts.len() => format!(
+                "Isolation: every measured trial ran on CPU{} {cpus} reserved for it, Arbiter and its finelog kept off.",
+                if cpus.contains([',', '-']) { "s" } else { "" }
+            ),
+            (0, Some(why)) => format!("Isolation: none — {why}."),
+            (n, why) => format!(
+                "Isolation: {n} of {} measured trials ran on CPUs reserved for them; the others on the shared CPUs ({}).",
+                with_facts.len(),
+                why.unwrap_or("no reason recorded")
+            ),
+        });
+    }
+
+    // Rows against the control group's count.
+    let cross_checks: Vec<CrossCheck> = measured
+        .iter()
+        .filter_map(|t| {
+            let group_cpu = t.group_cpu?;
+            let rows_cpu: f64 = t.cpu.values().sum();
+            (rows_cpu > group_cpu * (1.0 + CROSS_CHECK_SLACK) + 0.2).then_some(CrossCheck { seq: t.seq, rows_cpu, group_cpu })
+        })
+        .collect();
+    for c in &cross_checks {
+        lines.push(format!(
+            "Cross-check: trial #{}'s rows report {:.2} CPU-s, more than the {:.2} its control group counted: rows it did not write, or a clock that is off — read its log before trusting it.",
+            c.seq + 1,
+            c.rows_cpu,
+            c.group_cpu
+        ));
+    }
+    Some(MeasurementReport { stage, drift, outliers, first_trials, heavy_load, watched: measured.len(), isolated, cross_checks, lines })
 }
 
 fn fmt(p: f64) -> String {
@@ -262,6 +326,9 @@ mod tests {
             warm_up,
             heavy_load: None,
             cpu: cpu.iter().map(|(s, c)| (s.to_string(), *c)).collect(),
+            reserved_cpus: None,
+            shared_why: None,
+            group_cpu: None,
         }
     }
 
@@ -354,5 +421,31 @@ mod tests {
             r.lines
         );
         assert_eq!(report(&[]), None, "nothing measured, nothing to say");
+    }
+
+    #[test]
+    fn isolation_and_the_control_groups_count_are_reported() {
+        let mut trials = run(|_| 10.0, |_| 10.0, 10.0);
+        assert!(!report(&trials).unwrap().lines.iter().any(|l| l.starts_with("Isolation") || l.starts_with("Cross-check")), "no facts: nothing said");
+        for t in trials.iter_mut() {
+            t.reserved_cpus = Some("1".into());
+            t.group_cpu = Some(11.5);
+        }
+        let r = report(&trials).unwrap();
+        assert_eq!(r.isolated, 16);
+        assert!(r.lines.iter().any(|l| l == "Isolation: every measured trial ran on CPU 1 reserved for it, Arbiter and its finelog kept off."), "{:?}", r.lines);
+        assert!(r.cross_checks.is_empty(), "the group counts more than the rows: as it should");
+        let why = "no CPU set reserved: the trial needs 2 CPUs and this host has 2";
+        for t in trials.iter_mut() {
+            t.reserved_cpus = None;
+            t.shared_why = Some(why.into());
+        }
+        // Trial #4's rows say 11 CPU-s; its group counted 9.
+        trials[3].group_cpu = Some(9.0);
+        let r = report(&trials).unwrap();
+        assert_eq!(r.isolated, 0);
+        assert!(r.lines.contains(&format!("Isolation: none — {why}.")), "{:?}", r.lines);
+        assert_eq!(r.cross_checks, vec![CrossCheck { seq: 3, rows_cpu: 11.0, group_cpu: 9.0 }]);
+        assert!(r.lines.iter().any(|l| l.starts_with("Cross-check: trial #4's rows report 11.00 CPU-s, more than the 9.00")), "{:?}", r.lines);
     }
 }

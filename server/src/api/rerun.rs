@@ -46,6 +46,8 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
         order: Some(launch.order),
         // The warm-ups it ran with (plans stored before warm-ups ran none).
         warm_up: Some(launch.warm_up),
+        shared_cpus: launch.shared_cpus,
+        canary: launch.canary,
         title: Some(rerun_title(&launch.title, id)),
         exemption: None,
         // The budgets the original was judged with (its own, or the suite's at the time).

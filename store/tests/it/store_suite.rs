@@ -170,7 +170,7 @@ async fn trials_are_claimed_once_each(db: &TestDb) {
 /// is concluded once.
 async fn claims_keep_lanes_caps_and_pairs(db: &TestDb) {
     use store::claim::{ClaimRules, Lane};
-    let engine = Lane { key: "engine:k".into(), cap: 2, shuffle_pairs: true };
+    let engine = Lane { key: "engine:k".into(), cap: 2, canary: false };
     let mut ids = Vec::new();
     for (title, lane) in [("x", engine.clone()), ("y", engine.clone()), ("z", Lane::local())] {
         let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, title)).await.unwrap();
