@@ -53,7 +53,8 @@ pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
     };
     judge_ended(engine, experiment_id, &trials, &plan).await;
     let suite_id = engine.store.experiment_suite_id(experiment_id).await.ok().flatten();
-    crate::notify::experiment_ended(engine, experiment_id, plan.suite.notify.as_ref(), suite_id).await;
+    let canary = plan.launch.canary.then(|| plan.suite.judge_method(false).alpha);
+    crate::notify::experiment_ended(engine, experiment_id, plan.suite.notify.as_ref(), suite_id, canary).await;
     // A bisection's step ended: the search moves on.
     crate::bisect::experiment_ended(engine, experiment_id).await;
 }
@@ -79,6 +80,9 @@ async fn judge_ended(engine: &Engine, experiment_id: i64, trials: &[Trial], plan
                 tracing::error!(error = %e, experiment_id, "cannot record the verdict");
             } else {
                 tracing::info!(experiment_id, verdict = verdict.as_str(), "experiment judged");
+                if plan.launch.canary {
+                    canary_grows_the_profile(engine, experiment_id, plan, trials).await;
+                }
             }
         }
         Err(e) => {
@@ -251,32 +255,9 @@ async fn pairing(store: &store::Store, plan: &StoredPlan, trials: &[Trial], arm_
 /// A calibration's end: the spread of its same-code trials becomes the noise profile of its suite and
 /// fingerprint, or grows the one already there (`NoiseProfile::grow`). It has no verdict.
 async fn calibrate(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
-    let store = &engine.store;
-    let (rows, specs) = succeeded_measurements(&engine.store, trials).await;
-    let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
-    let result = async {
-        if specs.len() < 2 {
-            return Err(format!("only {} calibration trials succeeded; at least 2 are needed", specs.len()));
-        }
-        let mut profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
-        let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
-        // A later calibration of the same suite and fingerprint adds its same-code trials to the profile.
-        if let Some(stored) = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())? {
-            match serde_json::from_value::<judge::pipeline::noise::NoiseProfile>(stored.profile) {
-                Ok(earlier) => profile = earlier.grow(&profile)?,
-                Err(e) => tracing::warn!(experiment_id, profile = stored.id, error = %e, "the stored profile cannot be read; replacing it"),
-            }
-        }
-        let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
-        store
-            .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, profile.trials as i64)
-            .await
-            .map_err(|e| e.to_string())
-    }
-    .await;
-    let status = match result {
-        Ok(id) => {
-            tracing::info!(experiment_id, profile = id, trials = specs.len(), "noise profile calibrated");
+    let status = match grow_profile(&engine.store, plan, trials).await {
+        Ok((id, n)) => {
+            tracing::info!(experiment_id, profile = id, trials = n, "noise profile calibrated");
             ExperimentStatus::Judged
         }
         Err(e) => {
@@ -284,7 +265,41 @@ async fn calibrate(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trial
             ExperimentStatus::Errored
         }
     };
-    let _ = store.set_experiment_status(experiment_id, status).await;
+    let _ = engine.store.set_experiment_status(experiment_id, status).await;
+}
+
+/// Adds an experiment's same-code trials (a calibration's, or a canary's after it was judged) to the noise
+/// profile of its suite and fingerprint, making it on the first: (the profile's id, trials added).
+async fn grow_profile(store: &store::Store, plan: &StoredPlan, trials: &[Trial]) -> Result<(i64, usize), String> {
+    let (rows, specs) = succeeded_measurements(store, trials).await;
+    let fingerprint = serde_json::to_value(&plan.launch.fingerprint).unwrap_or_default();
+    if specs.len() < 2 {
+        return Err(format!("only {} same-code trials succeeded; at least 2 are needed", specs.len()));
+    }
+    let mut profile = judge::pipeline::calibrate(&rows, &specs, Some(fingerprint.clone())).map_err(|e| e.to_string())?;
+    let suite_id = store.suite_by_name(&plan.suite.name).await.map_err(|e| e.to_string())?.id;
+    // A later calibration of the same suite and fingerprint adds its same-code trials to the profile.
+    if let Some(stored) = store.noise_profile(suite_id, &plan.fingerprint_hash()).await.map_err(|e| e.to_string())? {
+        match serde_json::from_value::<judge::pipeline::noise::NoiseProfile>(stored.profile) {
+            Ok(earlier) => profile = earlier.grow(&profile)?,
+            Err(e) => tracing::warn!(profile = stored.id, error = %e, "the stored profile cannot be read; replacing it"),
+        }
+    }
+    let json = serde_json::to_value(&profile).map_err(|e| e.to_string())?;
+    let id = store
+        .upsert_noise_profile(suite_id, &plan.fingerprint_hash(), &fingerprint, &json, profile.trials as i64)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((id, specs.len()))
+}
+
+/// A canary's end, once judged against the profile as it stood: its trials (one SHA on both sides) grow
+/// the profile. Failed arms or too few trials leave it as it was.
+async fn canary_grows_the_profile(engine: &Engine, experiment_id: i64, plan: &StoredPlan, trials: &[Trial]) {
+    match grow_profile(&engine.store, plan, trials).await {
+        Ok((id, n)) => tracing::info!(experiment_id, profile = id, trials = n, "the canary's trials grew the noise profile"),
+        Err(e) => tracing::warn!(experiment_id, error = %e, "the canary's trials did not grow the noise profile"),
+    }
 }
 
 /// A trial's CPU-seconds per stage (its stages' END rows, as the judge reads them), for the measurement report.

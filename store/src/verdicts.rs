@@ -149,4 +149,19 @@ impl Store {
         })?;
         row.map(|(v, r, rep)| Ok((v.parse()?, serde_json::from_str(&r)?, serde_json::from_str(&rep)?))).transpose()
     }
+
+    /// A suite's judged same-code canaries, newest first, at most `limit`: (experiment id, created at,
+    /// the latest verdict's report).
+    pub async fn judged_canaries(&self, suite_id: i64, limit: i64) -> Result<Vec<(i64, i64, serde_json::Value)>, StoreError> {
+        let rows: Vec<(i64, i64, String)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT e.id, e.created_at, v.report FROM experiments e JOIN verdicts v ON v.experiment_id = e.id \
+                 WHERE e.suite_id = $1 AND e.canary = 1 AND e.status = 'judged' \
+                 AND v.id = (SELECT MAX(w.id) FROM verdicts w WHERE w.experiment_id = e.id) \
+                 ORDER BY e.id DESC LIMIT $2",
+            )
+            .bind(suite_id).bind(limit).fetch_all(pool).await
+        })?;
+        rows.into_iter().map(|(id, at, report)| Ok((id, at, serde_json::from_str(&report)?))).collect()
+    }
 }

@@ -16,6 +16,9 @@ pub enum NotifyEvent {
     ChangePoint,
     /// A bisection over the suite ended (a culprit, no culprit, or ambiguous).
     Bisection,
+    /// The suite's same-code canaries claim changes more often than its promised error rate, beyond doubt
+    /// (`judge::pipeline::canary`): sent by the canary that tipped it.
+    CanaryAlarm,
 }
 
 impl NotifyEvent {
@@ -26,12 +29,20 @@ impl NotifyEvent {
             NotifyEvent::InfraFailure => "infra_failure",
             NotifyEvent::ChangePoint => "change_point",
             NotifyEvent::Bisection => "bisection",
+            NotifyEvent::CanaryAlarm => "canary_alarm",
         }
     }
 }
 
 fn all_events() -> Vec<NotifyEvent> {
-    vec![NotifyEvent::Regression, NotifyEvent::Fail, NotifyEvent::InfraFailure, NotifyEvent::ChangePoint, NotifyEvent::Bisection]
+    vec![
+        NotifyEvent::Regression,
+        NotifyEvent::Fail,
+        NotifyEvent::InfraFailure,
+        NotifyEvent::ChangePoint,
+        NotifyEvent::Bisection,
+        NotifyEvent::CanaryAlarm,
+    ]
 }
 fn default_attempts() -> u32 {
     4

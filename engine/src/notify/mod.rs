@@ -60,6 +60,7 @@ pub fn payload(
         NotifyEvent::InfraFailure => "Infrastructure failure",
         NotifyEvent::ChangePoint => "Change point",
         NotifyEvent::Bisection => "Bisection",
+        NotifyEvent::CanaryAlarm => "Canary alarm",
     };
     let suite = summary.suite.clone().unwrap_or_default();
     let first = reasons.first().map(|r| format!(": {}", slack_escape(r))).unwrap_or_default();
@@ -74,10 +75,17 @@ pub fn payload(
 }
 
 /// After an experiment ended: queue and send what its suite asks for. Never fails the caller.
-pub async fn experiment_ended(engine: &Engine, experiment_id: i64, spec: Option<&NotifySpec>, suite_id: Option<i64>) {
+/// A same-code canary (`canary`) sends no regression of its own (a claim there is a false alarm, counted
+/// in the suite's realised rate): it sends `canary_alarm` when it tips that rate above the promise.
+pub async fn experiment_ended(engine: &Engine, experiment_id: i64, spec: Option<&NotifySpec>, suite_id: Option<i64>, canary: Option<f64>) {
     let (Some(spec), Some(suite_id)) = (spec, suite_id) else { return };
-    if let Err(e) = queue_and_send(engine, experiment_id, spec, suite_id).await {
+    if let Err(e) = queue_and_send(engine, experiment_id, spec, suite_id, canary.is_some()).await {
         tracing::error!(error = %e, experiment_id, "cannot queue the experiment's notifications");
+    }
+    if let (Some(promised), Some(webhook), true) = (canary, &spec.webhook, spec.events.contains(&NotifyEvent::CanaryAlarm)) {
+        if let Err(e) = canary_alarm(engine, experiment_id, spec, webhook, suite_id, promised).await {
+            tracing::error!(error = %e, experiment_id, "cannot check the canaries' realised rate");
+        }
     }
     if let (Some(webhook), true) = (&spec.webhook, spec.events.contains(&NotifyEvent::ChangePoint)) {
         if let Err(e) = change_points::after_points(engine, experiment_id, spec, webhook, suite_id).await {
@@ -86,7 +94,61 @@ pub async fn experiment_ended(engine: &Engine, experiment_id: i64, spec: Option<
     }
 }
 
-async fn queue_and_send(engine: &Engine, experiment_id: i64, spec: &NotifySpec, suite_id: i64) -> Result<(), store::StoreError> {
+/// The canaries a suite's realised rate is counted over: its latest this many.
+pub const CANARY_WINDOW: i64 = 200;
+
+/// The suite's canaries' realised rate, over the latest [`CANARY_WINDOW`]: (with `experiment_id`, without it).
+pub async fn canary_rates(
+    store: &store::Store,
+    suite_id: i64,
+    experiment_id: i64,
+    promised: f64,
+) -> Result<(judge::pipeline::canary::RealisedRate, judge::pipeline::canary::RealisedRate), store::StoreError> {
+    use judge::pipeline::canary::{claims_a_change, realised};
+    let canaries = store.judged_canaries(suite_id, CANARY_WINDOW).await?;
+    let claims: Vec<(i64, bool)> = canaries
+        .iter()
+        .map(|(id, _, report)| {
+            (*id, serde_json::from_value::<judge::pipeline::report::PipelineReport>(report.clone()).is_ok_and(|r| claims_a_change(&r)))
+        })
+        .collect();
+    let count = |keep: &dyn Fn(i64) -> bool| {
+        let kept: Vec<bool> = claims.iter().filter(|(id, _)| keep(*id)).map(|(_, c)| *c).collect();
+        realised(kept.iter().filter(|c| **c).count() as u64, kept.len() as u64, promised)
+    };
+    Ok((count(&|_| true), count(&|id| id != experiment_id)))
+}
+
+/// Sends `canary_alarm` when this canary tipped the suite's realised rate above the promise.
+async fn canary_alarm(
+    engine: &Engine,
+    experiment_id: i64,
+    spec: &NotifySpec,
+    webhook: &str,
+    suite_id: i64,
+    promised: f64,
+) -> Result<(), store::StoreError> {
+    let (now, before) = canary_rates(&engine.store, suite_id, experiment_id, promised).await?;
+    if !now.alarm || before.alarm {
+        return Ok(());
+    }
+    let summary = engine.store.experiment_summary(experiment_id).await?;
+    let suite = summary.suite.clone().unwrap_or_default();
+    let url = format!("{}/suites/{suite}", engine.base_url);
+    let words = now.words();
+    let body = json!({
+        "event": NotifyEvent::CanaryAlarm.as_str(),
+        "text": format!("*Canary alarm* in suite <{url}|{}>: {}", slack_escape(&suite), slack_escape(&words)),
+        "canaries": {"suite": suite, "url": url, "runs": now.runs, "claims": now.claims, "rate": now.rate,
+            "interval": now.interval, "promised": now.promised, "words": words, "experiment_id": experiment_id},
+    });
+    if let Some(id) = engine.store.insert_notification(experiment_id, suite_id, NotifyEvent::CanaryAlarm.as_str(), webhook, &body).await? {
+        tokio::spawn(deliver(engine.store.clone(), id, spec.clone(), Target { url: webhook.trim().to_string(), token: None }, body));
+    }
+    Ok(())
+}
+
+async fn queue_and_send(engine: &Engine, experiment_id: i64, spec: &NotifySpec, suite_id: i64, canary: bool) -> Result<(), store::StoreError> {
     let summary = engine.store.experiment_summary(experiment_id).await?;
     if summary.status == ExperimentStatus::Cancelled {
         return Ok(());
@@ -104,7 +166,8 @@ async fn queue_and_send(engine: &Engine, experiment_id: i64, spec: &NotifySpec, 
         .collect();
     let url = format!("{}/experiments/{experiment_id}", engine.base_url);
     if let Some(webhook) = &spec.webhook {
-        for event in events_of(summary.status, summary.verdict, lost).into_iter().filter(|e| spec.events.contains(e)) {
+        let events = events_of(summary.status, summary.verdict, lost).into_iter().filter(|e| !(canary && *e == NotifyEvent::Regression));
+        for event in events.filter(|e| spec.events.contains(e)) {
             let body = payload(event, &summary, &arms, &reasons, &url);
             if let Some(id) = engine.store.insert_notification(experiment_id, suite_id, event.as_str(), webhook, &body).await? {
                 tokio::spawn(deliver(

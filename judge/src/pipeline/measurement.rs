@@ -20,6 +20,9 @@
 //!   warm-up (none ran, or it failed), the experiment's first measured trial against its arm's median
 //!   instead (what a warm-up would have taken).
 //! * **Heavy load**: the trials the host facts flagged (`wire`'s `JsonHostFacts::heavy_load`).
+//! * **Spread**: each stage's per-trial CPU spread within arms — the pooled standard deviation of the
+//!   arms' log CPU over their measured trials, as %, for stages whose median is at least the CPU floor
+//!   (what a same-code canary adds to the noise profile, and the suite page charts over time).
 //! * **Isolation**: how many measured trials ran on CPUs reserved for them, and why the others did not.
 //! * **Cross-check**: a trial whose rows report more CPU-seconds than its control group counted (by more
 //!   than [`CROSS_CHECK_SLACK`]) — rows it did not write, or a clock that is off. The group counts
@@ -121,6 +124,9 @@ pub struct MeasurementReport {
     pub isolated: usize,
     #[serde(default)]
     pub cross_checks: Vec<CrossCheck>,
+    /// Per stage: the per-trial CPU spread within arms, % (the rule in the module's header).
+    #[serde(default)]
+    pub spread_pct: BTreeMap<String, f64>,
     /// One line per finding, with what to do about it.
     pub lines: Vec<String>,
 }
@@ -307,7 +313,39 @@ pub fn report(trials: &[TrialCpu]) -> Option<MeasurementReport> {
             c.group_cpu
         ));
     }
-    Some(MeasurementReport { stage, drift, outliers, first_trials, heavy_load, watched: measured.len(), isolated, cross_checks, lines })
+    let spread_pct = stages.iter().filter_map(|s| Some((s.to_string(), spread(&measured, s)?))).collect();
+    Some(MeasurementReport {
+        stage,
+        drift,
+        outliers,
+        first_trials,
+        heavy_load,
+        watched: measured.len(),
+        isolated,
+        cross_checks,
+        spread_pct,
+        lines,
+    })
+}
+
+/// The pooled within-arm SD of log CPU in `stage`, as %: `None` below the CPU floor or without an arm of
+/// two measured trials.
+fn spread(measured: &[&TrialCpu], stage: &str) -> Option<f64> {
+    let all: Vec<f64> = measured.iter().filter_map(|t| t.cpu.get(stage).copied()).collect();
+    if all.is_empty() || median(&all) < super::method::CPU_FLOOR_S {
+        return None;
+    }
+    let arms: std::collections::BTreeSet<&str> = measured.iter().map(|t| t.arm.as_str()).collect();
+    let (mut ss, mut df) = (0.0, 0usize);
+    for arm in arms {
+        let logs: Vec<f64> =
+            measured.iter().filter(|t| t.arm == arm).filter_map(|t| t.cpu.get(stage).copied()).filter(|c| *c > 0.0).map(f64::ln).collect();
+        if logs.len() >= 2 {
+            ss += stats::sample_var(&logs) * (logs.len() - 1) as f64;
+            df += logs.len() - 1;
+        }
+    }
+    (df > 0).then(|| 100.0 * (ss / df as f64).sqrt())
 }
 
 fn fmt(p: f64) -> String {
@@ -445,7 +483,10 @@ mod tests {
         let r = report(&trials).unwrap();
         assert_eq!(r.isolated, 0);
         assert!(r.lines.contains(&format!("Isolation: none — {why}.")), "{:?}", r.lines);
-        assert_eq!(r.cross_checks, vec![CrossCheck { seq: 3, rows_cpu: 11.0, group_cpu: 9.0 }]);
-        assert!(r.lines.iter().any(|l| l.starts_with("Cross-check: trial #4's rows report 11.00 CPU-s, more than the 9.00")), "{:?}", r.lines);
+        assert_eq!((r.cross_checks.len(), r.cross_checks[0].seq, r.cross_checks[0].group_cpu), (1, 3, 9.0), "{:?}", r.cross_checks);
+        assert!(r.lines.iter().any(|l| l.starts_with("Cross-check: trial #4's rows report 11.01 CPU-s, more than the 9.00")), "{:?}", r.lines);
+        // Every trial alike: no spread in "big"; "small" wobbles by 1 % within each arm.
+        assert!(r.spread_pct["big"] < 1e-9, "{:?}", r.spread_pct);
+        assert!(r.spread_pct["small"] > 0.3 && r.spread_pct["small"] < 1.0, "{:?}", r.spread_pct);
     }
 }

@@ -6,6 +6,7 @@
 //! answer. [`method`] holds every number the verdict uses.
 
 pub mod aggregate;
+pub mod canary;
 pub mod decide;
 pub mod estimate;
 pub mod family;

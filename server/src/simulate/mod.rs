@@ -289,7 +289,7 @@ fn experiment(rng: &mut StdRng, names: &[String], cell: &Cell, design: Design) -
     let stages = &report.treatments[0].stages;
     let cpu_claim = stages.iter().any(|s| detected(s.cpu_outcome));
     let elapsed_claim = stages.iter().any(|s| detected(s.elapsed_outcome));
-    let claim = matches!(report.verdict, Verdict::Regression | Verdict::Tradeoff) || cpu_claim || elapsed_claim;
+    let claim = judge::pipeline::canary::claims_a_change(&report);
     let changed = stages.iter().find(|s| s.stage == names[0]);
     let regression =
         report.verdict == Verdict::Regression && changed.is_some_and(|s| s.cpu_outcome == MetricOutcome::Higher && !s.cpu_negligible);

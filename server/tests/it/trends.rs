@@ -232,7 +232,7 @@ async fn a_new_change_point_is_posted_to_the_suites_webhook_once() {
     for i in 0..14 {
         let id = step_point(&app, suite_id, i, &judged).await;
         ids.push(id);
-        engine::notify::experiment_ended(&app.state.engine, id, Some(&spec), Some(suite_id)).await;
+        engine::notify::experiment_ended(&app.state.engine, id, Some(&spec), Some(suite_id), None).await;
         let rows = app.store.notifications(suite_id, 50).await.unwrap();
         sent_after.push(rows.len());
     }

@@ -75,6 +75,70 @@ fn measurement_line(experiment_id: i64, report: &serde_json::Value) -> Option<Me
     })
 }
 
+/// The suite's same-code canaries: their realised false-alarm rate against the promise, and each stage's
+/// per-trial CPU spread canary by canary (newest first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CanaryView {
+    /// `judge::pipeline::canary::RealisedRate::words`.
+    pub words: String,
+    pub alarm: bool,
+    /// The stages the spreads are of (columns).
+    pub stages: Vec<String>,
+    pub runs: Vec<CanaryLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CanaryLine {
+    pub experiment_id: i64,
+    pub created_at: i64,
+    pub claimed: bool,
+    /// Per stage of `CanaryView::stages`: the spread, % (none below the CPU floor).
+    pub spread_pct: Vec<Option<f64>>,
+}
+
+/// Canaries shown in the table (the rate counts up to `CANARY_WINDOW`, as the alarm does).
+pub const CANARY_ROWS: usize = 20;
+/// Stage columns at most.
+pub const CANARY_STAGES: usize = 6;
+
+#[cfg(feature = "ssr")]
+fn canary_view(canaries: &[(i64, i64, serde_json::Value)], promised: f64) -> CanaryView {
+    use judge::pipeline::canary::{claims_a_change, realised};
+    let reports: Vec<(i64, i64, Option<judge::pipeline::report::PipelineReport>)> =
+        canaries.iter().map(|(id, at, r)| (*id, *at, serde_json::from_value(r.clone()).ok())).collect();
+    let claims = reports.iter().filter(|(_, _, r)| r.as_ref().is_some_and(claims_a_change)).count();
+    let rate = realised(claims as u64, reports.len() as u64, promised);
+    let spread = |r: &Option<judge::pipeline::report::PipelineReport>| r.as_ref().and_then(|r| r.measurement.as_ref()).map(|m| m.spread_pct.clone());
+    // The stages the newest canaries measured above the floor, most often first.
+    let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, _, r) in reports.iter().take(CANARY_ROWS) {
+        for stage in spread(r).unwrap_or_default().into_keys() {
+            *counts.entry(stage).or_default() += 1;
+        }
+    }
+    let mut stages: Vec<(String, usize)> = counts.into_iter().collect();
+    stages.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let stages: Vec<String> = stages.into_iter().take(CANARY_STAGES).map(|(s, _)| s).collect();
+    CanaryView {
+        words: rate.words(),
+        alarm: rate.alarm,
+        runs: reports
+            .iter()
+            .take(CANARY_ROWS)
+            .map(|(id, at, r)| {
+                let spread = spread(r).unwrap_or_default();
+                CanaryLine {
+                    experiment_id: *id,
+                    created_at: *at,
+                    claimed: r.as_ref().is_some_and(claims_a_change),
+                    spread_pct: stages.iter().map(|s| spread.get(s).copied()).collect(),
+                }
+            })
+            .collect(),
+        stages,
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SuiteView {
     pub name: String,
@@ -87,6 +151,9 @@ pub struct SuiteView {
     /// The recent experiments' measurement reports, newest first (those that have one).
     #[serde(default)]
     pub measurement: Vec<MeasurementLine>,
+    /// A pipeline suite's same-code canaries (when it has any, or a canary schedule).
+    #[serde(default)]
+    pub canaries: Option<CanaryView>,
     pub notifications: Vec<NotificationLine>,
     pub schedules: Vec<super::schedules::ScheduleLine>,
     pub schedule_runs: Vec<super::schedules::ScheduleRunLine>,
@@ -140,6 +207,12 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
             measurement.extend(measurement_line(e.id, &report));
         }
     }
+    let definition = serde_json::from_value::<suite::SuiteDefinition>(suite.definition.clone()).ok();
+    let has_canary_schedule =
+        definition.as_ref().is_some_and(|d| d.schedules.iter().any(|s| s.mode == suite::schedule::ScheduleMode::Canary));
+    let canaries = store.judged_canaries(suite.id, 200).await.map_err(failed)?;
+    let canaries = (suite.kind == judge::ExperimentKind::Pipeline && (has_canary_schedule || !canaries.is_empty()))
+        .then(|| canary_view(&canaries, crate::format::suite_judge_method(&suite.definition).0.alpha));
     let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
     let schedule_runs = store.schedule_runs(suite.id, 20).await.map_err(failed)?;
     Ok(SuiteView {
@@ -178,6 +251,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
             .unwrap_or_default(),
         recent: recent.experiments,
         measurement,
+        canaries,
         notifications: notifications
             .into_iter()
             .map(|n| NotificationLine {
@@ -296,6 +370,27 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
                 </table>
             </section>
         }})}
+        {v.canaries.clone().map(|c| view! {
+            <section aria-label="Same-code canaries">
+                <h2>"Same-code canaries"</h2>
+                <p class=if c.alarm { "canary-rate alarm" } else { "canary-rate" }>{c.words.clone()}</p>
+                <p class="muted">"A canary runs one SHA against itself (a schedule with " <code>"mode = \"canary\""</code> ", or " <code>"arbiter launch --canary"</code> "): any change it claims is a false alarm. Each is judged against the noise profile as it stood, then its trials grow it. Below, each stage's per-trial CPU spread in each canary (the pooled within-arm SD, %): the host's noise over time."</p>
+                {(!c.runs.is_empty()).then(|| view! {
+                    <table class="data canaries">
+                        <thead><tr><th scope="col">"When"</th><th scope="col">"Experiment"</th><th scope="col">"Claimed a change"</th>
+                            {c.stages.iter().map(|s| view! { <th scope="col" class="num">{s.clone()}</th> }).collect_view()}</tr></thead>
+                        <tbody>{c.runs.clone().into_iter().map(|r| view! {
+                            <tr>
+                                <td>{utc_minutes(r.created_at)}</td>
+                                <td><a href=format!("/experiments/{}", r.experiment_id)>{format!("#{}", r.experiment_id)}</a></td>
+                                <td>{if r.claimed { view! { <strong>"yes"</strong> }.into_any() } else { "no".into_any() }}</td>
+                                {r.spread_pct.iter().map(|p| view! { <td class="num">{p.map(|p| format!("{p:.1} %")).unwrap_or_else(|| "—".into())}</td> }).collect_view()}
+                            </tr>
+                        }).collect_view()}</tbody>
+                    </table>
+                })}
+            </section>
+        })}
         <super::schedules::Schedules schedules=v.schedules.clone() runs=v.schedule_runs.clone() />
         <h2>"Notifications"</h2>
         {if v.notifications.is_empty() {
