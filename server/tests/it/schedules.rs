@@ -198,3 +198,102 @@ async fn two_replicas_on_one_postgres_launch_each_tick_once_and_ab_schedules_com
     drop((a, b));
     db.cleanup().await;
 }
+
+/// Same-code canaries, for real: a canary schedule launches main against itself at every tick, moved or
+/// not; each canary is judged against the profile as it stood and then grows it; the suite page counts
+/// them against the promised rate. Then the alarm: with one canary's claim the realised rate's
+/// Clopper–Pearson lower bound passes the promised 1 %, and the suite's webhook hears `canary_alarm`
+/// once — and no `regression` for a canary.
+#[tokio::test]
+async fn canaries_run_every_tick_grow_the_profile_are_counted_and_alarm_beyond_doubt() {
+    use std::sync::{Arc, Mutex};
+    let _trials = common::running_trials().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    repository(&repo);
+    let finelog = FinelogServer::start(None);
+    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    install(&app, &scheduled_suite(&repo, "canary")).await;
+    let state = &app.state.engine;
+    let suite_id = app.store.suite_by_name("stage-bench").await.unwrap().id;
+    let main_sha = git(&repo, &["rev-parse", "main"]).trim().to_string();
+    let launcher = app.signed_in(Role::Launcher).await;
+
+    let mut ids = Vec::new();
+    for night in [0, DAY] {
+        let ran = engine::schedules::tick(state, nightly(night + 30_000)).await;
+        assert_eq!(ran.len(), 1, "{ran:?}");
+        assert_eq!(ran[0].outcome, "launched", "a canary never skips an unchanged SHA: {ran:?}");
+        let id = ran[0].experiment_id.unwrap();
+        let arms = app.store.arms(id).await.unwrap();
+        assert!(arms.len() == 2 && arms.iter().all(|a| a.3.as_deref() == Some(main_sha.as_str())), "main against itself: {arms:?}");
+        let e = launcher.wait_until_ended(id, 240).await;
+        assert_eq!(e["status"], "judged", "{e}");
+        assert!(e["verdict"].is_string(), "judged like any A/B: {e}");
+        let profile = app.store.noise_profiles(suite_id).await.unwrap();
+        assert_eq!(profile.len(), 1, "the canary's trials made or grew the profile");
+        assert_eq!(profile[0].trials, 6 * (ids.len() as i64 + 1), "its six measured trials (not the warm-up) went in");
+        ids.push(id);
+    }
+    let reasons = |id: i64| {
+        let store = app.store.clone();
+        async move { store.latest_verdict(id).await.unwrap().unwrap().1.join(" ") }
+    };
+    assert!(reasons(ids[0]).await.contains("uncalibrated"), "the first canary was judged before its trials made the profile");
+    assert!(!reasons(ids[1]).await.contains("uncalibrated"), "the second against the profile the first made");
+    let page = launcher.get("/suites/stage-bench").await.text;
+    let section = page.split("aria-label=\"Same-code canaries\"").nth(1).expect("the suite page's canary section");
+    assert!(section.contains("of 2 same-code canaries claimed a change: ") && section.contains("against the promised 1 %"), "{section}");
+    assert!(section.contains(&format!("href=\"/experiments/{}\"", ids[1])) && section.contains(" %</td>"), "each canary's spreads: {section}");
+
+    // The alarm. The judge's claims are chance events; here they are set: the first canary's latest
+    // verdict is a regression, the second's a pass that claims nothing.
+    let (_, _, report) = app.store.latest_verdict(ids[1]).await.unwrap().unwrap();
+    let mut quiet = report.clone();
+    quiet["verdict"] = json!("pass");
+    for arm in quiet["treatments"].as_array_mut().unwrap() {
+        for stage in arm["stages"].as_array_mut().unwrap() {
+            stage["cpu_outcome"] = json!("flat");
+            stage["elapsed_outcome"] = json!("flat");
+        }
+    }
+    let mut loud = quiet.clone();
+    loud["verdict"] = json!("regression");
+    app.store.record_verdict(ids[1], judge::Verdict::Pass, &[], &quiet, None).await.unwrap();
+    app.store.record_verdict(ids[0], judge::Verdict::Regression, &["a same-code claim".into()], &loud, None).await.unwrap();
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let keep = seen.clone();
+    let receiver = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let keep = keep.clone();
+            async move {
+                keep.lock().unwrap().push(body);
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let spec: engine::notify::NotifySpec =
+        serde_json::from_value(json!({"webhook": hook, "events": ["regression", "canary_alarm"]})).unwrap();
+    // The second canary alone claimed nothing: no alarm. The first's claim tips it: 1 of 2, whose 95 %
+    // Clopper–Pearson lower bound (1.3 %) is above 1 %.
+    engine::notify::experiment_ended(state, ids[1], Some(&spec), Some(suite_id), Some(0.01)).await;
+    assert!(app.store.notifications(suite_id, 10).await.unwrap().is_empty());
+    engine::notify::experiment_ended(state, ids[0], Some(&spec), Some(suite_id), Some(0.01)).await;
+    engine::notify::experiment_ended(state, ids[0], Some(&spec), Some(suite_id), Some(0.01)).await;
+    let sent = app.store.notifications(suite_id, 10).await.unwrap();
+    assert_eq!(sent.iter().map(|n| n.event.as_str()).collect::<Vec<_>>(), ["canary_alarm"], "once, and no regression for a canary");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while seen.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the webhook was not called");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let body = seen.lock().unwrap()[0].clone();
+    assert_eq!((body["event"].as_str(), body["canaries"]["runs"].as_u64(), body["canaries"]["claims"].as_u64()), (Some("canary_alarm"), Some(2), Some(1)));
+    assert!(body["canaries"]["interval"][0].as_f64().unwrap() > 0.01, "{body}");
+    let page = launcher.get("/suites/stage-bench").await.text;
+    assert!(page.contains("class=\"canary-rate alarm\"") && page.contains("1 of 2 same-code canaries claimed a change"), "the page says it too");
+}
