@@ -8,7 +8,8 @@
     trials, biggest stage, as %, and for warm-up protocols the first *measured* trial likewise,
   * false claims: experiments claiming any change (a regression or tradeoff verdict, or any stage's CPU or
     elapsed detected higher or lower), out of how many, and
-  * pairs used (for trials = "auto").
+  * pairs used (for trials = "auto"),
+  * the verdicts, and how many measured trials ran on CPUs reserved for them (their host facts).
 No third-party packages: the standard library's sqlite3 and statistics."""
 import json
 import math
@@ -37,6 +38,19 @@ def stage_cpu(eid):
     return sorted(out.values())
 
 
+def isolation(eid):
+    """(reserved, of, why) over the measured trials' host facts."""
+    reserved, of, why = 0, 0, set()
+    for (facts,) in db.execute("SELECT host_facts FROM trials WHERE experiment_id = ? AND role = 'measured' AND host_facts IS NOT NULL", (eid,)):
+        h = json.loads(facts)
+        of += 1
+        if h.get("reserved_cpus"):
+            reserved += 1
+        elif h.get("shared_cpus_why"):
+            why.add(h["shared_cpus_why"])
+    return reserved, of, why
+
+
 def report(eid):
     row = db.execute("SELECT verdict, report FROM verdicts WHERE experiment_id = ? ORDER BY id DESC LIMIT 1", (eid,)).fetchone()
     return (row[0], json.loads(row[1])) if row else (None, {})
@@ -55,6 +69,7 @@ def pct(x):
 for protocol, eids in runs.items():
     cvs = defaultdict(list)
     order, first, first_measured, claimed, pairs = [], [], [], 0, []
+    verdicts, iso = defaultdict(int), [0, 0, set()]
     for eid in eids:
         trials = stage_cpu(eid)
         measured = [t for t in trials if t[3] == "measured"]
@@ -86,6 +101,11 @@ for protocol, eids in runs.items():
                 first_measured.append(fm)
         verdict, rep = report(eid)
         claimed += claims(verdict, rep)
+        verdicts[verdict] += 1
+        r, o, w = isolation(eid)
+        iso[0] += r
+        iso[1] += o
+        iso[2] |= w
         used = (rep.get("sequential") or {}).get("pairs_used")
         if used:
             pairs.append(used)
@@ -99,6 +119,7 @@ for protocol, eids in runs.items():
         print(f"  the experiment's first trial against its others (biggest stage): {pct(statistics.mean(first))} (mean of {len(first)})")
     if first_measured:
         print(f"  its first measured trial (after the warm-up) against the others: {pct(statistics.mean(first_measured))} (mean of {len(first_measured)})")
-    print(f"  claimed a change: {claimed} of {n}")
+    print(f"  claimed a change: {claimed} of {n}; verdicts: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items(), key=str)))
+    print(f"  measured trials on CPUs reserved for them: {iso[0]} of {iso[1]}" + (f" (others: {'; '.join(sorted(iso[2]))})" if iso[2] else ""))
     if pairs:
         print(f"  pairs used (trials = auto): mean {statistics.mean(pairs):.1f}, median {statistics.median(pairs)}, max {max(pairs)}")

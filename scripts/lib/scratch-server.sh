@@ -6,7 +6,8 @@ scratch_server() {
   local name=$1
   scripts/setup.sh >/dev/null
   bin=target/${ARBITER_PROFILE:-debug}/arbiter
-  [ -x "$bin" ] || cargo build --locked -p server --bin arbiter
+  # Always (a no-op when fresh): a stale binary would measure yesterday's code.
+  if [ "${ARBITER_PROFILE:-debug}" = release ]; then cargo build --locked --release -p server --bin arbiter; else cargo build --locked -p server --bin arbiter; fi
   data=$(mktemp -d)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   echo "$name: a scratch server on 127.0.0.1:$port, data in $data"
