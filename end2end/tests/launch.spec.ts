@@ -49,6 +49,10 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await expect(page.locator(".reasons").first()).toContainText("warm-up: 1 trial ran first and is not judged");
   // The measurement report says what the warm-up cost (one pair: too few trials for drift or outliers).
   await expect(page.getByRole("region", { name: "Measurement" })).toContainText(/Warm-up: trial #1 \((control|treatment)\) used [+−±][\d.]+ % CPU/);
+  // The example asks 2 CPUs: a 2-CPU host has none to reserve, and says so; a larger one reserves them.
+  await expect(page.getByRole("region", { name: "Measurement" })).toContainText(
+    /Isolation: (every measured trial ran on CPUs? [\d,-]+ reserved for it|none — no CPU set reserved: the trial needs 2 CPUs and this host has \d)/,
+  );
   await looksRight(page, "experiment-launched");
 
   // Its files: every trial's log, readable in the browser.

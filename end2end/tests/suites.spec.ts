@@ -11,6 +11,25 @@ test("an admin edits a suite: a bad value is named with its line, a good one is 
   await expect(measurement.locator("tbody tr").first()).toBeVisible();
   await expect(measurement.locator("tbody tr").first()).toContainText(/ of \d+/);
   await looksRight(page, "suite-measurement");
+  // A same-code canary (main against itself, real trials): judged, then counted on the page against the
+  // promised rate, with each stage's spread.
+  const origin = new URL(page.url()).origin;
+  const launched = await page.request.post("/api/v1/experiments", {
+    headers: { origin },
+    data: { suite: "zephyr-pipeline", head: "main", canary: true, trials: 2 },
+  });
+  expect(launched.status(), await launched.text()).toBe(201);
+  const id = (await launched.json()).id;
+  await expect
+    .poll(async () => (await (await page.request.get(`/api/v1/experiments/${id}`)).json()).status, { timeout: 180_000, intervals: [2000] })
+    .toBe("judged");
+  await page.reload();
+  await hydrated(page);
+  const canaries = page.getByRole("region", { name: "Same-code canaries" });
+  await expect(canaries.locator("p.canary-rate")).toContainText(/^\d of 1 same-code canary claimed a change: .* against the promised 1 %/);
+  await expect(canaries.locator("tbody tr").first()).toContainText(`#${id}`);
+  await canaries.scrollIntoViewIfNeeded();
+  await looksRight(page, "suite-canaries");
   const editor = page.getByLabel("Suite (TOML, the same fields as a suite file)");
   const original = await editor.inputValue();
   expect(original).toContain('name = "zephyr-pipeline"');

@@ -210,7 +210,6 @@ pub async fn verdict(
     }
     reasons.extend(lost);
     reasons.extend(warm_up_note(trials, &arm_name));
-    reasons.extend(interference_note(&latest.values().copied().collect::<Vec<_>>()));
     reasons.extend(reused_note);
     reasons.push(match &profile {
         Some(p) => format!("judged with noise profile #{} ({} same-code trials)", p.id, p.trials),
@@ -321,25 +320,6 @@ fn trial_cpu(t: &Trial, arm: &str, control: &str, rows: &[judge::pipeline::rows:
     }
 }
 
-/// How many measured trials ran beside heavy load (`JsonHostFacts::heavy_load`), in words for the
-/// reasons, when any did; trials without host facts (a cluster's, an import's) are not counted.
-pub fn interference_note(trials: &[&Trial]) -> Option<String> {
-    let watched: Vec<&&Trial> = trials.iter().filter(|t| t.host.is_some()).collect();
-    let heavy: Vec<String> =
-        watched.iter().filter_map(|t| t.host.as_ref()?.heavy_load().map(|why| format!("#{} ({why})", t.seq + 1))).collect();
-    if heavy.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "host: {} of {} measured trials ran beside heavy load (other processes at {} CPUs or more on average, or {} % steal): {}; their CPU-seconds may be inflated — a quieter host, or more pairs",
-        heavy.len(),
-        watched.len(),
-        wire::experiment::JsonHostFacts::HEAVY_OTHERS_CPUS,
-        wire::experiment::JsonHostFacts::HEAVY_STEAL_PCT,
-        heavy.join(", ")
-    ))
-}
-
 /// What the experiment's warm-up trials were, in words for the reasons (none: nothing).
 fn warm_up_note(trials: &[Trial], arm_name: &dyn Fn(i64) -> String) -> Option<String> {
     let warm: Vec<&Trial> = store::trials::latest(trials).into_values().filter(|t| t.role == judge::TrialRole::WarmUp).collect();
@@ -395,47 +375,5 @@ async fn measure_baseline(engine: &Engine, experiment_id: i64, plan: &StoredPlan
             tracing::error!(experiment_id, error = %e, "the baseline run has no usable measurements");
             let _ = engine.store.set_experiment_status(experiment_id, ExperimentStatus::Errored).await;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use wire::experiment::JsonHostFacts;
-
-    fn trial(seq: i64, host: Option<JsonHostFacts>) -> Trial {
-        Trial {
-            id: seq,
-            experiment_id: 1,
-            arm_id: seq % 2,
-            seq,
-            cell: None,
-            repeat_index: seq / 2,
-            attempt: 1,
-            state: TrialState::Succeeded,
-            infra_reason: None,
-            detail: None,
-            claimed_by: None,
-            created_at: 0,
-            started_at: None,
-            finished_at: None,
-            job_id: None,
-            engine_state: None,
-            position: None,
-            role: judge::TrialRole::Measured,
-            host,
-        }
-    }
-
-    #[test]
-    fn the_reasons_count_the_trials_that_ran_beside_heavy_load() {
-        let quiet = JsonHostFacts { wall_secs: 10.0, others_cpu_secs: Some(1.0), ..Default::default() };
-        let busy = JsonHostFacts { others_cpu_secs: Some(9.0), ..quiet.clone() };
-        let trials = [trial(0, Some(quiet.clone())), trial(1, Some(busy)), trial(2, Some(quiet)), trial(3, None)];
-        let refs: Vec<&Trial> = trials.iter().collect();
-        let note = interference_note(&refs).unwrap();
-        assert!(note.starts_with("host: 1 of 3 measured trials ran beside heavy load"), "{note}");
-        assert!(note.contains("#2 (other processes used 0.9 CPUs on average)"), "{note}");
-        assert_eq!(interference_note(&refs[..1]), None, "nothing to say when none did");
     }
 }

@@ -243,7 +243,7 @@ pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), Stri
 
 /// How many trials an arm runs: a fixed number, or `"auto"` — at least two pairs, then more while the
 /// sequential design leaves the verdict undecided, up to a budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum JsonTrials {
     Fixed(u32),
@@ -254,6 +254,39 @@ pub enum JsonTrials {
 #[serde(rename_all = "snake_case")]
 pub enum AutoWord {
     Auto,
+}
+
+/// Read by hand so that a wrong value is named ("trials: -1 is not …"), not "untagged enum JsonTrials".
+impl<'de> Deserialize<'de> for JsonTrials {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        const WANTED: &str = "a whole number of trials an arm (1–100) or \"auto\"";
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = JsonTrials;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(WANTED)
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<JsonTrials, E> {
+                u32::try_from(n).map(JsonTrials::Fixed).map_err(|_| E::custom(format!("trials: {n} is too many; give {WANTED}")))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<JsonTrials, E> {
+                u64::try_from(n).map_err(|_| E::custom(format!("trials: {n} is not {WANTED}"))).and_then(|n| self.visit_u64(n))
+            }
+            fn visit_f64<E: serde::de::Error>(self, x: f64) -> Result<JsonTrials, E> {
+                if x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&x) {
+                    return Ok(JsonTrials::Fixed(x as u32));
+                }
+                Err(E::custom(format!("trials: {x} is not {WANTED}")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<JsonTrials, E> {
+                match v {
+                    "auto" => Ok(JsonTrials::AUTO),
+                    _ => Err(E::custom(format!("trials: {v:?} is not {WANTED}"))),
+                }
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 impl JsonTrials {
@@ -342,6 +375,17 @@ pub fn check_budgets(fail_pct: f64, warn_pct: f64) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn trials_read_from_json_name_a_wrong_value() {
+        let read = |t: &str| serde_json::from_str::<JsonTrials>(t).map_err(|e| e.to_string());
+        assert_eq!(read("3"), Ok(JsonTrials::Fixed(3)));
+        assert_eq!(read("\"auto\""), Ok(JsonTrials::AUTO));
+        for (bad, says) in [("-1", "trials: -1 is not a whole number"), ("1e11", "trials: 100000000000 is not"), ("\"many\"", "trials: \"many\" is not"), ("2.5", "trials: 2.5 is not")] {
+            let e = read(bad).unwrap_err();
+            assert!(e.starts_with(says) && !e.contains("untagged"), "{bad}: {e}");
+        }
+    }
     use super::*;
     use serde_json::json;
 

@@ -442,6 +442,7 @@ async fn own_rows_only(store: &store::Store, trial: &Trial, outcome: Outcome) ->
     let foreign = |detail: String| Outcome {
         exit_code: outcome.exit_code,
         execution_ids: outcome.execution_ids.clone(),
+        host: outcome.host.clone(),
         ..Outcome::infra(InfraReason::ForeignRows, detail)
     };
     match store.execution_id_owner(&outcome.execution_ids, trial.id).await {
@@ -486,10 +487,8 @@ pub(crate) async fn apply(engine: &Engine, trial: &Trial, outcome: Outcome) {
     loop {
         let mut result = store.set_trial_result(trial.id, outcome.exit_code, &outcome.execution_ids).await;
         // A local trial's supervisor recorded what the host was doing meanwhile.
-        if let (Ok(()), Some(host)) =
-            (&result, supervise::ExitStatus::read(&runner::trial_files(&engine.data_dir, trial).1).and_then(|s| s.host))
-        {
-            result = store.set_host_facts(trial.id, &host).await;
+        if let (Ok(()), Some(host)) = (&result, &outcome.host) {
+            result = store.set_host_facts(trial.id, host).await;
         }
         if result.is_ok() && !outcome.rows.is_empty() {
             result = store.replace_stage_rows(trial.id, &outcome.rows).await;

@@ -23,6 +23,8 @@ pub struct Outcome {
     pub rows: Vec<StageRow>,
     /// A warp phase's rounds (every attempt).
     pub rounds: Vec<store::observations::WarpRound>,
+    /// What the host was doing while a local trial ran (its supervisor's record).
+    pub host: Option<wire::experiment::JsonHostFacts>,
 }
 
 impl Outcome {
@@ -40,6 +42,7 @@ impl Outcome {
             execution_ids: vec![],
             rows: vec![],
             rounds: vec![],
+            host: None,
         }
     }
 
@@ -57,6 +60,7 @@ impl Outcome {
             execution_ids: vec![],
             rows: vec![],
             rounds: vec![],
+            host: None,
         }
     }
 }
@@ -369,10 +373,16 @@ pub async fn start(
 
 /// Decides a trial's outcome from what its supervisor recorded, its log and finelog.
 pub async fn settle(l: &Launch<'_>, trial: &Trial, ram_limit: Option<f64>) -> Outcome {
-    let (log_path, status_path) = trial_files(l.data_dir, trial);
+    let (_, status_path) = trial_files(l.data_dir, trial);
     let Some(status) = ExitStatus::read(&status_path) else {
         return Outcome::infra(InfraReason::Interrupted, "the trial's supervisor left no exit status");
     };
+    let host = status.host.clone();
+    Outcome { host, ..settle_status(l, trial, status, ram_limit).await }
+}
+
+async fn settle_status(l: &Launch<'_>, trial: &Trial, status: ExitStatus, ram_limit: Option<f64>) -> Outcome {
+    let (log_path, _) = trial_files(l.data_dir, trial);
     let log = std::fs::read_to_string(&log_path).unwrap_or_default();
     let ran = |o: Outcome| Outcome { execution_ids: execution_ids_in(&log), exit_code: status.exit_code.map(i64::from), ..o };
     if let Some(e) = &status.spawn_error {
@@ -436,6 +446,7 @@ pub async fn measure(l: &Launch<'_>, log: &str, exit_code: Option<i32>, signal: 
         execution_ids: ids.clone(),
         rows: vec![],
         rounds: vec![],
+        host: None,
     };
     if let Some(sig) = signal {
         let detail =

@@ -140,6 +140,7 @@ pub fn prepare(input: &StageInput) -> Prepared {
     let tolerance = input.tolerance_pct;
     let items_off = report.items_change_pct.abs() > tolerance;
     let bytes_off = report.bytes_change_pct.abs() > tolerance;
+    debug_assert_eq!(report.same_work(tolerance), !(items_off || bytes_off));
     let per = |sums: &[(Option<u32>, StageSums)], f: fn(&StageSums) -> f64| -> Vec<Keyed> {
         sums.iter().map(|(k, s)| (*k, s.cpu / f(s).max(1.0))).collect()
     };

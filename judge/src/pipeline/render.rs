@@ -182,7 +182,7 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
             .stages
             .iter()
             .filter(|s| s.missing_treatment().is_none())
-            .filter(|s| s.items_change_pct.abs() > t.equivalence_tolerance_pct || s.bytes_change_pct.abs() > t.equivalence_tolerance_pct)
+            .filter(|s| !s.same_work(t.equivalence_tolerance_pct))
             .map(|s| format!("{} (items {}, bytes {})", s.stage, fmt_pct(s.items_change_pct), fmt_pct(s.bytes_change_pct)))
             .collect();
         let _ = writeln!(out);

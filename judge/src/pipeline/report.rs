@@ -105,6 +105,12 @@ fn round(x: f64, digits: i32) -> f64 {
 }
 
 impl StageReport {
+    /// Both arms did the same work: items and bytes each within ±`tolerance_pct` (the judge's
+    /// `equivalence_tolerance_pct`). The one rule the judge, report.md and the page apply.
+    pub fn same_work(&self, tolerance_pct: f64) -> bool {
+        self.items_change_pct.abs() <= tolerance_pct && self.bytes_change_pct.abs() <= tolerance_pct
+    }
+
     /// The numbers of a stage (each trial with its pair key): means over trials (peak memory: the largest),
     /// before any decision.
     pub fn numbers(
@@ -370,7 +376,7 @@ fn metric_detail(
                 let _ = write!(tail, ": like the good end, it excludes the bad end's {}", fmt_pct(bad));
             }
             MetricOutcome::Unclear => {
-                let _ = write!(tail, ": neither end excluded (the bad end {}); {} would tell", fmt_pct(bad), fmt_more_pairs(t.more_pairs));
+                let _ = write!(tail, ": neither end excluded (the bad end {}); {} would tell", fmt_pct(bad), fmt_more_pairs_for(t));
             }
             _ => {
                 let _ = write!(tail, ": moved from the good end (the bad end {})", fmt_pct(bad));
@@ -399,8 +405,11 @@ fn metric_detail(
                 }
                 None => tail.push_str("; "),
             }
-            tail.push_str(&fmt_more_pairs(t.more_pairs));
+            tail.push_str(&fmt_more_pairs_for(t));
             let _ = write!(tail, " would decide it against {}", fmt_applied_margin(t));
+            if over_the_cap(t) {
+                let _ = write!(tail, ": {OVER_THE_CAP_ADVICE}");
+            }
         }
         _ => {
             let _ = write!(tail, ", {} interval ", fmt_level(t.alpha));
@@ -431,6 +440,26 @@ pub fn fmt_applied_margin(t: &MetricTest) -> String {
     }
 }
 
+/// What would decide an undecided metric, within what one experiment may run: "about 15 more pairs", or —
+/// when that would take the arm past [`crate::launch_rules::MAX_PIPELINE_TRIALS`] trials — "more pairs than
+/// one experiment may run (at most 100 an arm)", with what to do instead from [`OVER_THE_CAP_ADVICE`].
+pub fn fmt_more_pairs_for(t: &MetricTest) -> String {
+    let so_far = t.n[0].min(t.n[1]) as u64;
+    match t.more_pairs {
+        Some(n) if so_far + n > u64::from(crate::launch_rules::MAX_PIPELINE_TRIALS) => {
+            format!("more pairs than one experiment may run (at most {} an arm)", crate::launch_rules::MAX_PIPELINE_TRIALS)
+        }
+        more => fmt_more_pairs(more),
+    }
+}
+
+/// What to do when more pairs cannot decide it.
+pub const OVER_THE_CAP_ADVICE: &str = "calibrate the suite, accept a wider margin, or use a quieter host";
+
+fn over_the_cap(t: &MetricTest) -> bool {
+    t.more_pairs.is_some_and(|n| t.n[0].min(t.n[1]) as u64 + n > u64::from(crate::launch_rules::MAX_PIPELINE_TRIALS))
+}
+
 /// How many more pairs would decide an undecided metric: "about 15 more pairs", "more than 100000 more
 /// pairs", or just "more pairs" when unknown.
 pub fn fmt_more_pairs(more: Option<u64>) -> String {
@@ -448,9 +477,9 @@ pub fn fmt_needs(t: &MetricTest) -> Option<String> {
     // From one or two degrees of freedom nothing short of the cap is detectable: what would decide it is
     // the news ("undecided: about 3 more pairs"), and the short status stays readable.
     if mde >= crate::stats::MAX_STATED_PCT {
-        return Some(fmt_more_pairs(t.more_pairs));
+        return Some(fmt_more_pairs_for(t));
     }
-    Some(format!("detects {}, {}", fmt_mde(mde), fmt_more_pairs(t.more_pairs)))
+    Some(format!("detects {}, {}", fmt_mde(mde), fmt_more_pairs_for(t)))
 }
 
 /// A minimum detectable effect in words: "±38.5 %", or "nothing below ±10000 %" when it reaches

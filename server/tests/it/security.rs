@@ -35,6 +35,13 @@ async fn cross_site_posts_are_refused() {
     assert_eq!(viewer.post_form("/logout", &[]).await.status, 403);
     viewer.origin = Some(app.base.clone());
     assert_eq!(viewer.get("/api/v1/experiments").await.status, 200, "the forged sign-out did not end the session");
+
+    // A script without cookies, Origin or token is no forgery: it is told to send a token.
+    let mut script = app.anonymous();
+    script.origin = None;
+    let r = script.post_json("/api/v1/experiments", json!({"suite": "x", "head": "main"})).await;
+    assert_eq!(r.status, 401, "{}", r.text);
+    assert!(!r.text.contains("cross-site") && r.text.to_lowercase().contains("token"), "{}", r.text);
 }
 
 #[tokio::test]

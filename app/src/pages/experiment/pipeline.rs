@@ -44,18 +44,27 @@ fn elapsed_note(s: &StageReport) -> Option<String> {
     }
 }
 
-/// Items and bytes must match: "✓ same" or what moved.
-fn work_check(s: &StageReport) -> (bool, String) {
+/// Items and bytes must match within the judge's tolerance (`StageReport::same_work`): "✓ same", "✓ within
+/// ±0.5 % (…)" when they moved a little, or "✗ …" with what moved.
+fn work_check(s: &StageReport, tolerance: f64) -> (bool, String) {
+    let moved = format!("items {}, bytes {}", pct(s.items_change_pct), pct(s.bytes_change_pct));
     if s.items_change_pct == 0.0 && s.bytes_change_pct == 0.0 {
         (true, "✓ same".into())
+    } else if s.same_work(tolerance) {
+        (true, format!("✓ within ±{tolerance} % ({moved})"))
     } else {
-        (false, format!("✗ items {}, bytes {}", pct(s.items_change_pct), pct(s.bytes_change_pct)))
+        (false, format!("✗ {moved}"))
     }
 }
 
 #[component]
-fn StageLine(s: StageReport, #[prop(optional)] total: bool, #[prop(default = None)] missing: Option<String>) -> impl IntoView {
-    let (same, work) = work_check(&s);
+fn StageLine(
+    s: StageReport,
+    tolerance: f64,
+    #[prop(optional)] total: bool,
+    #[prop(default = None)] missing: Option<String>,
+) -> impl IntoView {
+    let (same, work) = work_check(&s, tolerance);
     let name = if total { "All stages".to_string() } else { s.stage.clone() };
     let detail = s.reasons.join("; ");
     let (cpu_interval, level) = interval_cell(&s);
@@ -92,7 +101,7 @@ fn StageLine(s: StageReport, #[prop(optional)] total: bool, #[prop(default = Non
 }
 
 #[component]
-fn ArmTable(arm: ArmReport) -> impl IntoView {
+fn ArmTable(arm: ArmReport, tolerance: f64) -> impl IntoView {
     let total = arm.total.clone();
     let missing = arm.total_missing();
     view! {
@@ -114,8 +123,8 @@ fn ArmTable(arm: ArmReport) -> impl IntoView {
                     </tr>
                 </thead>
                 <tbody>
-                    {arm.stages.into_iter().map(|s| view! { <StageLine s /> }).collect_view()}
-                    <StageLine s=total total=true missing=missing />
+                    {arm.stages.into_iter().map(|s| view! { <StageLine s tolerance /> }).collect_view()}
+                    <StageLine s=total tolerance total=true missing=missing />
                 </tbody>
             </table>
         </div>
@@ -138,11 +147,12 @@ pub fn PipelineReportView(report: PipelineReport) -> impl IntoView {
     .into_iter()
     .flatten()
     .collect();
+    let tolerance = report.thresholds.equivalence_tolerance_pct;
     view! {
         <section class="report" aria-label="Stage report">
             <h2>"Stages"</h2>
-            <p class="muted">"CPU-seconds decide; summed elapsed time is context (noisier); items and bytes must match."</p>
-            {report.treatments.into_iter().map(|arm| view! { <ArmTable arm /> }).collect_view()}
+            <p class="muted">{format!("CPU-seconds decide; summed elapsed time is context (noisier); items and bytes must match within ±{tolerance} %.")}</p>
+            {report.treatments.into_iter().map(|arm| view! { <ArmTable arm tolerance /> }).collect_view()}
             {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul> })}
         </section>
         {report.measurement.filter(|m| !m.lines.is_empty()).map(|m| view! {

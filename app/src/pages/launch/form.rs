@@ -142,7 +142,7 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                 <Show when=move || suite.with(|s| s.kind == judge::ExperimentKind::Pipeline)>
                     <label>"Size the trials for a CPU change of (%)"
                         <input name="detect_pct" type="number" step="0.5" min="0" placeholder="the suite's margin" prop:value=move || values.with(|v| v.detect_pct.clone()) on:input=edit(|v, x| v.detect_pct = x) />
-                        <span class="hint">"Preview says how many trials an arm detect it."</span>
+                        <span class="hint">"The preview then says how many trials an arm need to detect it."</span>
                         {message("detect_pct")}
                     </label>
                 </Show>
