@@ -192,7 +192,8 @@ mod tests {
         let start = text.find("# [[schedules]]").expect("the example schedule");
         let uncommented = format!("{}{}", &text[..start], text[start..].replace("# ", ""));
         let suite = super::SuiteDefinition::from_toml(&uncommented).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((suite.schedules.len(), suite.schedules[0].name.as_str()), (1, "nightly"));
+        let names: Vec<(&str, crate::schedule::ScheduleMode)> = suite.schedules.iter().map(|s| (s.name.as_str(), s.mode)).collect();
+        assert_eq!(names, [("nightly", crate::schedule::ScheduleMode::Baseline), ("canary", crate::schedule::ScheduleMode::Canary)]);
         let bad = uncommented.replace("cron = \"0 3 * * *\"", "cron = \"0 25 * * *\"");
         assert!(super::SuiteDefinition::from_toml(&bad).unwrap_err().starts_with("schedule \"nightly\": cron: "));
         let not_allowed = uncommented.replace("sample = \"local/small\"", "sample = \"s3://elsewhere\"");
