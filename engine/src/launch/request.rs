@@ -289,6 +289,7 @@ pub async fn resolve(
     let title = req.title.clone().unwrap_or_else(|| match (req.calibration, req.baseline) {
         (true, _) => format!("{}: calibration of {}", suite.name, req.head),
         (_, true) => format!("{}: baseline of {}", suite.name, req.head),
+        _ if req.canary => format!("{}: canary of {} at {}", suite.name, req.head, short(&arms[0].sha)),
         _ => format!("{}: {} vs {}", suite.name, short(&arms[0].sha), req.head),
     });
     let warp_adaptive =

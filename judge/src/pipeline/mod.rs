@@ -426,6 +426,24 @@ fn prepare_arm(name: &str, controls: &[&TrialSums], trials: &[&TrialSums], confi
     PreparedArm { name: name.to_string(), stages, total, unpaired, controls: controls.len(), trials: trials.len() }
 }
 
+/// The stages in the order their reasons are told: the news first — a CPU change detected beyond its
+/// margin, the largest first — then the other decided or undecided stages (largest change first), and
+/// stages too small to measure last.
+fn by_news(stages: &[StageReport]) -> Vec<&StageReport> {
+    let rank = |s: &StageReport| {
+        if s.cpu_below_floor {
+            2
+        } else if matches!(s.cpu_outcome, report::MetricOutcome::Higher | report::MetricOutcome::Lower) && !s.cpu_negligible {
+            0
+        } else {
+            1
+        }
+    };
+    let mut ordered: Vec<&StageReport> = stages.iter().collect();
+    ordered.sort_by(|a, b| rank(a).cmp(&rank(b)).then(b.cpu_change_pct.abs().total_cmp(&a.cpu_change_pct.abs())));
+    ordered
+}
+
 /// An arm's verdict from its stages: the worst, with the reasons of the stages that gave it — except that
 /// an arm whose pipeline total is decided cheaper passes when nothing was detected worse (the improvement
 /// rule, [`cheaper_in_total`]).
@@ -435,7 +453,7 @@ fn fold_arm(name: String, stages: Vec<StageReport>, total: StageReport, unpaired
     if verdict == Verdict::Inconclusive && unpaired.is_empty() {
         if let Some(why) = cheaper_in_total(&stages, &total) {
             reasons.extend(why);
-            reasons.extend(stages.iter().filter(|s| s.verdict == Verdict::Pass).flat_map(|s| s.reasons.iter().cloned()));
+            reasons.extend(by_news(&stages).into_iter().filter(|s| s.verdict == Verdict::Pass).flat_map(|s| s.reasons.iter().cloned()));
             return ArmReport { name, verdict: Verdict::Pass, reasons, stages, total, unpaired_stages: unpaired, trials };
         }
     }
@@ -447,13 +465,13 @@ fn fold_arm(name: String, stages: Vec<StageReport>, total: StageReport, unpaired
             total.detail()
         ));
     }
-    for s in &stages {
+    for s in by_news(&stages) {
         if s.verdict == verdict || (verdict == Verdict::Inconclusive && severity(s.verdict) >= 2) {
             reasons.extend(s.reasons.iter().cloned());
         }
     }
     if verdict == Verdict::Pass && reasons.is_empty() {
-        reasons.extend(stages.iter().flat_map(|s| s.reasons.iter().cloned()));
+        reasons.extend(by_news(&stages).into_iter().flat_map(|s| s.reasons.iter().cloned()));
     }
     if verdict == Verdict::Pass {
         if let Some(head) = no_regression_headline(&stages) {

@@ -544,3 +544,24 @@ fn the_order_covariate_takes_a_first_trial_effect_out_of_the_change() {
     let md = judge::pipeline::render::markdown(&r, &[]);
     assert!(md.contains("adjusted for the order") && md.contains("+10"), "{md}");
 }
+
+/// A pass tells its news first: the stage detected cheaper, the largest change first; a stage too small to
+/// measure comes last.
+#[test]
+fn a_passs_reasons_put_the_largest_detected_change_first_and_too_small_to_measure_last() {
+    let mut rows = Vec::new();
+    for (i, (cpu, el)) in tight(10.0, 30.0).into_iter().enumerate() {
+        let (c, t) = (1 + i as u32, 101 + i as u32);
+        // "a-tiny": under the CPU floor; "b-flat": unchanged; "c-cheaper": halved.
+        rows.push(row(c, "a-tiny", "END", 0.01, el, 1000.0, 100.0));
+        rows.push(row(t, "a-tiny", "END", 0.01, el, 1000.0, 100.0));
+        rows.push(row(c, "b-flat", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(t, "b-flat", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(c, "c-cheaper", "END", cpu, el, 1000.0, 100.0));
+        rows.push(row(t, "c-cheaper", "END", cpu / 2.0, el, 1000.0, 100.0));
+    }
+    let r = run(&rows, &[1, 2, 3], &[101, 102, 103], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
+    let at = |stage: &str| r.reasons.iter().position(|x| x.starts_with(stage)).unwrap_or_else(|| panic!("{stage}: {:?}", r.reasons));
+    assert!(at("c-cheaper") < at("b-flat") && at("b-flat") < at("a-tiny"), "{:?}", r.reasons);
+}

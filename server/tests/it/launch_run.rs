@@ -184,6 +184,8 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     assert!(e["reasons"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().starts_with("uncalibrated")), "{e}");
     let aa_secs = started.elapsed().as_secs_f64();
     assert!(["pass", "inconclusive"].contains(&e["verdict"].as_str().unwrap()), "{e}");
+    let page = launcher.get(&format!("/experiments/{same}")).await.text;
+    assert!(page.contains("main → main — an A/A: every arm runs commit "), "the page says the arms are one commit");
     eprintln!("timing: A/B with 12 trials {ab_secs:.1} s, A/A with 6 trials {aa_secs:.1} s");
 
     // A stage that fails only in the treatment: a new failure.

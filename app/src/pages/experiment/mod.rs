@@ -48,6 +48,13 @@ pub fn ExperimentPage() -> impl IntoView {
 fn ExperimentBody(view: ExperimentView) -> impl IntoView {
     let s = view.summary.clone();
     let refs = format!("{} → {}", s.base_ref.as_deref().map(short_ref).unwrap_or("?"), s.head_ref.as_deref().map(short_ref).unwrap_or("?"));
+    // Every arm at one commit with no config of its own: a same-code run (an A/A), said as such.
+    let shas: Vec<&str> = view.arms.iter().filter_map(|a| a.sha.as_deref()).collect();
+    let same_code = view.arms.len() >= 2
+        && shas.len() == view.arms.len()
+        && shas.iter().all(|x| *x == shas[0])
+        && view.arms.iter().all(|a| a.config_diff.is_none());
+    let refs = if same_code { format!("{refs} — an A/A: every arm runs commit {}", &shas[0][..shas[0].len().min(10)]) } else { refs };
     let og = view.shared.then(|| {
         let verdict = s.verdict.map(|v| v.as_str().to_string()).unwrap_or_else(|| "not judged yet".into());
         let description = view.reasons.first().cloned().unwrap_or_else(|| format!("{} experiment, {}", s.kind.as_str(), s.status.as_str()));

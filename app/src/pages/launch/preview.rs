@@ -35,6 +35,14 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
         if d["family_assumed"].as_bool() == Some(true) { ", assumed until a calibration lists the stages" } else { "" },
         judge::pipeline::report::fmt_level(num("alpha_test")),
     );
+    // Advice that knows the state: a calibrated suite is not told to calibrate.
+    let calibrated = d["spread_source"].as_str().is_some_and(|w| w.starts_with("the noise profile"));
+    let more_spread = if calibrated { "use a quieter host, or plan more pairs" } else { "calibrate the suite, or plan more pairs" };
+    let widen = if calibrated {
+        "widen the change, or use a quieter host (its spread is the calibrated one)"
+    } else {
+        "widen the change, or calibrate the suite to measure its spread"
+    };
     let noisiest = d["noisiest"].as_array().and_then(|a| Some((a.first()?.as_str()?.to_string(), a.get(1)?.as_f64()?)));
     let target = fmt_margin(num("target_pct"));
     let need = d["trials_for_target"].as_u64().map(|t| t as u32);
@@ -55,7 +63,7 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
         <div class="power" aria-label="What these trials can detect">
             <p class="detectable"><strong>{match d["mde_pct"].as_f64() {
                 Some(mde) => format!("Can detect ±{} with {}.", fmt_margin(mde), judge::units::trials_an_arm(n)),
-                None => format!("{} detect nothing below ±10000 % without a noise profile: they measure too little spread of their own (calibrate the suite, or plan more pairs).", judge::units::trials_an_arm(n)),
+                None => format!("{} detect nothing below ±10000 %: they measure too little spread of their own ({more_spread}).", judge::units::trials_an_arm(n)),
             }}</strong> " " {head}</p>
             {noisiest.map(|(stage, m)| view! { <p class="muted">{format!("The noisiest stage, {stage}, needs ±{} to be detected as often.", fmt_margin(m))}</p> })}
             {third.map(|t| view! { <p class="no-regression">{t}</p> })}
@@ -63,7 +71,7 @@ fn Power(d: Value, use_trials: Callback<u32>) -> impl IntoView {
                 {match need {
                     Some(t) if t as u64 == n => format!("±{target} needs {}: this plan has them.", judge::units::trials_an_arm(t.into())),
                     Some(t) => format!("±{target} needs about {}.", judge::units::trials_an_arm(t.into())),
-                    None => format!("±{target} needs more than {} trials an arm (the most a launch may ask for): widen the change, or calibrate the suite to measure its spread.", judge::pipeline::power::MAX_PLANNED_TRIALS),
+                    None => format!("±{target} needs more than {} trials an arm (the most a launch may ask for): {widen}.", judge::pipeline::power::MAX_PLANNED_TRIALS),
                 }}
                 {need.filter(|t| *t as u64 != n).map(|t| view! {
                     " " <button type="button" class="use-trials" on:click=move |_| use_trials.run(t)>{if t == 1 { "Use 1 trial".to_string() } else { format!("Use {t} trials") }}</button>
