@@ -173,7 +173,7 @@ test("the launch preview says what the planned trials can detect, and one click 
   await page.getByLabel("Trials per arm").fill("2");
   await page.getByRole("button", { name: "Preview" }).click();
   const power = page.getByRole("region", { name: "Plan" }).locator(".power");
-  await expect(power.locator(".detectable")).toContainText("2 trials an arm detect nothing below ±10000 % without a noise profile");
+  await expect(power.locator(".detectable")).toContainText("2 trials an arm detect nothing below ±10000 %: they measure too little spread of their own (calibrate the suite");
   await page.getByLabel("Trials per arm").fill("4");
   await page.getByLabel("Size the trials for a CPU change of (%)").fill("30");
   await page.getByRole("button", { name: "Preview" }).click();
