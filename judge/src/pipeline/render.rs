@@ -79,6 +79,10 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
     if let Some(line) = sequential_line(report) {
         let _ = writeln!(out, "{line}\n");
     }
+    // The news in a line (kept by the PR comment, whose own heading replaces the one above).
+    if let Some(news) = report.news() {
+        let _ = writeln!(out, "**In short:** {} — {news}.\n", report.verdict);
+    }
     // What was detected leads, with its interval; then the rest of the reasons.
     let found = detected(report);
     if found.is_empty() {

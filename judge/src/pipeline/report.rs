@@ -274,6 +274,56 @@ pub struct ArmReport {
 }
 
 impl ArmReport {
+    /// The arm's news in a few words, after its verdict: "+284.7 % CPU in stage3", "cheaper: −49.1 % CPU in
+    /// total", "no regression ≥ 6 %", "no change beyond the margins", "stage3: detects ±38 %, about 15 more
+    /// pairs". The numbers are the stage table's and the reasons' (`cpu_change_pct`, `fmt_pct`).
+    pub fn news(&self) -> String {
+        let detected = |s: &&StageReport, o: MetricOutcome| s.cpu_outcome == o && !s.cpu_negligible && !s.cpu_below_floor;
+        let largest = |o: MetricOutcome| {
+            self.stages.iter().filter(|s| detected(s, o)).max_by(|a, b| a.cpu_change_pct.abs().total_cmp(&b.cpu_change_pct.abs()))
+        };
+        let first_clause = |r: &str| r.split([';', '(']).next().unwrap_or(r).trim().trim_end_matches(':').to_string();
+        match self.verdict {
+            Verdict::Regression => match largest(MetricOutcome::Higher).filter(|s| s.verdict == Verdict::Regression) {
+                Some(s) => format!("{} CPU in {}", fmt_pct(s.cpu_change_pct), s.stage),
+                None => self.reasons.first().map(|r| first_clause(r)).unwrap_or_default(),
+            },
+            Verdict::Pass => {
+                let total = &self.total;
+                if total.cpu_outcome == MetricOutcome::Lower && !total.cpu_negligible {
+                    format!("cheaper: {} CPU in total", fmt_pct(total.cpu_change_pct))
+                } else if let Some(s) = largest(MetricOutcome::Lower) {
+                    format!("cheaper: {} CPU in {}", fmt_pct(s.cpu_change_pct), s.stage)
+                } else if let Some(x) = self
+                    .stages
+                    .iter()
+                    .filter(|s| s.cpu_outcome == MetricOutcome::NoRegression)
+                    .filter_map(|s| s.cpu_test.as_ref()?.no_regression_pct)
+                    .max_by(f64::total_cmp)
+                {
+                    format!("no regression ≥ {}", fmt_margin(x))
+                } else {
+                    "no change beyond the margins".to_string()
+                }
+            }
+            Verdict::Tradeoff => match (largest(MetricOutcome::Higher), largest(MetricOutcome::Lower)) {
+                (Some(up), Some(down)) => {
+                    format!("{} CPU in {}, {} in {}", fmt_pct(up.cpu_change_pct), up.stage, fmt_pct(down.cpu_change_pct), down.stage)
+                }
+                _ => self.reasons.first().map(|r| first_clause(r)).unwrap_or_default(),
+            },
+            _ => self
+                .stages
+                .iter()
+                .filter(|s| s.cpu_outcome == MetricOutcome::Unclear)
+                .filter_map(|s| Some((s, s.cpu_test.as_ref()?)))
+                .max_by_key(|(_, t)| t.more_pairs.unwrap_or(0))
+                .and_then(|(s, t)| Some(format!("{}: {}", s.stage, fmt_needs(t)?)))
+                .or_else(|| self.reasons.first().map(|r| first_clause(r)))
+                .unwrap_or_default(),
+        }
+    }
+
     /// What stands in for the total's treatment numbers: its own absence, or — when a stage has no treatment
     /// numbers — "not comparable" (a sum over a missing stage would read as a −100 % change).
     pub fn total_missing(&self) -> Option<String> {
@@ -326,6 +376,25 @@ pub struct PipelineReport {
     /// `measurement`); filled by the engine, which knows each trial's run order and role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurement: Option<super::measurement::MeasurementReport>,
+}
+
+impl PipelineReport {
+    /// The verdict and its news in one line, for the page's banner and report.md: "regression — +284.7 %
+    /// CPU in stage3", "pass — cheaper: −49.1 % CPU in total"; with several treatment arms, the worst
+    /// arm's news, named.
+    pub fn headline(&self) -> String {
+        match self.news() {
+            Some(n) => format!("{} — {n}", self.verdict.as_str()),
+            None => self.verdict.as_str().to_string(),
+        }
+    }
+
+    /// The headline's news alone (the page's banner shows the verdict as a badge beside it).
+    pub fn news(&self) -> Option<String> {
+        let arm = self.treatments.iter().find(|a| a.verdict == self.verdict).or(self.treatments.first())?;
+        let news = if self.treatments.len() > 1 { format!("{}: {}", arm.name, arm.news()) } else { arm.news() };
+        (!news.is_empty()).then_some(news)
+    }
 }
 
 /// The level of a test as a percentage with the fewest decimals that keep it below 100: α 0.0016 →

@@ -564,4 +564,17 @@ fn a_passs_reasons_put_the_largest_detected_change_first_and_too_small_to_measur
     assert_eq!(r.verdict, Verdict::Pass, "{:?}", r.reasons);
     let at = |stage: &str| r.reasons.iter().position(|x| x.starts_with(stage)).unwrap_or_else(|| panic!("{stage}: {:?}", r.reasons));
     assert!(at("c-cheaper") < at("b-flat") && at("b-flat") < at("a-tiny"), "{:?}", r.reasons);
+    // The headline says the news with the stage table's number.
+    let total = &r.treatments[0].total;
+    assert_eq!(r.headline(), format!("pass — cheaper: {} CPU in total", judge::pipeline::report::fmt_pct(total.cpu_change_pct)));
+    assert!(r.headline().starts_with("pass — cheaper: −25."), "{}", r.headline());
+    // The other way round: a regression names its largest stage.
+    let treated: Vec<String> = [101, 102, 103].iter().map(|t| id(*t)).collect();
+    let mut worse = rows.clone();
+    for r in worse.iter_mut().filter(|r| r.stage_name == "c-cheaper" && treated.contains(&r.execution_id)) {
+        r.cpu_time_total *= 4.0; // half the control's before: now twice it
+    }
+    let r = run(&worse, &[1, 2, 3], &[101, 102, 103], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
+    assert!(r.headline().starts_with("regression — +") && r.headline().ends_with("% CPU in c-cheaper"), "{}", r.headline());
 }

@@ -127,6 +127,9 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     assert!(lines.iter().any(|l| l.starts_with("Drift: ")) && lines.iter().any(|l| l.starts_with("Warm-up: trial #1 (")), "{lines:?}");
     let md = launcher.get(&format!("/experiments/{heavier}/export/report.md")).await.text;
     assert!(md.contains("Measurement (") && md.contains(&format!("- {}", lines[0])), "{md}");
+    // The news in one line, the same on the page's banner and in report.md: the largest stage's CPU change.
+    let news = md.lines().find_map(|l| l.strip_prefix("**In short:** regression — ")).unwrap_or_else(|| panic!("{md}"));
+    assert!(news.starts_with('+') && news.contains(" % CPU in stage"), "{news}");
     let trial = &e["trials"][0];
     let rows = app.store.stage_rows(trial["id"].as_i64().unwrap()).await.unwrap();
     assert_eq!(rows.len(), 2, "the trial's rows came from finelog");
@@ -162,6 +165,7 @@ async fn measured_a_b_experiments_run_in_worktrees_and_are_judged() {
     assert_eq!(page.status, 200);
     assert!(page.text.contains("<h2>Trials</h2>") && page.text.matches("succeeded").count() >= 8, "the page lists the trials");
     assert!(page.text.contains("In pair") && page.text.contains("6 · 2nd"), "the trials table shows each trial's place in its pair");
+    assert!(page.text.contains(&format!("<span class=\"headline\">— {}</span>", news.trim_end_matches('.'))), "the banner's news is report.md's");
     assert!(page.text.contains("warm-up (not judged)"), "the trials table shows the warm-up as such");
     assert!(
         page.text.contains("aria-label=\"Measurement\"") && page.text.contains("Warm-up: trial #1 ("),

@@ -86,6 +86,12 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                     (Some(_), _) => view! { <span class="verdict tone-none">"◆ calibration"</span> }.into_any(),
                     _ => view! { <VerdictBadge verdict=s.verdict status=Some(s.status) /> }.into_any(),
                 }}
+                {match &view.report {
+                    Some(crate::report::StoredReport::Pipeline(r)) if view.calibration.is_none() => {
+                        r.news().map(|n| view! { " " <span class="headline">{format!("— {n}")}</span> })
+                    }
+                    _ => None,
+                }}
                 " " <span class="muted">{s.status.as_str()}</span>
             </p>
             {(!view.reasons.is_empty()).then(|| view! {
