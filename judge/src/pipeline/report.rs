@@ -319,6 +319,15 @@ impl ArmReport {
                 .filter_map(|s| Some((s, s.cpu_test.as_ref()?)))
                 .max_by_key(|(_, t)| t.more_pairs.unwrap_or(0))
                 .and_then(|(s, t)| Some(format!("{}: {}", s.stage, fmt_needs(t)?)))
+                .or_else(|| {
+                    // Untested (one pair, no profile): the change as measured, and why it decides nothing.
+                    let s = self
+                        .stages
+                        .iter()
+                        .filter(|s| s.cpu_outcome == MetricOutcome::Unclear && s.cpu_test.is_none())
+                        .max_by(|a, b| a.cpu_change_pct.abs().total_cmp(&b.cpu_change_pct.abs()))?;
+                    Some(format!("{} CPU in {}, too few trials to test it", fmt_pct(s.cpu_change_pct), s.stage))
+                })
                 .or_else(|| self.reasons.first().map(|r| first_clause(r)))
                 .unwrap_or_default(),
         }

@@ -578,3 +578,13 @@ fn a_passs_reasons_put_the_largest_detected_change_first_and_too_small_to_measur
     assert_eq!(r.verdict, Verdict::Regression, "{:?}", r.reasons);
     assert!(r.headline().starts_with("regression — +") && r.headline().ends_with("% CPU in c-cheaper"), "{}", r.headline());
 }
+
+/// One pair and no profile tests nothing: the headline gives the change as measured and why it decides
+/// nothing, not the reasons' words again.
+#[test]
+fn an_untested_change_headlines_as_measured_and_why_it_decides_nothing() {
+    let rows = vec![row(1, "map", "END", 10.0, 30.0, 1000.0, 100.0), row(101, "map", "END", 5.0, 30.0, 1000.0, 100.0)];
+    let r = run(&rows, &[1], &[101], &PipelineConfig::default());
+    assert_eq!(r.verdict, Verdict::Inconclusive, "{:?}", r.reasons);
+    assert_eq!(r.headline(), "inconclusive — −50.0 % CPU in map, too few trials to test it");
+}
