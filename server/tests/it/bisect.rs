@@ -10,7 +10,6 @@ use common::git::git;
 use common::test_app::Client;
 use serde_json::{json, Value};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use store::people::Role;
 
@@ -75,21 +74,8 @@ async fn measured_a_bisection_names_the_commit_that_added_cpu_to_one_stage() {
     let (app, launcher) = crate::launch_run::app(tmp.path(), &finelog).await;
     let culprit = bisect_branches(&tmp.path().join("repo"));
     // The suite's webhook hears of the end.
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let record = seen.clone();
-    let receiver = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let record = record.clone();
-            async move {
-                record.lock().unwrap().push(body);
-                axum::http::StatusCode::OK
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let receiver = crate::common::webhook::Receiver::start().await;
+    let hook = receiver.url.clone();
     let suites = app.dir.path().join("suites");
     let toml = std::fs::read_to_string(suites.join("bench.toml")).unwrap();
     std::fs::write(suites.join("bench.toml"), format!("{toml}\n[notify]\nwebhook = \"{hook}\"\nevents = [\"bisection\"]\n")).unwrap();
@@ -146,12 +132,7 @@ async fn measured_a_bisection_names_the_commit_that_added_cpu_to_one_stage() {
         assert!(page.text.contains(&format!("href=\"/experiments/{}\"", s["experiment_id"])), "step {} linked", s["experiment_id"]);
     }
     // The webhook heard of the end.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while seen.lock().unwrap().is_empty() {
-        assert!(Instant::now() < deadline, "no webhook");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let sent = seen.lock().unwrap()[0].clone();
+    let sent = receiver.first().await;
     assert_eq!((sent["event"].as_str(), sent["bisection"]["outcome"].as_str()), (Some("bisection"), Some("culprit")), "{sent}");
     assert_eq!(sent["bisection"]["culprit"]["sha"], culprit.as_str());
     eprintln!("bisection of 8 commits: {} experiments ({probes} probing), {trials} trials an arm, {wall:.0} s", steps.len());

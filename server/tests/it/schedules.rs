@@ -206,7 +206,6 @@ async fn two_replicas_on_one_postgres_launch_each_tick_once_and_ab_schedules_com
 /// once — and no `regression` for a canary.
 #[tokio::test]
 async fn canaries_run_every_tick_grow_the_profile_are_counted_and_alarm_beyond_doubt() {
-    use std::sync::{Arc, Mutex};
     let _trials = common::running_trials().await;
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
@@ -261,21 +260,8 @@ async fn canaries_run_every_tick_grow_the_profile_are_counted_and_alarm_beyond_d
     loud["verdict"] = json!("regression");
     app.store.record_verdict(ids[1], judge::Verdict::Pass, &[], &quiet, None).await.unwrap();
     app.store.record_verdict(ids[0], judge::Verdict::Regression, &["a same-code claim".into()], &loud, None).await.unwrap();
-    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
-    let keep = seen.clone();
-    let receiver = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let keep = keep.clone();
-            async move {
-                keep.lock().unwrap().push(body);
-                axum::http::StatusCode::OK
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let receiver = common::webhook::Receiver::start().await;
+    let hook = receiver.url.clone();
     let spec: engine::notify::NotifySpec =
         serde_json::from_value(json!({"webhook": hook, "events": ["regression", "canary_alarm"]})).unwrap();
     // The second canary alone claimed nothing: no alarm. The first's claim tips it: 1 of 2, whose 95 %
@@ -286,12 +272,7 @@ async fn canaries_run_every_tick_grow_the_profile_are_counted_and_alarm_beyond_d
     engine::notify::experiment_ended(state, ids[0], Some(&spec), Some(suite_id), Some(0.01)).await;
     let sent = app.store.notifications(suite_id, 10).await.unwrap();
     assert_eq!(sent.iter().map(|n| n.event.as_str()).collect::<Vec<_>>(), ["canary_alarm"], "once, and no regression for a canary");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while seen.lock().unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the webhook was not called");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let body = seen.lock().unwrap()[0].clone();
+    let body = receiver.first().await;
     assert_eq!((body["event"].as_str(), body["canaries"]["runs"].as_u64(), body["canaries"]["claims"].as_u64()), (Some("canary_alarm"), Some(2), Some(1)));
     assert!(body["canaries"]["interval"][0].as_f64().unwrap() > 0.01, "{body}");
     let page = launcher.get("/suites/stage-bench").await.text;

@@ -205,24 +205,10 @@ async fn a_step_in_a_stored_series_is_a_change_point_a_launcher_can_mark() {
 /// detectable — not again for later experiments, and nothing before it.
 #[tokio::test]
 async fn a_new_change_point_is_posted_to_the_suites_webhook_once() {
-    use std::sync::{Arc, Mutex};
     let app = TestApp::builder().start().await;
     let suite_id = suite(&app, "steps").await;
-    let seen: Arc<Mutex<Vec<serde_json::Value>>> = Arc::default();
-    let keep = seen.clone();
-    let receiver = axum::Router::new().route(
-        "/hook",
-        axum::routing::post(move |axum::Json(body): axum::Json<serde_json::Value>| {
-            let keep = keep.clone();
-            async move {
-                keep.lock().unwrap().push(body);
-                axum::http::StatusCode::OK
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, receiver).await.unwrap() });
+    let receiver = common::webhook::Receiver::start().await;
+    let hook = receiver.url.clone();
     let spec: engine::notify::NotifySpec = serde_json::from_value(json!({"webhook": hook, "events": ["change_point"]})).unwrap();
 
     let probe = app.judged_pipeline("probe").await;
@@ -242,12 +228,7 @@ async fn a_new_change_point_is_posted_to_the_suites_webhook_once() {
     assert!((10..=12).contains(&first), "found within a few points after the step (after point {first})");
     let rows = app.store.notifications(suite_id, 50).await.unwrap();
     assert_eq!((rows[0].event.as_str(), rows[0].experiment_id), ("change_point", ids[8]));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while seen.lock().unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the webhook was not called");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let body = seen.lock().unwrap()[0].clone();
+    let body = receiver.first().await;
     assert_eq!(body["event"], "change_point");
     assert_eq!(body["experiment"]["id"], ids[8]);
     let change = body["changes"].as_array().unwrap().iter().find(|c| c["metric"] == "cpu-s").expect("the CPU series changed");

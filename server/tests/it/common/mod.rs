@@ -211,3 +211,4 @@ pub mod postgres;
 pub mod slurm;
 pub mod test_app;
 pub mod warp;
+pub mod webhook;
