@@ -5,6 +5,7 @@
 //! `[notify.commit_status]` also sets a commit status on the treatment's SHA through a GitHub-style API
 //! (`POST {api}/repos/{repository}/statuses/{sha}`) when any experiment of the suite ends.
 
+pub mod canary;
 pub mod change_points;
 
 use crate::Engine;
@@ -83,7 +84,7 @@ pub async fn experiment_ended(engine: &Engine, experiment_id: i64, spec: Option<
         tracing::error!(error = %e, experiment_id, "cannot queue the experiment's notifications");
     }
     if let (Some(promised), Some(webhook), true) = (canary, &spec.webhook, spec.events.contains(&NotifyEvent::CanaryAlarm)) {
-        if let Err(e) = canary_alarm(engine, experiment_id, spec, webhook, suite_id, promised).await {
+        if let Err(e) = canary::alarm(engine, experiment_id, spec, webhook, suite_id, promised).await {
             tracing::error!(error = %e, experiment_id, "cannot check the canaries' realised rate");
         }
     }
@@ -92,60 +93,6 @@ pub async fn experiment_ended(engine: &Engine, experiment_id: i64, spec: Option<
             tracing::error!(error = %e, experiment_id, "cannot look for new change points");
         }
     }
-}
-
-/// The canaries a suite's realised rate is counted over: its latest this many.
-pub const CANARY_WINDOW: i64 = 200;
-
-/// The suite's canaries' realised rate, over the latest [`CANARY_WINDOW`]: (with `experiment_id`, without it).
-pub async fn canary_rates(
-    store: &store::Store,
-    suite_id: i64,
-    experiment_id: i64,
-    promised: f64,
-) -> Result<(judge::pipeline::canary::RealisedRate, judge::pipeline::canary::RealisedRate), store::StoreError> {
-    use judge::pipeline::canary::{claims_a_change, realised};
-    let canaries = store.judged_canaries(suite_id, CANARY_WINDOW).await?;
-    let claims: Vec<(i64, bool)> = canaries
-        .iter()
-        .map(|(id, _, report)| {
-            (*id, serde_json::from_value::<judge::pipeline::report::PipelineReport>(report.clone()).is_ok_and(|r| claims_a_change(&r)))
-        })
-        .collect();
-    let count = |keep: &dyn Fn(i64) -> bool| {
-        let kept: Vec<bool> = claims.iter().filter(|(id, _)| keep(*id)).map(|(_, c)| *c).collect();
-        realised(kept.iter().filter(|c| **c).count() as u64, kept.len() as u64, promised)
-    };
-    Ok((count(&|_| true), count(&|id| id != experiment_id)))
-}
-
-/// Sends `canary_alarm` when this canary tipped the suite's realised rate above the promise.
-async fn canary_alarm(
-    engine: &Engine,
-    experiment_id: i64,
-    spec: &NotifySpec,
-    webhook: &str,
-    suite_id: i64,
-    promised: f64,
-) -> Result<(), store::StoreError> {
-    let (now, before) = canary_rates(&engine.store, suite_id, experiment_id, promised).await?;
-    if !now.alarm || before.alarm {
-        return Ok(());
-    }
-    let summary = engine.store.experiment_summary(experiment_id).await?;
-    let suite = summary.suite.clone().unwrap_or_default();
-    let url = format!("{}/suites/{suite}", engine.base_url);
-    let words = now.words();
-    let body = json!({
-        "event": NotifyEvent::CanaryAlarm.as_str(),
-        "text": format!("*Canary alarm* in suite <{url}|{}>: {}", slack_escape(&suite), slack_escape(&words)),
-        "canaries": {"suite": suite, "url": url, "runs": now.runs, "claims": now.claims, "rate": now.rate,
-            "interval": now.interval, "promised": now.promised, "words": words, "experiment_id": experiment_id},
-    });
-    if let Some(id) = engine.store.insert_notification(experiment_id, suite_id, NotifyEvent::CanaryAlarm.as_str(), webhook, &body).await? {
-        tokio::spawn(deliver(engine.store.clone(), id, spec.clone(), Target { url: webhook.trim().to_string(), token: None }, body));
-    }
-    Ok(())
 }
 
 async fn queue_and_send(engine: &Engine, experiment_id: i64, spec: &NotifySpec, suite_id: i64, canary: bool) -> Result<(), store::StoreError> {

@@ -22,6 +22,14 @@ pub fn claims_a_change(report: &PipelineReport) -> bool {
         || report.treatments.iter().flat_map(|a| &a.stages).any(|s| detected(s.cpu_outcome) || detected(s.elapsed_outcome))
 }
 
+/// A suite's realised rate counts its latest this many judged canaries (the page and the alarm alike).
+pub const WINDOW: i64 = 200;
+
+/// Whether a stored report (JSON) claims a change; one that cannot be read claims nothing.
+pub fn stored_claims_a_change(report: &serde_json::Value) -> bool {
+    serde_json::from_value::<PipelineReport>(report.clone()).is_ok_and(|r| claims_a_change(&r))
+}
+
 /// The canaries' realised false-alarm rate against the promise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RealisedRate {
@@ -42,6 +50,11 @@ pub fn realised(claims: u64, runs: u64, promised: f64) -> RealisedRate {
     let (lo, hi) = crate::stats::clopper_pearson(claims.min(runs), runs, 0.95);
     let rate = if runs == 0 { 0.0 } else { claims as f64 / runs as f64 };
     RealisedRate { runs, claims, rate, interval: [lo, hi], promised, alarm: runs > 0 && lo > promised }
+}
+
+/// The realised rate of canaries, one claim flag each.
+pub fn realised_of(claims: &[bool], promised: f64) -> RealisedRate {
+    realised(claims.iter().filter(|c| **c).count() as u64, claims.len() as u64, promised)
 }
 
 impl RealisedRate {

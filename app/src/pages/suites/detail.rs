@@ -96,18 +96,18 @@ pub struct CanaryLine {
     pub spread_pct: Vec<Option<f64>>,
 }
 
-/// Canaries shown in the table (the rate counts up to `CANARY_WINDOW`, as the alarm does).
+/// Canaries shown in the table (the rate counts up to `judge::pipeline::canary::WINDOW`, as the alarm does).
 pub const CANARY_ROWS: usize = 20;
 /// Stage columns at most.
 pub const CANARY_STAGES: usize = 6;
 
 #[cfg(feature = "ssr")]
 fn canary_view(canaries: &[(i64, i64, serde_json::Value)], promised: f64) -> CanaryView {
-    use judge::pipeline::canary::{claims_a_change, realised};
+    use judge::pipeline::canary::{realised_of, stored_claims_a_change};
+    let claims: Vec<bool> = canaries.iter().map(|(_, _, r)| stored_claims_a_change(r)).collect();
+    let rate = realised_of(&claims, promised);
     let reports: Vec<(i64, i64, Option<judge::pipeline::report::PipelineReport>)> =
         canaries.iter().map(|(id, at, r)| (*id, *at, serde_json::from_value(r.clone()).ok())).collect();
-    let claims = reports.iter().filter(|(_, _, r)| r.as_ref().is_some_and(claims_a_change)).count();
-    let rate = realised(claims as u64, reports.len() as u64, promised);
     let spread = |r: &Option<judge::pipeline::report::PipelineReport>| r.as_ref().and_then(|r| r.measurement.as_ref()).map(|m| m.spread_pct.clone());
     // The stages the newest canaries measured above the floor, most often first.
     let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
@@ -125,12 +125,13 @@ fn canary_view(canaries: &[(i64, i64, serde_json::Value)], promised: f64) -> Can
         runs: reports
             .iter()
             .take(CANARY_ROWS)
-            .map(|(id, at, r)| {
+            .zip(&claims)
+            .map(|((id, at, r), claimed)| {
                 let spread = spread(r).unwrap_or_default();
                 CanaryLine {
                     experiment_id: *id,
                     created_at: *at,
-                    claimed: r.as_ref().is_some_and(claims_a_change),
+                    claimed: *claimed,
                     spread_pct: stages.iter().map(|s| spread.get(s).copied()).collect(),
                 }
             })
@@ -210,7 +211,7 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
     let definition = serde_json::from_value::<suite::SuiteDefinition>(suite.definition.clone()).ok();
     let has_canary_schedule =
         definition.as_ref().is_some_and(|d| d.schedules.iter().any(|s| s.mode == suite::schedule::ScheduleMode::Canary));
-    let canaries = store.judged_canaries(suite.id, 200).await.map_err(failed)?;
+    let canaries = store.judged_canaries(suite.id, judge::pipeline::canary::WINDOW).await.map_err(failed)?;
     let canaries = (suite.kind == judge::ExperimentKind::Pipeline && (has_canary_schedule || !canaries.is_empty()))
         .then(|| canary_view(&canaries, crate::format::suite_judge_method(&suite.definition).0.alpha));
     let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
