@@ -36,7 +36,10 @@ mod server {
         /// (e.g. the judge could not compare), so the page says so instead of failing.
         pub fn from_json(kind: ExperimentKind, value: &serde_json::Value) -> Option<StoredReport> {
             match kind {
-                ExperimentKind::Pipeline => serde_json::from_value(value.clone()).ok().map(|r| StoredReport::Pipeline(Box::new(r))),
+                ExperimentKind::Pipeline => serde_json::from_value::<judge::pipeline::report::PipelineReport>(value.clone()).ok().map(|mut r| {
+                    r.one_estimate_per_claim();
+                    StoredReport::Pipeline(Box::new(r))
+                }),
                 ExperimentKind::Warp => {
                     let gate = Box::new(serde_json::from_value(value.get("gate")?.clone()).ok()?);
                     let provenance = value.get("provenance").and_then(|p| serde_json::from_value(p.clone()).ok());

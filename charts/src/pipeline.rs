@@ -30,8 +30,13 @@ fn stage_of<'a>(report: &'a PipelineReport, name: &str) -> Vec<Option<&'a StageR
     report.treatments.iter().map(|a| a.stages.iter().find(|s| s.stage == name)).collect()
 }
 
-fn interval(i: Option<[f64; 2]>) -> String {
-    i.map(|[l, h]| format!(", 95 % interval {} … {}", fmt_pct(l), fmt_pct(h))).unwrap_or_default()
+/// ", 99.6 % interval +1.1 % … +60.8 %": the interval at the level its test was decided at.
+fn interval(s: &judge::pipeline::report::StageReport) -> String {
+    match (&s.cpu_test, s.cpu_interval_pct) {
+        (Some(t), Some([l, h])) => format!(", {} interval {} … {}", judge::pipeline::report::fmt_level(t.alpha), fmt_pct(l), fmt_pct(h)),
+        (None, Some([l, h])) => format!(", interval {} … {}", fmt_pct(l), fmt_pct(h)),
+        _ => String::new(),
+    }
 }
 
 pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, ChartError> {
@@ -57,7 +62,7 @@ pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, Cha
                         arm.name,
                         fmt_num(s.cpu_treatment),
                         fmt_pct(s.cpu_change_pct),
-                        interval(s.cpu_interval_pct),
+                        interval(s),
                         s.verdict.as_str()
                     ),
                     dots: vec![],

@@ -7,10 +7,10 @@ test("a pipeline experiment page shows the verdict, the stage table and its char
   await expect(page.getByRole("heading", { level: 1 })).toContainText("Dedup: heavier MinHash");
   const banner = page.getByRole("region", { name: "Verdict" });
   await expect(banner).toContainText("regression");
-  await expect(banner).toContainText("stage1-Map → Scatter: more CPU: CPU higher +27.4 %");
+  await expect(banner).toContainText("stage1-Map → Scatter: more CPU: CPU higher +27.5 %");
   const stages = page.locator("table.stages");
   await expect(stages.locator("tbody tr")).toHaveCount(3);
-  await expect(stages.locator("tbody tr").first()).toContainText("+27.4 %");
+  await expect(stages.locator("tbody tr").first()).toContainText("+27.5 %");
   const charts = page.locator("svg.chart");
   await expect(charts).toHaveCount(5);
   await expect(page.getByRole("img", { name: "CPU per stage" })).toBeVisible();

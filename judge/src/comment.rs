@@ -11,7 +11,8 @@ pub struct CommentChart {
     pub url: String,
 }
 
-pub fn pr_comment(id: i64, title: &str, verdict: Verdict, page_url: &str, report_markdown: &str, charts: &[CommentChart]) -> String {
+/// `shared`: `page_url` is a read-only share link (else the page itself, which asks for a sign-in).
+pub fn pr_comment(id: i64, title: &str, verdict: Verdict, page_url: &str, report_markdown: &str, charts: &[CommentChart], shared: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "### {} Arbiter: {} — [{title} (#{id})]({page_url})\n", verdict.tone().icon(), verdict.as_str());
     // The report's own heading repeats the verdict; the comment's heading replaces it.
@@ -26,7 +27,11 @@ pub fn pr_comment(id: i64, title: &str, verdict: Verdict, page_url: &str, report
         }
         let _ = writeln!(out, "</details>\n");
     }
-    let _ = writeln!(out, "[Open the experiment in Arbiter]({page_url}) (read-only link; anyone holding it can read this experiment)");
+    if shared {
+        let _ = writeln!(out, "[Open the experiment in Arbiter]({page_url}) (read-only link; anyone holding it can read this experiment)");
+    } else {
+        let _ = writeln!(out, "[Open the experiment in Arbiter]({page_url}) (sign in to read it)");
+    }
     out
 }
 
@@ -41,7 +46,7 @@ mod tests {
             caption: "CPU per stage".into(),
             url: "https://a.example/experiments/7/charts/stage-cpu.svg?share=arb_x".into(),
         }];
-        let c = pr_comment(7, "Heavier map", Verdict::Regression, "https://a.example/share/arb_x", md, &charts);
+        let c = pr_comment(7, "Heavier map", Verdict::Regression, "https://a.example/share/arb_x", md, &charts, true);
         assert!(c.starts_with("### ❌ Arbiter: regression — [Heavier map (#7)](https://a.example/share/arb_x)\n"), "{c}");
         assert!(!c.contains("Pipeline A/B: regression"), "the report's own heading is replaced");
         assert!(c.contains("| map | +27.4 % |"));

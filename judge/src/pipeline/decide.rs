@@ -251,6 +251,7 @@ pub fn quadrants(
     report.elapsed_interval_pct = elapsed_test.as_ref().map(|t| t.interval_pct);
     report.cpu_test = cpu_test;
     report.elapsed_test = elapsed_test;
+    report.one_estimate_per_claim();
     let detail = report.detail();
     // A negligible change is a detected one inside the margin: it counts as flat for the verdict. Elapsed
     // has no third answer (X is about CPU): were it given one, it would read as undecided.

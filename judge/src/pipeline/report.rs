@@ -41,7 +41,14 @@ pub struct StageReport {
     pub reasons: Vec<String>,
     pub cpu_control: f64,
     pub cpu_treatment: f64,
+    /// The CPU change every door prints: the estimate its test rests on (`cpu_test.estimate_pct`, from the
+    /// logs of the trials) when it was tested; the ratio of the arms' mean CPU-seconds when it was not
+    /// (below the floor, untested, method 1).
     pub cpu_change_pct: f64,
+    /// The ratio of the arms' mean CPU-seconds (percent) when the test's estimate replaced it in
+    /// `cpu_change_pct`: a second statistic, only ever shown labelled as such.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_means_change_pct: Option<f64>,
     /// The CPU change's interval at the level its test was decided at (`cpu_test.alpha`).
     pub cpu_interval_pct: Option<[f64; 2]>,
     /// The two-sided p-value of the test that decided CPU (`cpu_test.p_value`; Mann–Whitney's in method 1).
@@ -63,7 +70,10 @@ pub struct StageReport {
     /// Summed stage elapsed, in seconds.
     pub elapsed_control: f64,
     pub elapsed_treatment: f64,
+    /// As `cpu_change_pct`: the test's estimate when tested, else the ratio of the means.
     pub elapsed_change_pct: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_means_change_pct: Option<f64>,
     pub elapsed_interval_pct: Option<[f64; 2]>,
     pub elapsed_outcome: MetricOutcome,
     #[serde(default)]
@@ -139,6 +149,7 @@ impl StageReport {
             cpu_control: cc,
             cpu_treatment: ct,
             cpu_change_pct: pct_change(cc, ct),
+            cpu_means_change_pct: None,
             cpu_interval_pct: None,
             cpu_p_value: None,
             cpu_outcome: MetricOutcome::Flat,
@@ -149,6 +160,7 @@ impl StageReport {
             elapsed_control: ec,
             elapsed_treatment: et,
             elapsed_change_pct: pct_change(ec, et),
+            elapsed_means_change_pct: None,
             elapsed_interval_pct: None,
             elapsed_outcome: MetricOutcome::Flat,
             elapsed_negligible: false,
@@ -218,6 +230,24 @@ impl StageReport {
         )
     }
 
+    /// One number per claim: a tested metric's change is its test's estimate, and the ratio of the means
+    /// it replaces is kept, labelled, in `*_means_change_pct`. Idempotent; applied when a stage is decided
+    /// and to reports stored before the rule (`PipelineReport::one_estimate_per_claim`).
+    pub fn one_estimate_per_claim(&mut self) {
+        if let Some(t) = &self.cpu_test {
+            if self.cpu_means_change_pct.is_none() {
+                self.cpu_means_change_pct = Some(self.cpu_change_pct);
+                self.cpu_change_pct = t.estimate_pct;
+            }
+        }
+        if let Some(t) = &self.elapsed_test {
+            if self.elapsed_means_change_pct.is_none() {
+                self.elapsed_means_change_pct = Some(self.elapsed_change_pct);
+                self.elapsed_change_pct = t.estimate_pct;
+            }
+        }
+    }
+
     pub(crate) fn decide(mut self, verdict: Verdict, reason: String) -> StageReport {
         self.verdict = verdict;
         self.reasons.push(reason);
@@ -228,6 +258,9 @@ impl StageReport {
     pub(crate) fn rounded(mut self) -> StageReport {
         for v in [&mut self.cpu_control, &mut self.cpu_treatment, &mut self.elapsed_control, &mut self.elapsed_treatment] {
             *v = round(*v, 3);
+        }
+        for v in [&mut self.cpu_means_change_pct, &mut self.elapsed_means_change_pct].into_iter().flatten() {
+            *v = round(*v, 1);
         }
         for v in [
             &mut self.cpu_change_pct,
@@ -388,6 +421,14 @@ pub struct PipelineReport {
 }
 
 impl PipelineReport {
+    /// [`StageReport::one_estimate_per_claim`] over every stage and total: a report stored before the rule
+    /// reads like one judged after it.
+    pub fn one_estimate_per_claim(&mut self) {
+        for arm in &mut self.treatments {
+            arm.stages.iter_mut().chain(std::iter::once(&mut arm.total)).for_each(StageReport::one_estimate_per_claim);
+        }
+    }
+
     /// The verdict and its news in one line, for the page's banner and report.md: "regression — +284.7 %
     /// CPU in stage3", "pass — cheaper: −49.1 % CPU in total"; with several treatment arms, the worst
     /// arm's news, named.
@@ -570,13 +611,20 @@ pub fn fmt_mde(mde: f64) -> String {
     }
 }
 
-/// A margin or effect size in percent: [`crate::units::fmt_num`]'s digits without trailing zeros — "2 %",
-/// "16.7 %", "125 %".
+/// A margin or effect size in percent, at the precision changes are printed with (one decimal, as
+/// [`fmt_pct`]; below 1 %, [`crate::units::fmt_num`]'s three digits), without trailing zeros — "2 %",
+/// "5.1 %", "16.7 %", "125 %", "0.833 %". A margin worked out to 5.07 % reads "5.1 %" wherever it is shown.
 pub fn fmt_margin(p: f64) -> String {
     if !p.is_finite() {
         return "? %".into();
     }
-    let text = crate::units::fmt_num(p);
+    let text = if p.abs() >= 100.0 {
+        format!("{p:.0}")
+    } else if p.abs() >= 1.0 {
+        format!("{p:.1}")
+    } else {
+        crate::units::fmt_num(p)
+    };
     let text = if text.contains('.') && !text.contains('e') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
     format!("{text} %")
 }

@@ -435,7 +435,7 @@ fn a_margin_wider_than_the_suites_says_why() {
     let t = r.stages[0].cpu_test.as_ref().unwrap();
     assert_eq!(t.margin_pct, 5.9);
     assert_eq!(t.margin_why.as_deref(), Some("the 0.05 CPU-s floor on a 0.850 CPU-s stage"));
-    assert!(r.reasons[0].contains("±5.88 % (the 0.05 CPU-s floor on a 0.850 CPU-s stage)"), "{:?}", r.reasons);
+    assert!(r.reasons[0].contains("±5.9 % (the 0.05 CPU-s floor on a 0.850 CPU-s stage)"), "{:?}", r.reasons);
     let md = judge::pipeline::render::markdown(&r, &[]);
     assert!(md.contains("1 stage held to a wider margin by the floor"), "{md}");
     // A stage large enough keeps the suite's margin and says nothing more.

@@ -57,6 +57,15 @@ fn work_check(s: &StageReport, tolerance: f64) -> (bool, String) {
     }
 }
 
+/// The CPU-s cell's tooltip: these are means, and the ratio of the means is a second statistic, not the
+/// change the verdict rests on (that one is the test's estimate, in the CPU change column).
+fn means_title(s: &StageReport) -> String {
+    match s.cpu_means_change_pct {
+        Some(m) => format!("mean CPU-seconds per trial; their ratio, {}, is not the tested change (the CPU change column is, from the trials' logs)", pct(m)),
+        None => "mean CPU-seconds per trial".into(),
+    }
+}
+
 #[component]
 fn StageLine(
     s: StageReport,
@@ -91,7 +100,7 @@ fn StageLine(
             <td class="num"><strong>{pct(s.cpu_change_pct)}</strong>
                 {(!cpu_interval.is_empty()).then(|| view! { <br /><span class="muted">{cpu_interval}</span> })}
                 {(!level.is_empty()).then(|| view! { <br /><small class="muted">{level}</small> })}</td>
-            <td class="num">{format!("{:.3} → {:.3}", s.cpu_control, s.cpu_treatment)}</td>
+            <td class="num" title=means_title(&s)>{format!("{:.3} → {:.3}", s.cpu_control, s.cpu_treatment)}</td>
             <td class="num">{pct(s.elapsed_change_pct)} {elapsed_note(&s).map(|n| view! { <br /><small class="muted">{n}</small> })}</td>
             <td class="num">{pct(s.mem_peak_change_pct)} <br /><small class="muted">{bytes(s.mem_peak_treatment)}</small></td>
             <td class=if same { "ok" } else { "bad" }>{work}</td>
