@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/end2end/node_modules/.bin:$PATH"
+. scripts/build-env.sh
 
 release=0
 [ "${1:-}" = "--release" ] && release=1

@@ -12,9 +12,8 @@ trap 'rm -rf "$logs"' EXIT
 
 scripts/setup.sh --test || exit 2
 export PATH="$HOME/.cargo/bin:$PATH"
-# In CI the tree is built once: incremental caches would only cost time and disk (they reached 23 GB
-# in a long-lived work tree here).
-if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
+# The build settings run.sh will use too (CI: no incremental caches), so it compiles nothing after this.
+. scripts/build-env.sh
 
 if [ -z "${TEST_POSTGRES_URL:-}" ] && command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; then
   export TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/postgres

@@ -13,7 +13,17 @@ pub struct ServerContext {
     pub suite_toml: fn(&serde_json::Value) -> Result<String, String>,
     /// Whether a first-run setup link's secret is still the live one (the setup page says when it is not).
     pub setup_link_live: std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>,
+    /// A suite repository's branches, most recently committed first, at most [`BRANCHES_SHOWN`] (the
+    /// launch form's typeahead, the suite page's list): read from the repository or its mirror as it is,
+    /// never fetched for a page. Empty when it cannot be read.
+    pub branches: std::sync::Arc<dyn Fn(String) -> BranchesFuture + Send + Sync>,
 }
+
+/// What [`ServerContext::branches`] answers.
+pub type BranchesFuture = std::pin::Pin<Box<dyn std::future::Future<Output = Vec<String>> + Send>>;
+
+/// How many branches a page offers.
+pub const BRANCHES_SHOWN: usize = 50;
 
 pub fn server_context() -> Result<ServerContext, crate::error::AppError> {
     use_context::<ServerContext>().ok_or_else(|| crate::error::AppError::Server("the server context is not available".into()))

@@ -99,3 +99,13 @@ mod tests {
         assert_eq!(short_ref("main"), "main");
     }
 }
+
+/// Percent-encodes a query value (suite and branch names are the free text links carry).
+pub fn encode_query(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}

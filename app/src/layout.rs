@@ -17,6 +17,7 @@ pub fn Layout(children: Children) -> impl IntoView {
                 <A href="/launch">"Launch"</A>
                 <A href="/import">"Import"</A>
                 <A href="/trends">"Trends"</A>
+                <A href="/bisections">"Bisections"</A>
                 <A href="/suites">"Suites"</A>
             </nav>
             <UserMenu />

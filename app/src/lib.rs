@@ -29,6 +29,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 use pages::account::AccountPage;
 use pages::admin::AdminPage;
+use pages::bisection::list::BisectionsPage;
 use pages::bisection::BisectionPage;
 use pages::experiment::ExperimentPage;
 use pages::import::ImportPage;
@@ -78,6 +79,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/launch") view=LaunchPage ssr=SsrMode::Async />
                     <Route path=path!("/import") view=ImportPage />
                     <Route path=path!("/trends") view=TrendsPage ssr=SsrMode::Async />
+                    <Route path=path!("/bisections") view=BisectionsPage ssr=SsrMode::Async />
                     <Route path=path!("/bisections/:id") view=BisectionPage ssr=SsrMode::Async />
                     <Route path=path!("/suites") view=SuitesPage ssr=SsrMode::Async />
                     <Route path=path!("/suites/:name") view=SuitePage ssr=SsrMode::Async />

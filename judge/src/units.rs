@@ -65,6 +65,33 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
     Ok(days)
 }
 
+/// A strict ISO 8601 time as git prints it (`%aI`: "2026-12-07T13:04:05+01:00", or "…Z") in ms since
+/// the epoch, so a page can show it in its own format; `None` for anything else.
+pub fn iso_to_ms(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (date, rest) = text.split_once('T')?;
+    let days = parse_date(date).ok()?;
+    if rest.len() < 8 {
+        return None;
+    }
+    let (clock, zone) = rest.split_at(8);
+    let mut hms = clock.split(':').map(|p| p.parse::<i64>().ok().filter(|_| p.len() == 2));
+    let (h, m, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    let offset_min = match zone {
+        "Z" => 0,
+        z if z.len() == 6 && (z.starts_with('+') || z.starts_with('-')) && &z[3..4] == ":" => {
+            let (oh, om): (i64, i64) = (z[1..3].parse().ok()?, z[4..6].parse().ok()?);
+            let sign = if z.starts_with('-') { -1 } else { 1 };
+            sign * (oh * 60 + om)
+        }
+        _ => return None,
+    };
+    Some(((days * 86_400 + h * 3600 + m * 60 + s) - offset_min * 60) * 1000)
+}
+
 /// A git SHA's first ten characters (the whole text when shorter).
 pub fn short_sha(sha: &str) -> &str {
     sha.get(..10).unwrap_or(sha)
@@ -217,7 +244,7 @@ mod tests {
         assert_eq!(super::parse_utc_ms(crash), None);
         assert_eq!(super::parse_utc_ms("1026-11-02T04:+5:21"), None);
     }
-    use super::{parse_date, parse_size, trials_an_arm, utc_rfc3339};
+    use super::{iso_to_ms, parse_date, parse_size, trials_an_arm, utc_rfc3339};
 
     #[test]
     fn one_trial_is_singular() {
@@ -250,5 +277,15 @@ mod tests {
         assert!(parse_size("12 parsecs").unwrap_err().contains("unknown size unit"));
         assert!(parse_size("GiB").unwrap_err().contains("is not a size"));
         assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn git_iso_times_read_as_utc() {
+        assert_eq!(iso_to_ms("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(iso_to_ms("1970-01-01T00:00:01Z"), Some(1000));
+        assert_eq!(iso_to_ms("2026-12-07T12:30:00-02:30"), iso_to_ms("2026-12-07T15:00:00Z"));
+        for bad in ["", "2026-12-07", "2026-12-07T25:00:00Z", "2026-12-07T12:00:00+0100", "yesterday", "2026-13-01T00:00:00Z"] {
+            assert_eq!(iso_to_ms(bad), None, "{bad:?}");
+        }
     }
 }

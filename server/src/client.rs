@@ -371,7 +371,7 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
                 }
                 println!("{url}");
                 if let Some(path) = &args.comment_file {
-                    let text = comment(&http, &base, &args.api.token, id, v, &e).await?;
+                    let text = comment(&http, &base, &args.api.token, id).await?;
                     std::fs::write(path, text).map_err(|e| format!("--comment-file {}: {e}", path.display()))?;
                     println!("comment written to {}", path.display());
                 }
@@ -452,31 +452,16 @@ impl Progress {
 }
 
 /// The pull-request comment of a judged experiment, with a new share link in its links.
-async fn comment(
-    http: &reqwest::Client,
-    base: &str,
-    token: &str,
-    id: i64,
-    verdict: judge::Verdict,
-    e: &JsonExperiment,
-) -> Result<String, String> {
-    let share = call(http.post(format!("{base}/api/v1/experiments/{id}/shares")).bearer_auth(token), "share link").await?;
-    let (page, secret) = (share["url"].as_str().unwrap_or_default(), share["token"].as_str().unwrap_or_default());
-    let report = app::report::StoredReport::from_json(e.summary.kind, e.report.as_ref().unwrap_or(&Value::Null));
-    let markdown = match &report {
-        Some(app::report::StoredReport::Pipeline(r)) => judge::pipeline::render::markdown(r, &[]),
-        Some(app::report::StoredReport::Warp { gate, provenance }) => judge::warp::gate_md::render(gate, provenance.as_ref()),
-        None => e.reasons.iter().map(|r| format!("- {r}\n")).collect(),
-    };
-    let charts = report.as_ref().map(|r| r.chart_names()).unwrap_or_default();
-    let images: Vec<judge::comment::CommentChart> = charts
-        .iter()
-        .map(|c| judge::comment::CommentChart {
-            caption: c.caption.to_string(),
-            url: format!("{base}/experiments/{id}/charts/{}.svg?share={secret}", c.name),
-        })
-        .collect();
-    Ok(judge::comment::pr_comment(id, &e.summary.title, verdict, page, &markdown, &images))
+/// The pull-request comment, as the server makes it for the page's "Copy PR comment" too (with the
+/// experiment's comment link when this token may share it).
+async fn comment(http: &reqwest::Client, base: &str, token: &str, id: i64) -> Result<String, String> {
+    let answer = call(http.post(format!("{base}/api/v1/experiments/{id}/comment")).bearer_auth(token), "comment").await?;
+    let c: wire::share::JsonComment =
+        serde_json::from_value(answer).map_err(|e| format!("comment: the server's answer is not a comment: {e}"))?;
+    if let Some(why) = &c.no_link_why {
+        eprintln!("{why}");
+    }
+    Ok(c.markdown)
 }
 
 pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {

@@ -9,6 +9,8 @@ use app::report::StoredReport;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
+use crate::auth::Principal;
 use judge::pipeline::render::{markdown, ArmIds};
 use judge::ExperimentKind;
 use std::collections::HashMap;
@@ -57,7 +59,11 @@ pub async fn chart(
     Ok(response)
 }
 
-pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, String)>) -> ApiResult<Response> {
+pub async fn export(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path((id, name)): Path<(i64, String)>,
+) -> ApiResult<Response> {
     let (kind, report) = report(&state, id).await?;
     let prefix = format!("experiment-{id}-");
     let response = match (name.as_str(), &report) {
@@ -68,7 +74,13 @@ pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, 
         }
         ("report.md", StoredReport::Pipeline(r)) => {
             let md = markdown(r, &arm_ids(&state, id).await?);
-            let md = with_experiment_header(&md, &experiment_header(&state, id).await?);
+            // The comment link when there is one and the reader may share it; else the page.
+            let link = match crate::api::comment::may_share(&state, &principal, id).await? {
+                Ok(_) => crate::api::comment::comment_link(&state, id, None).await?,
+                Err(_) => None,
+            };
+            let link = link.unwrap_or_else(|| format!("{}/experiments/{id}", state.auth.base_url));
+            let md = with_experiment_header(&md, &experiment_header(&state, id, &link).await?);
             file("text/markdown; charset=utf-8", &format!("{prefix}report.md"), md)
         }
         ("stages.csv", StoredReport::Pipeline(r)) => {
@@ -91,10 +103,10 @@ pub async fn export(State(state): State<AppState>, Path((id, name)): Path<(i64, 
     Ok(response)
 }
 
-/// The lines a pasted report needs to stand alone: the experiment, its suite and page, and what ran.
-/// "**Dedup: heavier MinHash** (#5) · suite zephyr-pipeline · <https://…/experiments/5>" and "control `main`
+/// The lines a pasted report needs to stand alone: the experiment, its suite and `link` (its comment link,
+/// or its page), and what ran. "**Dedup: heavier MinHash** (#5) · suite zephyr-pipeline · <https://…/experiments/5>" and "control `main`
 /// at `1a2b3c4d5e6f` → heavier-minhash `cpu-heavier` at `8f3a9c2e1d0b`".
-async fn experiment_header(state: &AppState, id: i64) -> ApiResult<String> {
+pub(crate) async fn experiment_header(state: &AppState, id: i64, link: &str) -> ApiResult<String> {
     let summary = state.store.experiment_summary(id).await?;
     let detail = state.store.experiment_detail(id).await?;
     let suite = summary.suite.map(|s| format!(" · suite {s}")).unwrap_or_default();
@@ -107,11 +119,11 @@ async fn experiment_header(state: &AppState, id: i64) -> ApiResult<String> {
             format!("{}{git_ref}{sha}", a.name)
         })
         .collect();
-    Ok(format!("**{}** (#{id}){suite} · <{}/experiments/{id}>\n\n{}\n", summary.title, state.auth.base_url, arms.join(" → ")))
+    Ok(format!("**{}** (#{id}){suite} · <{link}>\n\n{}\n", summary.title, arms.join(" → ")))
 }
 
 /// The report with the experiment's header under its heading.
-fn with_experiment_header(md: &str, header: &str) -> String {
+pub(crate) fn with_experiment_header(md: &str, header: &str) -> String {
     match md.split_once("\n\n") {
         Some((heading, rest)) => format!("{heading}\n\n{header}\n{rest}"),
         None => format!("{header}\n{md}"),
@@ -120,7 +132,7 @@ fn with_experiment_header(md: &str, header: &str) -> String {
 
 /// Each arm's trials as their execution ids (the latest attempt of each planned trial; warm-ups, never
 /// judged, left out), for the Markdown report's "Arms" line.
-async fn arm_ids(state: &AppState, id: i64) -> ApiResult<Vec<ArmIds>> {
+pub(crate) async fn arm_ids(state: &AppState, id: i64) -> ApiResult<Vec<ArmIds>> {
     let arms = state.store.arms(id).await?;
     let trials = store::trials::measured(&state.store.trials(id).await?);
     let latest = store::trials::latest(&trials);

@@ -268,6 +268,18 @@ pub fn router(state: AppState, sessions: AnySessionStore, config: &ServeConfig) 
             let link = state.setup.clone();
             std::sync::Arc::new(move |secret: &str| link.is_live(secret))
         },
+        branches: {
+            let data_dir = state.data_dir.clone();
+            std::sync::Arc::new(move |repository: String| -> app::context::BranchesFuture {
+                let data_dir = data_dir.clone();
+                Box::pin(async move {
+                    match engine::launch::git::Repo::as_it_is(&repository, &data_dir) {
+                        Some(repo) => repo.branches(app::context::BRANCHES_SHOWN).await,
+                        None => Vec::new(),
+                    }
+                })
+            })
+        },
     };
     let context = leptos_context(state.store.clone(), server);
     let options = state.leptos_options.clone();

@@ -59,3 +59,17 @@ mod tests {
         assert!(serde_json::from_str::<JsonNewShare>(r#"{"file": true}"#).is_err(), "unknown fields are refused");
     }
 }
+
+/// A judged experiment's pull-request comment (`POST /api/v1/experiments/{id}/comment`): the Markdown
+/// `arbiter launch --comment-file` writes and the page's "Copy PR comment" copies — one text, made once,
+/// on the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct JsonComment {
+    pub markdown: String,
+    /// The experiment's comment link (a read-only share link, made once and reused until revoked), when
+    /// the caller may share; the comment's links and charts go through it.
+    pub share_url: Option<String>,
+    /// Why there is no share link, when there is none: the comment then links the sign-in page.
+    pub no_link_why: Option<String>,
+}

@@ -20,6 +20,29 @@ pub struct HistoryView {
     pub rows: Vec<ExperimentSummary>,
     /// Cursor of the next (older) page, as it goes in the URL: `created_at.id`.
     pub older: Option<String>,
+    /// With no experiment at all: a first launch to offer — (suite, its base branch, a branch to try).
+    #[serde(default)]
+    pub first_try: Option<(String, String, String)>,
+}
+
+/// The first launch an empty Arbiter offers: the example suite's `cpu-heavier` when it is there, else the
+/// first pipeline suite's newest other branch.
+#[cfg(feature = "ssr")]
+async fn first_try(store: &store::Store) -> Option<(String, String, String)> {
+    let ctx = crate::context::server_context().ok()?;
+    let suites = store.suites().await.ok()?;
+    let mut best: Option<(String, String, String)> = None;
+    for s in suites.iter().filter(|s| s.kind == judge::ExperimentKind::Pipeline) {
+        let Ok(d) = serde_json::from_value::<suite::SuiteDefinition>(s.definition.clone()) else { continue };
+        let branches = (ctx.branches)(d.repository.clone()).await;
+        if branches.iter().any(|b| b == "cpu-heavier") {
+            return Some((d.name, d.base_branch, "cpu-heavier".into()));
+        }
+        if best.is_none() {
+            best = branches.into_iter().find(|b| *b != d.base_branch).map(|b| (d.name.clone(), d.base_branch.clone(), b));
+        }
+    }
+    best
 }
 
 pub use wire::history::HistoryFilter;
@@ -31,15 +54,7 @@ fn older_href(filter: &HistoryFilter, cursor: &str) -> String {
     format!("/experiments?{}", parts.join("&"))
 }
 
-/// Percent-encodes a query value (suite names are the only free text here).
-fn encode(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
+use crate::format::encode_query as encode;
 
 // JSON input: a URL-encoded body cannot tell an all-empty filter from a missing one.
 #[server(prefix = "/fn", endpoint = "history", input = Json)]
@@ -48,8 +63,10 @@ pub async fn load_history(filter: HistoryFilter) -> Result<HistoryView, crate::e
     // The page size is the page's, whatever the URL says.
     let filter = HistoryFilter { limit: None, ..filter };
     let query = store::experiments::HistoryQuery::from_filter(&filter, PAGE_SIZE).map_err(crate::error::AppError::bad_request)?;
-    let page = crate::error::store()?.list_experiments(&query).await.map_err(crate::error::read_failed("the experiment history"))?;
-    Ok(HistoryView { rows: page.experiments, older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)) })
+    let store = crate::error::store()?;
+    let page = store.list_experiments(&query).await.map_err(crate::error::read_failed("the experiment history"))?;
+    let first_try = if page.experiments.is_empty() && filter.is_empty() { first_try(&store).await } else { None };
+    Ok(HistoryView { rows: page.experiments, older: page.next.map(|c| format!("{}.{}", c.created_at, c.id)), first_try })
 }
 
 #[component]
@@ -117,6 +134,13 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
                 <section class="empty">
                     <h2>"No experiments yet"</h2>
                     <p>"Arbiter keeps every A/B comparison you run here, newest first, each behind a permanent link."</p>
+                    {view.first_try.clone().map(|(suite, base, branch)| {
+                        let href = format!("/launch?suite={}&head={}", encode(&suite), encode(&branch));
+                        view! {
+                            <p class="try">"Try the example: " <a href=href><strong>{suite.clone()}</strong> ", " <code>{branch.clone()}</code> " against " <code>{base.clone()}</code></a>
+                                " — the launch form opens filled in; Preview shows what will run, Launch runs it (a few minutes here) and this page lists it."</p>
+                        }
+                    })}
                     <p>
                         "An experiment appears here as soon as it is launched: from the " <a href="/launch">"Launch"</a>
                         " page, the " <code>"arbiter"</code> " command line, or a CI job through the API."

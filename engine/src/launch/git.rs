@@ -94,6 +94,18 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// The suite's repository as it is now, without fetching: a local path, or a URL's mirror once a launch
+    /// has made it; `None` when there is none yet (a page offers no branches rather than wait on a clone).
+    pub fn as_it_is(repository: &str, data_dir: &Path) -> Option<Repo> {
+        let is_url = repository.contains("://") || repository.starts_with("git@");
+        let dir = if is_url {
+            data_dir.join("repos").join(&crate::sha256_hex(repository.as_bytes())[..16])
+        } else {
+            PathBuf::from(repository)
+        };
+        dir.exists().then(|| Repo { dir, shown: "the suite's repository".into() })
+    }
+
     /// The suite's repository: a local path as is, a URL through a mirror in `data_dir/repos/`.
     pub async fn open(repository: &str, data_dir: &Path) -> Result<Repo, String> {
         let is_url = repository.contains("://") || repository.starts_with("git@");

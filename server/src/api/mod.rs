@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod bisections;
 pub mod change_points;
+pub mod comment;
 pub mod error;
 pub mod experiments;
 pub mod imports;
@@ -21,6 +22,7 @@ use axum::Router;
 pub fn router() -> Router<AppState> {
     Router::new()
         .merge(experiments::router())
+        .merge(comment::router())
         .merge(bisections::router())
         .merge(imports::router())
         .merge(openapi::router())

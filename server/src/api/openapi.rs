@@ -2,7 +2,7 @@
 //! `#[utoipa::path]` annotations. `tests/it/openapi.rs` checks it against the route table, so a route
 //! cannot go undocumented (nor a documented one be missing).
 
-use super::{audit, bisections, change_points, experiments, imports, rejudge, rerun, shares, suites, tokens, users};
+use super::{audit, bisections, change_points, comment, experiments, imports, rejudge, rerun, shares, suites, tokens, users};
 use axum::routing::get;
 use axum::{Json, Router};
 use utoipa::OpenApi;
@@ -12,7 +12,7 @@ use utoipa::OpenApi;
     info(title = "Arbiter API", description = "Launch and judge A/B performance experiments. Authenticate with `Authorization: Bearer arb_…` (an API token); errors are `{\"error\": \"…\"}`."),
     paths(
         experiments::list, experiments::launch, experiments::one, experiments::cancel, rerun::rerun, rejudge::rejudge, imports::import,
-        shares::create, shares::list, shares::revoke, shares::revoke_one, suites::create, suites::replace, suites::reset_profile, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
+        comment::make, shares::create, shares::list, shares::revoke, shares::revoke_one, suites::create, suites::replace, suites::reset_profile, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
         bisections::start, bisections::list, bisections::one, bisections::cancel, audit::list, document
     ),
     tags((name = "experiments"), (name = "bisections"), (name = "shares"), (name = "suites"), (name = "trends"), (name = "tokens"), (name = "users"), (name = "audit"))

@@ -115,6 +115,7 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/launch", "/launch", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/import", "/import", None, [303, 403, 200, 200, 303, 303, 200, 401, 401, 303]),
         case(M::GET, "/trends", "/trends", None, READER_PAGE),
+        case(M::GET, "/bisections", "/bisections", None, READER_PAGE),
         // No bisection 999999: past the gate, a signed-in reader gets the page's 404.
         case(M::GET, "/bisections/{id}", "/bisections/999999", None, [303, 404, 404, 404, 303, 303, 404, 401, 401, 303]),
         case(M::GET, "/account", "/account", None, READER_PAGE),
@@ -124,6 +125,7 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/fn/experiment", "/fn/experiment", Some(experiment_a), [401, 200, 200, 200, 200, 404, 200, 401, 401, 401]),
         case(M::POST, "/fn/account", "/fn/account", None, READER_API),
         case(M::POST, "/fn/trends", "/fn/trends", Some(history), READER_API),
+        case(M::POST, "/fn/bisections", "/fn/bisections", None, READER_API),
         case(M::POST, "/fn/bisection", "/fn/bisection", Some(no_bisection), [401, 404, 404, 404, 401, 401, 404, 401, 401, 401]),
         case(M::POST, "/fn/launch_suites", "/fn/launch_suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
         case(M::POST, "/fn/suites", "/fn/suites", None, [401, 403, 200, 200, 401, 401, 200, 401, 401, 401]),
@@ -180,6 +182,14 @@ fn cases() -> Vec<Case> {
             "/api/v1/experiments/{C}/rejudge",
             None,
             [401, 403, 409, 409, 401, 401, 409, 401, 401, 401],
+        ),
+        // C has no verdict: past the gate, any reader's comment is a conflict (a share holder is no principal).
+        case(
+            M::POST,
+            "/api/v1/experiments/{id}/comment",
+            "/api/v1/experiments/{C}/comment",
+            None,
+            [401, 409, 409, 409, 401, 401, 409, 401, 401, 401],
         ),
         // The launcher owns C; the viewer may not share, the admin may share anything.
         case(

@@ -5,6 +5,7 @@ mod authz_matrix;
 mod bisect;
 mod common;
 mod compare_cli;
+mod doors;
 mod finelog;
 mod gate_cli;
 mod imports;

@@ -2,6 +2,7 @@
 //! interval), its steps as links to their experiments, the culprit with its message, author and diff stat,
 //! and the link and PR-comment Markdown to paste into a review. While it runs the page reloads itself.
 
+pub mod list;
 pub mod start;
 
 use crate::error::{AppError, ErrorView};
@@ -165,9 +166,9 @@ pub fn BisectionPage() -> impl IntoView {
 fn BisectionBody(view: BisectionView) -> impl IntoView {
     let running = view.status == "running";
     let tone = match view.outcome_kind.as_deref() {
-        Some("culprit") => "regression",
-        Some("no_culprit") => "pass",
-        Some(_) => "inconclusive",
+        Some("culprit") => "bad",
+        Some("no_culprit") => "good",
+        Some(_) => "unknown",
         None => "none",
     };
     let id = view.id;
@@ -201,7 +202,7 @@ fn BisectionBody(view: BisectionView) -> impl IntoView {
                 {(!c.body.is_empty()).then(|| view! { <pre class="culprit-body">{c.body.clone()}</pre> })}
                 <dl class="facts">
                     <dt>"Author"</dt><dd>{c.author.clone()}</dd>
-                    <dt>"Date"</dt><dd>{c.date.clone()}</dd>
+                    <dt>"Date"</dt><dd>{judge::units::iso_to_ms(&c.date).map(utc_minutes).unwrap_or_else(|| c.date.clone())}</dd>
                     <dt>"Diff"</dt><dd>{c.stat.clone()}
                         {(!c.files.is_empty()).then(|| view! { <ul class="diffstat">{c.files.iter().map(|f| view! { <li><code>{f.clone()}</code></li> }).collect_view()}</ul> })}
                     </dd>

@@ -98,6 +98,10 @@ pub struct ExperimentView {
     pub adaptive: Option<super::JsonAdaptiveProgress>,
     /// A judged A/B of two commits, and the caller may launch: "Find the commit" between them.
     pub bisect: Option<crate::pages::bisection::start::BisectOffer>,
+    /// The bisections of this experiment's range (its control's commit to its treatment's): id, status.
+    pub bisections: Vec<(i64, String)>,
+    /// The reader is signed in (a share link's visitor cannot ask for a PR comment).
+    pub reader_signed_in: bool,
 }
 
 /// One verdict the experiment has had (a re-judged experiment has several, newest first).
@@ -387,8 +391,23 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         }
         _ => None,
     };
+    let bisections = match (summary.suite.as_deref(), detail.arms.as_slice()) {
+        (Some(suite), [control, treatment]) => match (&control.sha, &treatment.sha) {
+            (Some(good), Some(bad)) if good != bad => store
+                .bisections_of_range(suite, good, bad, "")
+                .await
+                .map_err(failed)?
+                .into_iter()
+                .map(|b| (b.bisection.id, b.bisection.status))
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
     Ok(ExperimentView {
         bisect,
+        bisections,
+        reader_signed_in: matches!(principal, crate::auth::Principal::User { .. }),
         noise: if detail.calibration { Vec::new() } else { noise_words(report.as_ref(), detail.noise_profile.as_ref()) },
         tested: match &report {
             Some(StoredReport::Pipeline(r)) if !detail.calibration => Some(judge::pipeline::render::method_line(r)),

@@ -6,6 +6,7 @@ mod actions;
 mod live;
 mod load;
 mod pipeline;
+mod comment;
 mod share;
 pub(crate) mod trials;
 mod warp;
@@ -75,8 +76,6 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             <h1>{s.title.clone()} " " <span class="muted">"#" {s.id}</span></h1>
             <div class="head-actions">
                 <actions::Actions id may_cancel=view.may_cancel may_rerun=view.may_rerun />
-                <share::ShareBox id shared=view.shared may_share=view.may_share links=view.share_links.clone() />
-                {view.bisect.clone().map(|offer| view! { <crate::pages::bisection::start::FindCommit offer /> })}
             </div>
         </div>
         <section class=format!("banner tone-{}", s.verdict.map(|v| format!("{:?}", v.tone()).to_lowercase()).unwrap_or_else(|| "none".into())) aria-label="Verdict">
@@ -96,6 +95,17 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
             </p>
             {(!view.reasons.is_empty()).then(|| view! {
                 <ul class="reasons">{view.reasons.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}</ul>
+            })}
+        </section>
+        // What to do with the answer, under it: paste it into the review, share the page, find the commit.
+        <section class="follow-up" aria-label="Share and follow up">
+            {(s.verdict.is_some() && view.reader_signed_in).then(|| view! { <comment::CopyComment id /> })}
+            <share::ShareBox id shared=view.shared may_share=view.may_share links=view.share_links.clone() />
+            {view.bisect.clone().map(|offer| view! { <crate::pages::bisection::start::FindCommit offer /> })}
+            {(!view.bisections.is_empty()).then(|| view! {
+                <p class="bisections-of">"Bisections of this range: "
+                    {view.bisections.iter().map(|(b, status)| view! { <a href=format!("/bisections/{b}")>"#" {*b} " " <span class="muted">{status.clone()}</span></a> " " }).collect_view()}
+                </p>
             })}
         </section>
         // While it runs, the trials table lives in the progress island, which redraws it with each event.

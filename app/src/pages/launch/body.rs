@@ -252,6 +252,7 @@ mod tests {
             fingerprint,
             budgets: None,
             warp: None,
+            branches: vec![],
         }
     }
 

@@ -18,11 +18,11 @@ enum Action {
 }
 
 #[island]
-pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
+pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String, head: String) -> impl IntoView {
     let start = suites.iter().find(|s| s.name == initial).unwrap_or(&suites[0]).clone();
     let suites = StoredValue::new(suites);
     let suite = RwSignal::new(start.clone());
-    let values = RwSignal::new(FormValues::for_suite(&start));
+    let values = RwSignal::new(FormValues { head, ..FormValues::for_suite(&start) });
     let tried = RwSignal::new(false);
     let plan = RwSignal::new(None::<serde_json::Value>);
     let error = RwSignal::new(None::<String>);
@@ -96,7 +96,11 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String) -> impl IntoView {
                     <span class="hint">{move || suite.with(|s| s.description.clone())}</span>
                 </label>
                 <label>"Treatment ref (your branch head)"
-                    <input name="head" type="text" placeholder="my-branch" prop:value=move || values.with(|v| v.head.clone()) on:input=edit(|v, x| v.head = x) />
+                    <input name="head" type="text" placeholder="my-branch" list="suite-branches" autocomplete="off" prop:value=move || values.with(|v| v.head.clone()) on:input=edit(|v, x| v.head = x) />
+                    // The suite repository's branches as a typeahead (the newest commits first).
+                    <datalist id="suite-branches">
+                        {move || suite.with(|s| s.branches.iter().filter(|b| **b != s.base_branch).map(|b| view! { <option value=b.clone()></option> }).collect_view())}
+                    </datalist>
                     {message("head")}
                 </label>
                 <label>{move || format!("Control ref (empty: merge-base with {})", suite.with(|s| s.base_branch.clone()))}

@@ -33,6 +33,9 @@ pub struct SuiteChoice {
     /// Warp suites: the matrix a launch may shape.
     #[serde(default)]
     pub warp: Option<WarpChoice>,
+    /// The suite repository's branches, most recently committed first (the treatment field's typeahead).
+    #[serde(default)]
+    pub branches: Vec<String>,
 }
 
 /// A warp suite's matrix as the form offers it: its workloads and drive-sync values (a launch runs a
@@ -77,6 +80,7 @@ impl SuiteChoice {
                 limits: w.limits.describe(),
                 abba: w.order == suite::warp::PhaseOrder::Abba,
             }),
+            branches: Vec::new(),
         }
     }
 }
@@ -94,14 +98,16 @@ pub async fn launch_suites() -> Result<LaunchChoices, crate::error::AppError> {
     let store = crate::error::store()?;
     let failed = crate::error::read_failed("the suites");
     let suites = store.suites().await.map_err(failed)?;
-    let suites: Vec<SuiteChoice> = suites
-        .iter()
-        .map(|s| {
-            serde_json::from_value::<suite::SuiteDefinition>(s.definition.clone())
-                .map(|d| SuiteChoice::from_definition(&d))
-                .map_err(|e| crate::error::AppError::Server(format!("the stored suite {:?} cannot be read: {e}", s.name)))
-        })
-        .collect::<Result<_, _>>()?;
+    let ctx = crate::context::server_context()?;
+    let mut choices: Vec<SuiteChoice> = Vec::with_capacity(suites.len());
+    for s in &suites {
+        let d = serde_json::from_value::<suite::SuiteDefinition>(s.definition.clone())
+            .map_err(|e| crate::error::AppError::Server(format!("the stored suite {:?} cannot be read: {e}", s.name)))?;
+        let mut choice = SuiteChoice::from_definition(&d);
+        choice.branches = (ctx.branches)(d.repository.clone()).await;
+        choices.push(choice);
+    }
+    let suites = choices;
     let last_used = match crate::auth::principal() {
         crate::auth::Principal::User { name, .. } => {
             let mine = store::experiments::HistoryFilter { by: Some(name), ..Default::default() };
@@ -120,6 +126,8 @@ pub async fn launch_suites() -> Result<LaunchChoices, crate::error::AppError> {
 #[component]
 pub fn LaunchPage() -> impl IntoView {
     let chosen = use_query_map().read_untracked().get("suite").unwrap_or_default();
+    // A link may name the treatment too (the suite page's branches, the empty home page's example).
+    let head = use_query_map().read_untracked().get("head").filter(|h| judge::launch_rules::is_safe_ref(h)).unwrap_or_default();
     view! {
         <Title text="Launch" />
         <h1>"Launch an experiment"</h1>
@@ -136,7 +144,7 @@ pub fn LaunchPage() -> impl IntoView {
                 }.into_any(),
                 Ok(c) => {
                     let initial = if chosen.is_empty() { c.preferred.unwrap_or_default() } else { chosen };
-                    view! { <form::LaunchForm suites=c.suites initial /> }.into_any()
+                    view! { <form::LaunchForm suites=c.suites initial head /> }.into_any()
                 }
                 Err(e) => view! { <crate::error::ErrorView error=e /> }.into_any(),
             }

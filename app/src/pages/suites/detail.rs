@@ -164,6 +164,11 @@ pub struct SuiteView {
     /// A warp suite's settings in words (server, matrix, budgets, limits, smoke preset, cell notes).
     #[serde(default)]
     pub warp: Vec<(String, String)>,
+    /// The suite repository's base branch and its other branches, newest commits first (each a launch).
+    #[serde(default)]
+    pub base_branch: String,
+    #[serde(default)]
+    pub branches: Vec<String>,
 }
 
 /// "CPU ±2 %, elapsed ±25 %, family-wise error rate 1 % (the defaults)" from a suite's `[judge]`.
@@ -215,6 +220,10 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
     let canaries = (suite.kind == judge::ExperimentKind::Pipeline && (has_canary_schedule || !canaries.is_empty()))
         .then(|| canary_view(&canaries, crate::format::suite_judge_method(&suite.definition).0.alpha));
     let notifications = store.notifications(suite.id, 20).await.map_err(failed)?;
+    let (base_branch, branches) = match &definition {
+        Some(d) => (d.base_branch.clone(), (ctx.branches)(d.repository.clone()).await),
+        None => (String::new(), Vec::new()),
+    };
     let schedule_runs = store.schedule_runs(suite.id, 20).await.map_err(failed)?;
     Ok(SuiteView {
         schedules: super::schedules::schedule_lines(&suite.definition, store::now_ms()),
@@ -265,6 +274,8 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
             })
             .collect(),
         may_edit: me.has(crate::auth::Role::Admin),
+        base_branch,
+        branches,
         name: suite.name,
     })
 }
@@ -296,6 +307,20 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
             <dt>"Kind"</dt><dd>{v.kind.clone()}</dd>
             <dt>"Source"</dt><dd>{super::source_words(&v.source)} ", updated " {utc_minutes(v.updated_at)}</dd>
             {v.margins.clone().map(|m| view! { <dt>"Judged with"</dt><dd class="margins">{m}</dd> })}
+            {(!v.branches.is_empty()).then(|| {
+                let others: Vec<String> = v.branches.iter().filter(|b| **b != v.base_branch).cloned().collect();
+                let suite = v.name.clone();
+                view! {
+                    <dt>"Branches"</dt>
+                    <dd class="branches">
+                        <span class="muted">{format!("control: the merge-base with {}; treatment: one of ", v.base_branch)}</span>
+                        {others.into_iter().map(|b| {
+                            let href = format!("/launch?suite={}&head={}", crate::format::encode_query(&suite), crate::format::encode_query(&b));
+                            view! { <a href=href><code>{b}</code></a> " " }
+                        }).collect_view()}
+                    </dd>
+                }
+            })}
         </dl>
         {(!v.warp.is_empty()).then(|| view! {
             <h2>"Warp settings"</h2>

@@ -1,0 +1,111 @@
+//! A judged experiment's pull-request comment: `POST /api/v1/experiments/{id}/comment` answers the
+//! Markdown that `arbiter launch --comment-file` writes and the page's "Copy PR comment" button copies —
+//! made here, once, for both. Its heading, links and chart images go through the experiment's **comment
+//! link**: a read-only share link (page and reports) that Arbiter makes on first use and reuses after,
+//! because its secret is derived from the server's link key (`auth::token::derived`), never stored. A
+//! revoked comment link is followed by a new one on the next copy. Someone who may not share gets the
+//! comment without a link (it points at the sign-in page) and is told why.
+
+use super::error::{ApiError, ApiResult};
+use crate::auth::principal::require;
+use crate::auth::{token, Principal};
+use crate::state::AppState;
+use app::report::StoredReport;
+use axum::extract::{Path, State};
+use axum::routing::post;
+use axum::{Extension, Json, Router};
+use serde_json::json;
+use store::people::Role;
+use wire::share::JsonComment;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/v1/experiments/{id}/comment", post(make))
+}
+
+/// How many comment links one experiment may have had revoked before the next copy gives up.
+const MAX_GENERATIONS: u32 = 1000;
+
+/// The experiment's live comment link, made when `make_as` is given and there is none; `None` when there
+/// is none and none is to be made.
+pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> ApiResult<Option<String>> {
+    let key = token::link_key(&state.data_dir).map_err(|e| ApiError::Internal(format!("the link key: {e}")))?;
+    for generation in 0..MAX_GENERATIONS {
+        let secret = token::derived(&key, &format!("comment-link:{id}:{generation}"));
+        let digest = token::digest(&secret);
+        match state.store.share_token_by_hash(&digest).await? {
+            // Live (comment links never expire), and this experiment's.
+            Some((_, experiment, None)) if experiment == id => return Ok(Some(format!("{}/share/{secret}", state.auth.base_url))),
+            // Revoked: its successor may be live.
+            Some(_) => continue,
+            None => {
+                let Some(me) = make_as else { return Ok(None) };
+                let share_id = state.store.insert_share_token(id, &digest, Some(me), false, None).await?;
+                let detail = json!({"share_token": share_id, "files": false, "expires_at": null, "comment_link": true});
+                state.store.audit(Some(me), "share.create", &format!("experiment:{id}"), None, &detail).await?;
+                return Ok(Some(format!("{}/share/{secret}", state.auth.base_url)));
+            }
+        }
+    }
+    Err(ApiError::Conflict(format!("experiment {id}'s comment link was revoked {MAX_GENERATIONS} times; make a share link instead")))
+}
+
+/// May this caller share experiment `id`? `Err` with the reason when not.
+pub async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<Result<i64, String>> {
+    let owner = state.store.experiment_owner(id).await?;
+    Ok(principal.may(app::auth::ExperimentAct::Share, id, owner).map_err(|r| match r {
+        app::auth::Refused::Unauthorized(m) | app::auth::Refused::Forbidden(m) => m,
+    }))
+}
+
+/// The comment's Markdown with `link` as the experiment's address (its share link, or the page).
+pub async fn markdown(state: &AppState, id: i64, link: &str, share_secret: Option<&str>) -> ApiResult<String> {
+    let summary = state.store.experiment_summary(id).await?;
+    let Some(verdict) = summary.verdict else {
+        return Err(ApiError::Conflict(format!("experiment {id} has no verdict yet ({}): a comment reports one", summary.status.as_str())));
+    };
+    let (reasons, report) = match state.store.latest_verdict(id).await? {
+        Some((_, reasons, report)) => (reasons, StoredReport::from_json(summary.kind, &report)),
+        None => (Vec::new(), None),
+    };
+    let body = match &report {
+        Some(StoredReport::Pipeline(r)) => {
+            let md = judge::pipeline::render::markdown(r, &crate::exports::arm_ids(state, id).await?);
+            crate::exports::with_experiment_header(&md, &crate::exports::experiment_header(state, id, link).await?)
+        }
+        Some(StoredReport::Warp { gate, provenance }) => judge::warp::gate_md::render(gate, provenance.as_ref()),
+        None => reasons.iter().map(|r| format!("- {r}\n")).collect(),
+    };
+    let base = &state.auth.base_url;
+    let images: Vec<judge::comment::CommentChart> = match (&report, share_secret) {
+        // Without a share link the images would need a session a reviewer does not have.
+        (Some(r), Some(secret)) => r
+            .chart_names()
+            .iter()
+            .map(|c| judge::comment::CommentChart {
+                caption: c.caption.to_string(),
+                url: format!("{base}/experiments/{id}/charts/{}.svg?share={secret}", c.name),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Ok(judge::comment::pr_comment(id, &summary.title, verdict, link, &body, &images, share_secret.is_some()))
+}
+
+#[utoipa::path(post, path = "/api/v1/experiments/{id}/comment", tag = "experiments", params(("id" = i64, Path)),
+    responses((status = 200, description = "the pull-request comment (Markdown) and the comment link it uses, made on first use when the caller may share", body = JsonComment),
+        (status = 404, description = "no such experiment"), (status = 409, description = "not judged yet"), (status = 401, description = "no valid credentials")))]
+async fn make(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<JsonComment>> {
+    require(&principal, Role::Viewer)?;
+    let summary = state.store.experiment_summary(id).await?;
+    if summary.verdict.is_none() {
+        return Err(ApiError::Conflict(format!("experiment {id} has no verdict yet ({}): a comment reports one", summary.status.as_str())));
+    }
+    let (share_url, no_link_why) = match may_share(&state, &principal, id).await? {
+        Ok(me) => (comment_link(&state, id, Some(me)).await?, None),
+        Err(why) => (None, Some(format!("no share link: {why}; the comment links the page, which asks reviewers to sign in"))),
+    };
+    let page = format!("{}/experiments/{id}", state.auth.base_url);
+    let secret = share_url.as_deref().and_then(|u| u.rsplit('/').next());
+    let markdown = markdown(&state, id, share_url.as_deref().unwrap_or(&page), secret).await?;
+    Ok(Json(JsonComment { markdown, share_url, no_link_why }))
+}
