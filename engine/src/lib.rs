@@ -108,7 +108,7 @@ pub async fn sync_suites(store: &Store, suites: &[suite::LoadedSuite]) -> Result
         }
         let json = serde_json::to_value(&s.definition).map_err(|e| e.to_string())?;
         store
-            .upsert_suite(&s.definition.name, s.definition.kind, &json, &format!("file:{}", s.path.display()))
+            .upsert_suite(&s.definition.name, s.definition.kind, &json, &format!("file:{}", s.path.display()), s.text.as_deref())
             .await
             .map_err(|e| format!("cannot store suite {:?}: {e}", s.definition.name))?;
     }

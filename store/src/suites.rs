@@ -14,6 +14,9 @@ pub struct Suite {
     /// Where it came from: "file:suites/x.toml" or "ui".
     pub source: String,
     pub updated_at: i64,
+    /// Its text as written, comments and all (secrets in it: show it redacted to non-admins,
+    /// `suite::redacted_text`); `None` when only the definition is known.
+    pub toml: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -24,6 +27,7 @@ struct SuiteRow {
     definition: String,
     source: String,
     updated_at: i64,
+    toml: Option<String>,
 }
 
 impl TryFrom<SuiteRow> for Suite {
@@ -36,6 +40,7 @@ impl TryFrom<SuiteRow> for Suite {
             definition: serde_json::from_str(&r.definition)?,
             source: r.source,
             updated_at: r.updated_at,
+            toml: r.toml,
         })
     }
 }
@@ -53,37 +58,39 @@ pub struct NoiseProfile {
 }
 
 impl Store {
-    /// Creates the suite or replaces its definition (suites are reloaded from their files at start-up).
+    /// Creates the suite or replaces its definition and text (suites are reloaded from their files at
+    /// start-up); `toml` is the text it was written as, when it reads back as `definition`.
     pub async fn upsert_suite(
         &self,
         name: &str,
         kind: ExperimentKind,
         definition: &serde_json::Value,
         source: &str,
+        toml: Option<&str>,
     ) -> Result<i64, StoreError> {
         let definition = serde_json::to_string(definition)?;
         let now = now_ms();
         Ok(on_pool!(self, pool => {
             sqlx::query_scalar(
-                "INSERT INTO suites (name, kind, definition, source, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5) \
+                "INSERT INTO suites (name, kind, definition, source, created_at, updated_at, toml) VALUES ($1, $2, $3, $4, $5, $5, $6) \
                  ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, definition = excluded.definition, \
-                 source = excluded.source, updated_at = excluded.updated_at RETURNING id",
+                 source = excluded.source, updated_at = excluded.updated_at, toml = excluded.toml RETURNING id",
             )
-            .bind(name).bind(kind.as_str()).bind(&definition).bind(source).bind(now)
+            .bind(name).bind(kind.as_str()).bind(&definition).bind(source).bind(now).bind(toml)
             .fetch_all(pool).await.and_then(crate::one_row)
         })?)
     }
 
     pub async fn suites(&self) -> Result<Vec<Suite>, StoreError> {
         let rows: Vec<SuiteRow> = on_pool!(self, pool => {
-            sqlx::query_as("SELECT id, name, kind, definition, source, updated_at FROM suites ORDER BY name").fetch_all(pool).await
+            sqlx::query_as("SELECT id, name, kind, definition, source, updated_at, toml FROM suites ORDER BY name").fetch_all(pool).await
         })?;
         rows.into_iter().map(Suite::try_from).collect()
     }
 
     pub async fn suite_by_name(&self, name: &str) -> Result<Suite, StoreError> {
         let row: Option<SuiteRow> = on_pool!(self, pool => {
-            sqlx::query_as("SELECT id, name, kind, definition, source, updated_at FROM suites WHERE name = $1")
+            sqlx::query_as("SELECT id, name, kind, definition, source, updated_at, toml FROM suites WHERE name = $1")
                 .bind(name).fetch_optional(pool).await
         })?;
         row.ok_or_else(|| StoreError::NotFound { what: "suite", key: name.to_string() })?.try_into()

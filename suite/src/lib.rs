@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 pub struct LoadedSuite {
     pub path: PathBuf,
     pub definition: SuiteDefinition,
+    /// The file's text, comments and all, its relative paths made absolute as in `definition`
+    /// ([`text_for_store`]); `None` when it could not be rewritten to read back as `definition`.
+    pub text: Option<String>,
 }
 
 fn is_url(repository: &str) -> bool {
@@ -37,6 +40,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
     for path in paths {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let mut definition = SuiteDefinition::from_toml(&text).map_err(|e| format!("suite file {}: {e}", path.display()))?;
+        let as_written = definition.clone();
         if let Some(first) = suites.iter().find(|s| s.definition.name == definition.name) {
             return Err(format!("suite {:?} is defined twice: {} and {}", definition.name, first.path.display(), path.display()));
         }
@@ -60,9 +64,69 @@ pub fn load_dir(dir: &Path) -> Result<Vec<LoadedSuite>, String> {
             warp.credentials_file.iter_mut().for_each(absolute);
             warp.warp_bin.iter_mut().filter(|p| p.contains('/')).for_each(absolute);
         }
-        suites.push(LoadedSuite { path, definition });
+        let text = text_for_store(&text, &as_written, &definition);
+        suites.push(LoadedSuite { path, definition, text });
     }
     Ok(suites)
+}
+
+/// A TOML string value as it is written (`"…"`, escaped where needed).
+fn quoted(value: &str) -> String {
+    toml::Value::String(value.to_string()).to_string()
+}
+
+/// Replaces the first `"old"` or `'old'` value in `text` with `new` written as a TOML string.
+fn replace_value(text: &mut String, old: &str, new: &str) {
+    for written in [quoted(old), format!("'{old}'")] {
+        if let Some(at) = text.find(&written) {
+            text.replace_range(at..at + written.len(), &quoted(new));
+            return;
+        }
+    }
+}
+
+/// The text a suite is shown and edited as, comments and all: `text` (which parses to `as_written`) with
+/// the values loading changed — relative paths made absolute — written as in `stored`. Kept only when it
+/// reads back as exactly `stored`; `None` otherwise (the page then writes the definition out without
+/// its comments).
+pub fn text_for_store(text: &str, as_written: &SuiteDefinition, stored: &SuiteDefinition) -> Option<String> {
+    let mut out = text.to_string();
+    let mut pairs: Vec<(&str, &str)> = vec![(&as_written.repository, &stored.repository)];
+    if let (Some(a), Some(b)) = (&as_written.warp, &stored.warp) {
+        pairs.extend(a.binaries.values().zip(b.binaries.values()).map(|(x, y)| (x.as_str(), y.as_str())));
+        pairs.extend(a.credentials_file.iter().zip(&b.credentials_file).map(|(x, y)| (x.as_str(), y.as_str())));
+        pairs.extend(a.warp_bin.iter().zip(&b.warp_bin).map(|(x, y)| (x.as_str(), y.as_str())));
+    }
+    for (old, new) in pairs.into_iter().filter(|(a, b)| a != b) {
+        replace_value(&mut out, old, new);
+    }
+    (SuiteDefinition::from_toml(&out).ok().as_ref() == Some(stored)).then_some(out)
+}
+
+/// A stored suite's text with its secrets replaced by [`REDACTED`] (as [`redacted`] does to the
+/// definition), comments kept; `None` when the result does not read back as the redacted definition
+/// (the page then shows the definition written out, redacted, without comments).
+pub fn redacted_text(text: &str, definition: &serde_json::Value) -> Option<String> {
+    let want = redacted(definition);
+    let mut secrets: Vec<String> = Vec::new();
+    if let Some(w) = definition.pointer("/notify/webhook").and_then(|w| w.as_str()) {
+        secrets.push(w.to_string());
+    }
+    for table in ["/cluster/env", "/warp/server_env"] {
+        if let Some(map) = definition.pointer(table).and_then(|v| v.as_object()) {
+            secrets.extend(map.values().filter_map(|v| v.as_str()).map(str::to_string));
+        }
+    }
+    let mut out = text.to_string();
+    for secret in &secrets {
+        // Every occurrence: two variables may hold one token.
+        for written in [quoted(secret), format!("'{secret}'")] {
+            out = out.replace(&written, &quoted(REDACTED));
+        }
+    }
+    // Read as written, unchecked: "<redacted>" is no URL a check would take.
+    let back = toml::from_str::<SuiteDefinition>(&out).ok().and_then(|d| serde_json::to_value(d).ok())?;
+    (back == want && secrets.iter().filter(|s| !s.is_empty()).all(|s| !out.contains(s.as_str()))).then_some(out)
 }
 
 /// A suite written in the UI: checked like a file, but with nothing to be relative to, so its
@@ -129,6 +193,30 @@ pub fn to_toml(definition: &serde_json::Value) -> Result<String, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_suite_file_is_kept_with_its_comments_and_absolute_paths_and_shown_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let shipped = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/zephyr-pipeline.toml");
+        let text = std::fs::read_to_string(shipped).unwrap();
+        assert!(text.contains("# The example suite") && text.contains("repository = \"../examples/zephyr-pipeline/repo\""));
+        let text = format!("{text}\n[notify]\n# who hears of it\nwebhook = \"https://hooks.example/secret-path\"\n");
+        std::fs::write(dir.path().join("zephyr-pipeline.toml"), &text).unwrap();
+        let loaded = super::load_dir(dir.path()).unwrap().remove(0);
+        let kept = loaded.text.expect("the file's text is kept");
+        assert!(kept.contains("# The example suite") && kept.contains("# who hears of it"), "comments kept:\n{kept}");
+        let absolute = format!("repository = \"{}\"", loaded.definition.repository);
+        assert!(loaded.definition.repository.starts_with('/') && kept.contains(&absolute), "the path as stored:\n{kept}");
+        assert_eq!(super::SuiteDefinition::from_toml(&kept).unwrap(), loaded.definition, "it reads back as what is stored");
+        // A reader who is no admin: the webhook hidden, the comments still there.
+        let json = serde_json::to_value(&loaded.definition).unwrap();
+        let shown = super::redacted_text(&kept, &json).expect("redactable");
+        assert!(!shown.contains("secret-path") && shown.contains("webhook = \"<redacted>\"") && shown.contains("# who hears of it"), "{shown}");
+        // A value it cannot find as written (an escape in the file) is never shown: no text at all.
+        let escaped = kept.replace("https://hooks.example/secret-path", "https://hooks.example/secret\\u002Dpath");
+        let json = serde_json::to_value(super::SuiteDefinition::from_toml(&escaped).unwrap()).unwrap();
+        assert_eq!(super::redacted_text(&escaped, &json), None);
+    }
+
     #[test]
     fn a_warp_suite_is_written_back_without_pipeline_fields_and_reads_the_same() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");

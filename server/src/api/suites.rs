@@ -46,7 +46,7 @@ async fn save(state: &AppState, principal: &Principal, editing: Option<&str>, te
         None if exists => return Err(ApiError::Conflict(format!("name: suite {name:?} exists; edit it on its page"))),
         _ => {}
     }
-    let id = state.store.upsert_suite(&name, kind, &definition, "ui").await?;
+    let id = state.store.upsert_suite(&name, kind, &definition, "ui", Some(text)).await?;
     let action = if editing.is_some() { "suite.edit" } else { "suite.create" };
     state.store.audit(Some(me), action, &format!("suite:{id}"), None, &json!({"name": name})).await?;
     Ok(Json(json!({"id": id, "name": name, "kind": kind.as_str()})))

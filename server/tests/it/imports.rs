@@ -82,7 +82,7 @@ async fn cli_and_api_imports_store_the_verdicts_compare_and_gate_give() {
 
     // A result measured earlier is dated then: its history entry and its trend point, not the import's time.
     let suite = json!({"name": "s3", "kind": "warp", "repository": "/srv/repo", "command": ["run"], "warp": {}});
-    app.store.upsert_suite("s3", judge::ExperimentKind::Warp, &suite, "test").await.unwrap();
+    app.store.upsert_suite("s3", judge::ExperimentKind::Warp, &suite, "test", None).await.unwrap();
     let body = json!({"kind": "warp", "title": "Last night", "suite": "s3", "measured_at": "2026-11-30T03:00:00Z",
         "compare_csv": [{"label": "put-4KiB/sync-on", "text": std::fs::read_to_string(FAIL_CSV).unwrap()}]});
     let r = launcher.post_json("/api/v1/imports", body.clone()).await;

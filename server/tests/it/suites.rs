@@ -168,3 +168,55 @@ async fn suites_are_copied_into_the_store() {
     assert!(stored[0].source.ends_with("a.toml"));
     db.cleanup().await;
 }
+
+/// The suite page shows a suite as its author wrote it: a file's comments (its webhook redacted for a
+/// launcher), the branches of its repository as launch links; an admin saving that text keeps them.
+#[tokio::test]
+async fn the_suite_page_keeps_the_files_comments_and_lists_its_branches() {
+    use crate::common::{git::git, test_app::TestApp};
+    use store::people::Role;
+    let app = TestApp::builder().start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("bench.py"), "print(1)\n").unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "one"]);
+    git(&repo, &["branch", "cpu-heavier"]);
+    git(&repo, &["branch", "smaller-buffers"]);
+    let text = format!(
+        "# Ask Ana before changing the sample: the branches cpu-heavier and smaller-buffers compare against it.\n{}\n[notify]\n# the team's channel\nwebhook = \"https://hooks.example/T0/secret-part\"\n",
+        SUITE.trim()
+    );
+    std::fs::write(dir.path().join("zephyr-dedup.toml"), &text).unwrap();
+    let loaded = load_dir(dir.path()).unwrap();
+    assert!(loaded[0].text.is_some(), "the file's text is kept");
+    engine::sync_suites(&app.store, &loaded).await.unwrap();
+
+    let launcher = app.signed_in(Role::Launcher).await;
+    let page = launcher.get("/suites/zephyr-dedup").await.text;
+    assert!(page.contains("# Ask Ana before changing the sample"), "the file's comments are shown");
+    assert!(page.contains("# the team&#x27;s channel") || page.contains("# the team's channel"), "{page}");
+    assert!(!page.contains("secret-part") && page.contains("&lt;redacted&gt;"), "the webhook is redacted for a launcher");
+    for branch in ["cpu-heavier", "smaller-buffers"] {
+        assert!(page.contains(&format!("/launch?suite=zephyr-dedup&amp;head={branch}")), "{branch} offered as a launch");
+    }
+
+    // An admin sees the webhook and saves the text as shown: the comments stay.
+    let (admin, _) = app.with_token(Role::Admin).await;
+    let stored = app.store.suite_by_name("zephyr-dedup").await.unwrap().toml.unwrap();
+    assert!(stored.contains("secret-part") && stored.contains(&format!("repository = \"{}\"", repo.display())), "{stored}");
+    let edited = stored.replace("trials = 4", "trials = 5");
+    let r = admin.send(reqwest::Method::PUT, "/api/v1/suites/zephyr-dedup", Some(crate::common::test_app::Body::Json(serde_json::json!({"toml": edited})))).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    let saved = app.store.suite_by_name("zephyr-dedup").await.unwrap();
+    assert_eq!(saved.toml.as_deref(), Some(edited.as_str()), "saved as written");
+    assert_eq!(saved.definition["defaults"]["trials"], 5);
+    assert!(launcher.get("/suites/zephyr-dedup").await.text.contains("# Ask Ana before changing the sample"));
+    // The launch form offers the branches as the treatment's typeahead.
+    let form = launcher.post_json("/fn/launch_suites", serde_json::json!({})).await;
+    assert_eq!(form.status, 200, "{}", form.text);
+    let branches = form.json()["suites"][0]["branches"].clone();
+    assert!(branches.as_array().unwrap().iter().any(|b| b == "smaller-buffers"), "{branches}");
+}

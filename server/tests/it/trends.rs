@@ -12,7 +12,7 @@ use store::trends::TrendQuery;
 
 async fn suite(app: &TestApp, name: &str) -> i64 {
     let definition = json!({"name": name, "kind": "pipeline", "repository": "/srv/repo", "command": ["run", "{run_tag}"]});
-    app.store.upsert_suite(name, ExperimentKind::Pipeline, &definition, "test").await.unwrap()
+    app.store.upsert_suite(name, ExperimentKind::Pipeline, &definition, "test", None).await.unwrap()
 }
 
 #[tokio::test]

@@ -42,7 +42,7 @@ async fn history_is_newest_first_with_keyset_pages(db: &TestDb) {
 }
 
 async fn history_filters_narrow_the_list(db: &TestDb) {
-    let suite = db.store.upsert_suite("zephyr-dedup", ExperimentKind::Pipeline, &json!({"kind": "pipeline"}), "ui").await.unwrap();
+    let suite = db.store.upsert_suite("zephyr-dedup", ExperimentKind::Pipeline, &json!({"kind": "pipeline"}), "ui", None).await.unwrap();
     let mut with_suite = experiment(ExperimentKind::Pipeline, "suite run");
     with_suite.suite_id = Some(suite);
     let a = db.store.insert_experiment(&with_suite).await.unwrap();

@@ -305,11 +305,14 @@ async fn observations_round_trip_all_or_nothing(db: &TestDb) {
 }
 
 async fn suites_and_noise_profiles_upsert(db: &TestDb) {
-    let first = db.store.upsert_suite("s3-hotpath", ExperimentKind::Warp, &json!({"rounds": 3}), "file:suites/s3.toml").await.unwrap();
-    let second = db.store.upsert_suite("s3-hotpath", ExperimentKind::Warp, &json!({"rounds": 5}), "file:suites/s3.toml").await.unwrap();
+    let text = "# three rounds\nrounds = 3\n";
+    let first = db.store.upsert_suite("s3-hotpath", ExperimentKind::Warp, &json!({"rounds": 3}), "file:suites/s3.toml", Some(text)).await.unwrap();
+    assert_eq!(db.store.suite_by_name("s3-hotpath").await.unwrap().toml.as_deref(), Some(text), "its text, comments and all");
+    let second = db.store.upsert_suite("s3-hotpath", ExperimentKind::Warp, &json!({"rounds": 5}), "file:suites/s3.toml", None).await.unwrap();
     assert_eq!(first, second, "same suite, same id");
     let suite = db.store.suite_by_name("s3-hotpath").await.unwrap();
     assert_eq!(suite.definition["rounds"], 5);
+    assert_eq!(suite.toml, None, "a definition stored without text drops the old text, which no longer matches");
     assert_eq!(db.store.suites().await.unwrap().len(), 1);
     assert!(matches!(db.store.suite_by_name("missing").await, Err(StoreError::NotFound { .. })));
 
@@ -380,7 +383,7 @@ async fn trend_points_follow_verdicts(db: &TestDb) {
     let gate = judge::warp::gate::gate(&rows, &judge::warp::gate::GateConfig::default());
     let baseline = gate.rows.iter().find(|r| r.metric == "reqps").and_then(|r| r.baseline).unwrap();
     let report = json!({"gate": gate});
-    let suite = db.store.upsert_suite("s3", ExperimentKind::Warp, &json!({}), "test").await.unwrap();
+    let suite = db.store.upsert_suite("s3", ExperimentKind::Warp, &json!({}), "test", None).await.unwrap();
     let mut new = experiment(ExperimentKind::Warp, "nightly");
     new.suite_id = Some(suite);
     let id = db.store.insert_experiment(&new).await.unwrap();
@@ -419,7 +422,7 @@ async fn trend_points_follow_verdicts(db: &TestDb) {
 }
 
 async fn notifications_are_queued_once_and_log_attempts(db: &TestDb) {
-    let suite = db.store.upsert_suite("s", ExperimentKind::Pipeline, &json!({}), "test").await.unwrap();
+    let suite = db.store.upsert_suite("s", ExperimentKind::Pipeline, &json!({}), "test", None).await.unwrap();
     let id = db.store.insert_experiment(&experiment(ExperimentKind::Pipeline, "n")).await.unwrap();
     let n = db.store.insert_notification(id, suite, "regression", "http://hook", &json!({"text": "t"})).await.unwrap().unwrap();
     assert_eq!(db.store.insert_notification(id, suite, "regression", "http://hook", &json!({})).await.unwrap(), None, "once per event");
@@ -436,7 +439,7 @@ async fn notifications_are_queued_once_and_log_attempts(db: &TestDb) {
 }
 
 async fn schedule_ticks_are_claimed_once_and_stale_claims_taken_over(db: &TestDb) {
-    let suite = db.store.upsert_suite("nightly", ExperimentKind::Pipeline, &json!({}), "file:suites/n.toml").await.unwrap();
+    let suite = db.store.upsert_suite("nightly", ExperimentKind::Pipeline, &json!({}), "file:suites/n.toml", None).await.unwrap();
     let (tick, lease) = (1_000_000_i64, 15 * 60_000_i64);
     let first = db.store.claim_tick(suite, "night", tick, "a", tick + 5, lease).await.unwrap();
     assert!(first.is_some());

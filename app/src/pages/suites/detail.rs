@@ -201,8 +201,20 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
         Err(e) => return Err(failed(e)),
     };
     // Secrets (webhook URL, env values) only to admins, who edit them.
-    let shown = if me.has(crate::auth::Role::Admin) { suite.definition.clone() } else { suite::redacted(&suite.definition) };
-    let toml = (ctx.suite_toml)(&shown).map_err(crate::error::AppError::Server)?;
+    // Its text as written (comments and all) when it is kept; else the definition written out.
+    let admin = me.has(crate::auth::Role::Admin);
+    let as_written = match suite.toml.as_deref() {
+        Some(text) if admin => Some(text.to_string()),
+        Some(text) => suite::redacted_text(text, &suite.definition),
+        None => None,
+    };
+    let toml = match as_written {
+        Some(t) => t,
+        None => {
+            let shown = if admin { suite.definition.clone() } else { suite::redacted(&suite.definition) };
+            (ctx.suite_toml)(&shown).map_err(crate::error::AppError::Server)?
+        }
+    };
     let profiles = store.noise_profiles(suite.id).await.map_err(failed)?;
     let filter = store::experiments::HistoryFilter { suite: Some(name.clone()), ..Default::default() };
     let query = store::experiments::HistoryQuery::from_filter(&filter, 10).map_err(crate::error::AppError::bad_request)?;
