@@ -41,7 +41,7 @@ fn pipeline_cpu_shows_every_stage_and_marks_the_regression() {
         assert!(svg.contains(&s.stage), "stage {} is labelled", s.stage);
     }
     assert!(svg.contains("✖ regression"), "the map stage's regression is marked in words");
-    assert!(svg.contains("heavier-map: 1.44 CPU-s, +27.4 % against control"), "the tooltip states the change");
+    assert!(svg.contains("heavier-map: 1.44 CPU-s, +27.5 % against control"), "the tooltip states the change (the estimate)");
     assert!(svg.contains("margin ±2 %"), "the margin band is in the legend");
     assert!(svg.contains("CPU-seconds (mean over trials)"), "the axis says its unit");
     keep("stage-cpu-log.svg", &pipeline_cpu(&report, Scale::Log).unwrap());
@@ -58,7 +58,7 @@ fn pipeline_memory_draws_the_worker_ram_line_and_the_quadrant_names_its_corners(
     for corner in ["cheaper, faster", "costlier, slower"] {
         assert!(q.contains(corner));
     }
-    assert!(q.contains("stage1-Map → Scatter\nheavier-map: CPU +27.4 %"), "each point has a tooltip");
+    assert!(q.contains("stage1-Map → Scatter\nheavier-map: CPU +27.5 %"), "each point has a tooltip");
 }
 
 #[test]

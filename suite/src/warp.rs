@@ -190,11 +190,15 @@ pub struct DriveSync {
     /// Which cells run: "on", "off" or both.
     #[serde(default = "default_sync_values")]
     pub values: Vec<String>,
+    /// The server ignores the switch (s3s-fs has none): its sync-on and sync-off cells measure the same
+    /// code the same way, so a gap between their baselines is called out as a measurement to check.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ignored: bool,
 }
 
 impl Default for DriveSync {
     fn default() -> Self {
-        DriveSync { env: None, on: default_on(), off: default_off(), values: default_sync_values() }
+        DriveSync { env: None, on: default_on(), off: default_off(), values: default_sync_values(), ignored: false }
     }
 }
 
@@ -516,7 +520,8 @@ impl WarpSpec {
             },
         ));
         if let Some(var) = &self.drive_sync.env {
-            out.push(("Drive sync", format!("{var}={} (on) / {} (off)", self.drive_sync.on, self.drive_sync.off)));
+            let ignored = if self.drive_sync.ignored { " — the server ignores it (its sync cells measure the same thing)" } else { "" };
+            out.push(("Drive sync", format!("{var}={} (on) / {} (off){ignored}", self.drive_sync.on, self.drive_sync.off)));
         }
         out.push(("A launch may choose", self.limits.describe()));
         if let Ok(smoke) = self.with_matrix(&JsonWarpMatrix { preset: Some(WarpPreset::Smoke), ..JsonWarpMatrix::default() }) {

@@ -156,6 +156,7 @@ pub fn judge(
         ..GateConfig::default()
     };
     let mut report = judge_matrix(&cells(spec, &names, phases), &config);
+    report.sync_ignored = spec.drive_sync.ignored;
     // The noise-aware reading: the verdict once the suite is calibrated for these settings on this host;
     // until then upstream's rule decides and the reading is a reason beside it.
     let calibrated = profile.is_some_and(|p| p.calibrations > 0);

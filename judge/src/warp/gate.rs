@@ -110,6 +110,10 @@ pub struct GateReport {
     /// upstream's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<super::noise::NoiseGate>,
+    /// The suite says its server ignores drive sync (`[warp.drive_sync] ignored`): its sync cells measure
+    /// the same thing, and a gap between them is the host's (`super::headline::to_check`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sync_ignored: bool,
 }
 
 fn missing(workload: &str, metric: &str, reason: &str) -> GateRow {
@@ -223,6 +227,7 @@ pub fn gate(rows: &[CompareRow], config: &GateConfig) -> GateReport {
         drifted: Vec::new(),
         cells: Vec::new(),
         noise: None,
+        sync_ignored: false,
     }
 }
 
@@ -240,8 +245,8 @@ impl GateReport {
         for row in self.rows.iter().filter(|r| r.verdict != RowVerdict::Pass) {
             // Metrics missing for the same reason are named together: "reqps, latency: no delta (…)".
             let what = match &row.missing_reason {
-                Some(why) => format!("{}: {why}", row.metric),
-                None => format!("{} {}", row.metric, row.delta),
+                Some(why) => format!("{}: {why}", super::headline::metric_label(&row.metric)),
+                None => format!("{} {}", super::headline::metric_label(&row.metric), super::headline::change(row)),
             };
             match cells.iter_mut().find(|c| c.0 == row.workload) {
                 Some(c) => {
@@ -252,7 +257,7 @@ impl GateReport {
                         let tail = format!(": {why}");
                         c.2.iter_mut().find(|w| w.ends_with(&tail)).map(|w| {
                             let head = w.trim_end_matches(&tail).to_string();
-                            *w = format!("{head}, {}{tail}", row.metric);
+                            *w = format!("{head}, {}{tail}", super::headline::metric_label(&row.metric));
                         })
                     });
                     if joined.is_none() {

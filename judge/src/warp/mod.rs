@@ -5,6 +5,7 @@ pub mod adaptive;
 pub mod compare_csv;
 pub mod gate;
 pub mod gate_md;
+pub mod headline;
 pub mod matrix;
 pub mod noise;
 pub mod rounds;

@@ -643,6 +643,7 @@ mod tests {
             drifted: Vec::new(),
             cells,
             noise: None,
+            sync_ignored: false,
         }
     }
 

@@ -141,14 +141,14 @@ fn reasons_are_one_line_per_cell_worst_first() {
     rows.extend(parse_compare_csv("pass.csv", include_str!("../data/warp/compare_pass.csv"), Some("put-4KiB/sync-off"), false).unwrap());
     let reasons = gate(&rows, &GateConfig::default()).reasons();
     assert_eq!(reasons.len(), 2, "the passing cell says nothing: {reasons:?}");
-    assert!(reasons[0].starts_with("put-4KiB/sync-on: ❌ FAIL — reqps -12.00%, latency 13.75%"), "{reasons:?}");
-    assert!(reasons[1].starts_with("get-4MiB/sync-on: ⚠️ WARN — reqps -7.00%"), "{reasons:?}");
+    assert!(reasons[0].starts_with("put-4KiB/sync-on: ❌ FAIL — obj/s −12.0 %, latency +13.7 %"), "Arbiter's units and signs (gate.md keeps upstream's): {reasons:?}");
+    assert!(reasons[1].starts_with("get-4MiB/sync-on: ⚠️ WARN — obj/s −7.0 %"), "{reasons:?}");
     let missing =
         parse_compare_csv("m.csv", include_str!("../data/warp/compare_missing_baseline.csv"), Some("mixed/sync-on"), false).unwrap();
     let reasons = gate(&missing, &GateConfig::default()).reasons();
     assert_eq!(reasons.len(), 1, "{reasons:?}");
     assert!(
-        reasons[0].starts_with("mixed/sync-on: ❓ MISSING — reqps, latency, throughput"),
+        reasons[0].starts_with("mixed/sync-on: ❓ MISSING — obj/s, latency, MiB/s"),
         "one reason names the metrics together: {reasons:?}"
     );
 }

@@ -72,7 +72,18 @@ pub async fn markdown(state: &AppState, id: i64, link: &str, share_secret: Optio
             let md = judge::pipeline::render::markdown(r, &crate::exports::arm_ids(state, id).await?);
             crate::exports::with_experiment_header(&md, &crate::exports::experiment_header(state, id, link).await?)
         }
-        Some(StoredReport::Warp { gate, provenance }) => judge::warp::gate_md::render(gate, provenance.as_ref()),
+        // Arbiter's own words lead; upstream's gate.md follows byte for byte.
+        Some(StoredReport::Warp { gate, provenance }) => {
+            let mut head = format!("**In short:** {}", verdict.as_str());
+            if let Some(news) = judge::warp::headline::news(gate) {
+                head.push_str(&format!(" — {news}"));
+            }
+            head.push_str(".\n\n");
+            for c in judge::warp::headline::to_check(gate) {
+                head.push_str(&format!("- Measurement to check: {c}\n"));
+            }
+            format!("{head}\n{}", judge::warp::gate_md::render(gate, provenance.as_ref()))
+        }
         None => reasons.iter().map(|r| format!("- {r}\n")).collect(),
     };
     let base = &state.auth.base_url;

@@ -72,8 +72,9 @@ async fn a_warp_page_shows_the_gate_and_marks_fail_and_warn_cells() {
     let id = app.judged_warp("Write buffer").await;
     let viewer = app.signed_in(Role::Viewer).await;
     let html = viewer.get(&format!("/experiments/{id}")).await.text;
-    assert!(html.contains("put-4KiB/sync-on: ❌ FAIL — reqps -12.00%"), "reasons name the cells");
-    assert!(html.contains("1000.0 obj/s") && html.contains("880.0 obj/s") && html.contains("-12.00%"), "the gate table");
+    assert!(html.contains("put-4KiB/sync-on: ❌ FAIL — obj/s −12.0 %"), "reasons name the cells, in Arbiter's units");
+    assert!(html.contains("1000.0 obj/s") && html.contains("880.0 obj/s") && html.contains(">−12.0 %<"), "the gate table");
+    assert!(html.contains("gate.md (upstream's words): -12.00%"), "upstream's words kept, labelled");
     assert!(html.contains("3.91 MiB/s"), "throughput in MiB/s");
     assert_eq!(count(html.as_str(), "class=\"chart\" role=\"img\""), 3, "obj/s, throughput and p99 charts");
     assert!(html.contains("✖ FAIL") && html.contains("▲ WARN"), "marks in the charts");

@@ -89,6 +89,9 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
                     Some(crate::report::StoredReport::Pipeline(r)) if view.calibration.is_none() => {
                         r.news().map(|n| view! { " " <span class="headline">{format!("— {n}")}</span> })
                     }
+                    Some(crate::report::StoredReport::Warp { gate, .. }) => {
+                        judge::warp::headline::news(gate).map(|n| view! { " " <span class="headline">{format!("— {n}")}</span> })
+                    }
                     _ => None,
                 }}
                 " " <span class="muted">{s.status.as_str()}</span>

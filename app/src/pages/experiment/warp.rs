@@ -5,6 +5,7 @@
 use judge::pipeline::report::fmt_pct;
 use judge::warp::gate::{GateReport, GateRow, RowVerdict};
 use judge::warp::gate_md::Provenance;
+use judge::warp::headline::{change, metric_label};
 use judge::warp::noise::{NoiseGate, NoiseRow, NoiseVerdict};
 use judge::warp::rounds::CellRounds;
 use leptos::prelude::*;
@@ -35,10 +36,10 @@ fn GateLine(row: GateRow) -> impl IntoView {
     view! {
         <tr class=class(row.verdict)>
             <th scope="row">{row.workload.clone()}</th>
-            <td>{row.metric.clone()}</td>
+            <td>{metric_label(&row.metric).to_string()}</td>
             <td class="num">{value(&row.metric, row.baseline)}</td>
             <td class="num">{value(&row.metric, row.new)}</td>
-            <td class="num strong">{row.delta.clone()}</td>
+            <td class="num strong" title=format!("gate.md (upstream's words): {}", row.delta)>{change(&row)}</td>
             <td class="verdict-cell">{row.verdict.label()} <span class="muted">{why}</span></td>
         </tr>
     }
@@ -107,6 +108,7 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
         }
     }
     let drifted = !gate.drifted.is_empty();
+    let to_check = judge::warp::headline::to_check(&gate);
     let flagged_cells: Vec<String> = flagged.iter().map(|r| r.workload.clone()).collect();
     let planned = gate.noise.as_ref().map_or(0, |n| n.planned_rounds);
     let cell_rounds = gate.cells.clone();
@@ -124,6 +126,12 @@ pub fn GateView(gate: GateReport, provenance: Option<Provenance>) -> impl IntoVi
                 "Each metric's change against the baseline; FAIL beyond " {gate.fail_pct} " %, WARN beyond " {gate.warn_pct}
                 " % (in the bad direction). Missing evidence never passes."
             </p>
+            {(!to_check.is_empty()).then(|| view! {
+                <div class="to-check" aria-label="Measurements to check">
+                    <p><strong>"Measurements to check"</strong> <span class="muted">{format!(" — numbers that say more about the host than the code (a candidate {}× the baseline or more; the sync cells of a server that ignores drive sync {}× apart or more). They do not change the verdict.", judge::warp::headline::FASTER_FACTOR, judge::warp::headline::SYNC_FACTOR)}</span></p>
+                    <ul>{to_check.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}</ul>
+                </div>
+            })}
             {gate.exemption.clone().map(|e| view! { <p class="note">"Exempted: " {e}</p> })}
             {(!gate.drifted.is_empty()).then(|| view! {
                 <p class="note">"ABBA drift: the baseline moved between its first and last phase in " {gate.drifted.join(", ")}
@@ -195,7 +203,7 @@ fn NoiseView(noise: NoiseGate) -> impl IntoView {
                     <tbody>{rows.into_iter().map(|r| view! {
                         <tr>
                             <th scope="row">{r.workload.clone()}</th>
-                            <td>{r.metric.clone()}</td>
+                            <td>{metric_label(&r.metric).to_string()}</td>
                             <td class="num">{r.change_pct.map(fmt_pct).unwrap_or_else(|| "—".into())}</td>
                             <td>{r.interval_pct.map(|[l, h]| format!("{} … {}", fmt_pct(l), fmt_pct(h))).unwrap_or_else(|| "—".into())}</td>
                             <td>{r.upstream.label()}</td>

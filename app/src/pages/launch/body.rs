@@ -268,6 +268,7 @@ mod tests {
             concurrency: 8,
             limits: String::new(),
             abba: true,
+            smoke: None,
         };
         let s = SuiteChoice {
             kind: judge::ExperimentKind::Warp,

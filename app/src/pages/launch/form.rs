@@ -275,7 +275,15 @@ fn WarpMatrix(
             })
             .collect_view()
     };
-    let text = move |name: &'static str, label: &'static str, placeholder: String, field: fn(&mut FormValues) -> &mut String| {
+    // The placeholders follow the preset: a smoke run shows its own rounds and durations, not the nightly's.
+    let smoke = w.smoke.clone();
+    let text = move |name: &'static str, label: &'static str, full: String, field: fn(&mut FormValues) -> &mut String| {
+        let i = ["rounds", "duration", "warmup", "cooldown", "concurrency"].iter().position(|n| *n == name).unwrap_or(0);
+        let smoke_value = smoke.as_ref().map(|s| s[i].clone());
+        let placeholder = move || match (&smoke_value, values.with(|v| v.preset == "smoke")) {
+            (Some(s), true) => s.clone(),
+            _ => full.clone(),
+        };
         view! {
             <label>{label}
                 <input name=format!("warp.{name}") type="text" placeholder=placeholder

@@ -53,6 +53,10 @@ pub struct WarpChoice {
     pub limits: String,
     /// The suite's phase order is ABBA.
     pub abba: bool,
+    /// The smoke preset's settings [rounds, duration, warm-up, cool-down, concurrency]: the fields'
+    /// placeholders while it is chosen (the full matrix's otherwise).
+    #[serde(default)]
+    pub smoke: Option<[String; 5]>,
 }
 
 impl SuiteChoice {
@@ -79,6 +83,10 @@ impl SuiteChoice {
                 concurrency: w.concurrency,
                 limits: w.limits.describe(),
                 abba: w.order == suite::warp::PhaseOrder::Abba,
+                smoke: w
+                    .with_matrix(&wire::launch::JsonWarpMatrix { preset: Some(wire::launch::WarpPreset::Smoke), ..Default::default() })
+                    .ok()
+                    .map(|m| [m.rounds.to_string(), m.duration.clone(), m.warmup.clone(), m.cooldown.clone(), m.concurrency.to_string()]),
             }),
             branches: Vec::new(),
         }
