@@ -101,6 +101,15 @@ pub fn pipeline_cpu(report: &PipelineReport, scale: Scale) -> Result<String, Cha
     .render(scale)
 }
 
+const MIB: f64 = 1048576.0;
+
+/// An axis value already in MiB: "150 MiB", "2.5 MiB".
+fn fmt_mib(v: f64) -> String {
+    let n = fmt_num(v);
+    let n = if n.contains('.') && !n.contains('e') { n.trim_end_matches('0').trim_end_matches('.').to_string() } else { n };
+    format!("{n} MiB")
+}
+
 pub fn pipeline_memory(report: &PipelineReport, scale: Scale) -> Result<String, ChartError> {
     let ram = report.thresholds.worker_ram_bytes;
     let mut groups = Vec::new();
@@ -108,14 +117,14 @@ pub fn pipeline_memory(report: &PipelineReport, scale: Scale) -> Result<String, 
         let arms = stage_of(report, &name);
         let Some(first) = arms.iter().flatten().next() else { continue };
         let c = first.mem_peak_control;
-        let mut bars = vec![Bar { value: Some(c), whisker: None, tip: format!("{name}\ncontrol: peak {}", fmt_bytes(c)), dots: vec![] }];
+        let mut bars = vec![Bar { value: Some(c / MIB), whisker: None, tip: format!("{name}\ncontrol: peak {}", fmt_bytes(c)), dots: vec![] }];
         let mut over = false;
         for (arm, s) in report.treatments.iter().zip(&arms) {
             bars.push(match s {
                 Some(s) => {
                     over |= ram.is_some_and(|r| s.mem_peak_treatment > r);
                     Bar {
-                        value: Some(s.mem_peak_treatment),
+                        value: Some(s.mem_peak_treatment / MIB),
                         whisker: None,
                         tip: format!("{name}\n{}: peak {} ({})", arm.name, fmt_bytes(s.mem_peak_treatment), fmt_pct(s.mem_peak_change_pct)),
                         dots: vec![],
@@ -131,9 +140,10 @@ pub fn pipeline_memory(report: &PipelineReport, scale: Scale) -> Result<String, 
         axis: "peak memory of the stage's busiest worker".into(),
         series: series(report),
         groups,
-        limit: ram.map(|r| (r, format!("worker RAM {}", fmt_bytes(r)))),
+        limit: ram.map(|r| (r / MIB, format!("worker RAM {}", fmt_bytes(r)))),
         band_label: None,
-        format: fmt_bytes,
+        // Drawn in MiB, so the axis ticks fall on round MiB (50, 100, 150), not on round bytes.
+        format: fmt_mib,
     }
     .render(scale)
 }

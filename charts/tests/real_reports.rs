@@ -53,6 +53,9 @@ fn pipeline_memory_draws_the_worker_ram_line_and_the_quadrant_names_its_corners(
     let svg = pipeline_memory(&report, Scale::Linear).unwrap();
     keep("stage-memory.svg", &svg);
     assert!(svg.contains("worker RAM 64.0 MiB"), "the limit line is labelled");
+    for tick in ["\n50 MiB\n", "\n100 MiB\n", "\n150 MiB\n"] {
+        assert!(svg.contains(tick), "the axis ticks fall on round MiB: {tick:?}");
+    }
     let q = pipeline_quadrant(&report, Scale::Linear).unwrap();
     keep("cpu-vs-elapsed.svg", &q);
     for corner in ["cheaper, faster", "costlier, slower"] {

@@ -58,6 +58,7 @@ struct SummaryRow {
     launched_by: Option<String>,
     created_at: i64,
     finished_at: Option<i64>,
+    news: Option<String>,
 }
 
 impl TryFrom<SummaryRow> for ExperimentSummary {
@@ -75,6 +76,7 @@ impl TryFrom<SummaryRow> for ExperimentSummary {
             launched_by: r.launched_by,
             created_at: r.created_at,
             finished_at: r.finished_at,
+            news: r.news,
         })
     }
 }
@@ -181,7 +183,7 @@ enum Bind {
 }
 
 const SUMMARY_SELECT: &str = "SELECT e.id, e.kind, e.title, e.status, e.verdict, s.name AS suite, e.base_ref, e.head_ref, \
-     u.username AS launched_by, e.created_at, e.finished_at \
+     u.username AS launched_by, e.created_at, e.finished_at, e.news \
      FROM experiments e LEFT JOIN suites s ON s.id = e.suite_id LEFT JOIN users u ON u.id = e.launched_by";
 
 impl Store {

@@ -72,20 +72,21 @@ impl Store {
     ) -> Result<i64, StoreError> {
         let points = self.trend_points_of(experiment_id, report).await?;
         let method_version = method_version_of(report);
+        let news = news_of(report);
         let reasons = serde_json::to_string(reasons)?;
         let report = serde_json::to_string(report)?;
         let now = now_ms();
         on_pool!(self, pool => {
             let mut tx = pool.begin().await?;
             let updated = if let Occasion::Rejudged { .. } = occasion {
-                sqlx::query("UPDATE experiments SET verdict = $1, noise_profile_id = $2 WHERE id = $3 AND verdict IS NOT NULL")
-                    .bind(verdict.as_str()).bind(noise_profile_id).bind(experiment_id)
+                sqlx::query("UPDATE experiments SET verdict = $1, noise_profile_id = $2, news = $4 WHERE id = $3 AND verdict IS NOT NULL")
+                    .bind(verdict.as_str()).bind(noise_profile_id).bind(experiment_id).bind(&news)
                     .execute(&mut *tx).await?.rows_affected()
             } else {
                 sqlx::query(
-                    "UPDATE experiments SET verdict = $1, status = $2, noise_profile_id = $3, finished_at = $4 WHERE id = $5",
+                    "UPDATE experiments SET verdict = $1, status = $2, noise_profile_id = $3, finished_at = $4, news = $6 WHERE id = $5",
                 )
-                .bind(verdict.as_str()).bind(ExperimentStatus::Judged.as_str()).bind(noise_profile_id).bind(now).bind(experiment_id)
+                .bind(verdict.as_str()).bind(ExperimentStatus::Judged.as_str()).bind(noise_profile_id).bind(now).bind(experiment_id).bind(&news)
                 .execute(&mut *tx).await?.rows_affected()
             };
             if updated == 0 {
@@ -163,5 +164,17 @@ impl Store {
             .bind(suite_id).bind(limit).fetch_all(pool).await
         })?;
         rows.into_iter().map(|(id, at, report)| Ok((id, at, serde_json::from_str(&report)?))).collect()
+    }
+}
+
+/// The news of a stored report, as its page's banner says it (`PipelineReport::news`, or a warp gate's
+/// `judge::warp::headline::news`); `None` for a report without one.
+pub fn news_of(report: &serde_json::Value) -> Option<String> {
+    match report.get("gate") {
+        Some(gate) => serde_json::from_value::<judge::warp::gate::GateReport>(gate.clone()).ok().and_then(|g| judge::warp::headline::news(&g)),
+        None => serde_json::from_value::<judge::pipeline::report::PipelineReport>(report.clone()).ok().and_then(|mut r| {
+            r.one_estimate_per_claim();
+            r.news()
+        }),
     }
 }

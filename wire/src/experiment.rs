@@ -19,6 +19,10 @@ pub struct ExperimentSummary {
     pub launched_by: Option<String>,
     pub created_at: i64,
     pub finished_at: Option<i64>,
+    /// The latest verdict's news after its word: "+27.5 % CPU in stage1-Map → Scatter", "cheaper: −49.1 %
+    /// CPU in total", "upstream rule: FAIL; within noise: 24 of 46 breaching rows inconclusive".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub news: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -177,6 +177,7 @@ pub fn ExperimentTable(rows: Vec<ExperimentSummary>) -> impl IntoView {
                     <th scope="col">"Experiment"</th>
                     <th scope="col">"Kind"</th>
                     <th scope="col">"Verdict"</th>
+                    <th scope="col">"Change"</th>
                     <th scope="col">"Status"</th>
                     <th scope="col">"Control → treatment"</th>
                     <th scope="col">"Launched"</th>
@@ -207,6 +208,7 @@ fn HistoryLine(row: ExperimentSummary) -> impl IntoView {
             </td>
             <td>{row.kind.as_str()}</td>
             <td><VerdictBadge verdict=row.verdict status=Some(row.status) /></td>
+            <td class="news">{row.news.clone().unwrap_or_default()}</td>
             <td>{row.status.as_str()}</td>
             <td class="refs">{refs}</td>
             <td class="when">{launched}</td>

@@ -1,4 +1,4 @@
-//! One experiment through every door: the JSON, the page (stage table, headline, reasons), the forest plot
+//! One experiment through every door: the JSON, the page (stage table, headline, reasons), the history, the forest plot
 //! and the stage chart, report.md, the PR comment and the CLI all print the one estimate a claim rests on,
 //! with the same rounding; the ratio of the means — a second statistic — appears only labelled as such.
 //! The trials are built so the two statistics differ by tens of percent: the cheap pairs grow 3×, the
@@ -72,6 +72,11 @@ async fn every_door_prints_the_one_estimate_a_claim_rests_on() {
     assert!(occurrences(&page, &est) >= 3, "headline, reason and stage table: {est}");
     assert!(page.contains(&interval), "the stage table's interval: {interval}");
     assert_eq!(occurrences(&page, &ratio), occurrences(&page, &format!("their ratio, {ratio}, is not the tested change")), "{ratio} unlabelled");
+
+    // The history lists the size of the change, the same number.
+    let history = viewer.get("/experiments").await.text;
+    assert!(history.contains(&format!("{est} CPU in map")), "the history's Change column: {est}");
+    assert_eq!(e["news"], format!("{est} CPU in map"), "the API's summary carries it too");
 
     // The charts: the forest plot's row and the stage chart's bar say the same number and margin.
     let forest = viewer.get(&format!("/experiments/{id}/charts/cpu-forest.svg")).await.text;

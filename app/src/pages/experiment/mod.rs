@@ -55,7 +55,16 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         && shas.len() == view.arms.len()
         && shas.iter().all(|x| *x == shas[0])
         && view.arms.iter().all(|a| a.config_diff.is_none());
-    let refs = if same_code { format!("{refs} — an A/A: every arm runs commit {}", &shas[0][..shas[0].len().min(10)]) } else { refs };
+    let refs = match (&view.calibration, same_code) {
+        // A calibration runs one commit again and again: "main at 1a2b3c4d5e — a calibration: …", not "main → main".
+        (Some(_), _) if !shas.is_empty() && shas.iter().all(|x| *x == shas[0]) => format!(
+            "{} at {} — a calibration: every trial runs this commit",
+            s.head_ref.as_deref().map(short_ref).unwrap_or("?"),
+            &shas[0][..shas[0].len().min(10)]
+        ),
+        (_, true) => format!("{refs} — an A/A: every arm runs commit {}", &shas[0][..shas[0].len().min(10)]),
+        _ => refs,
+    };
     let og = view.shared.then(|| {
         let verdict = s.verdict.map(|v| v.as_str().to_string()).unwrap_or_else(|| "not judged yet".into());
         let description = view.reasons.first().cloned().unwrap_or_else(|| format!("{} experiment, {}", s.kind.as_str(), s.status.as_str()));

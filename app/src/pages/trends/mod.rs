@@ -269,7 +269,7 @@ fn TrendsBody(v: TrendsView) -> impl IntoView {
         <p class="muted">"Each point is the control arm of one judged experiment; a new workload fingerprint starts a new series."</p>
         {match v.svg.clone() {
             Ok(svg) => view! { <figure class="chart trend"><div class="svg" inner_html=svg></div>
-                <figcaption>{format!("{} series, {} points", v.series.len(), v.points.len())}</figcaption></figure> }.into_any(),
+                <figcaption>{format!("{}, {}", count(v.series.len(), "series", "series"), count(v.points.len(), "point", "points"))}</figcaption></figure> }.into_any(),
             Err(why) => view! { <section class="empty"><h2>"Nothing to chart yet"</h2><p>{why}</p></section> }.into_any(),
         }}
         {(!v.points.is_empty()).then(|| view! { <ChangeList v=v.clone() /> })}
@@ -339,4 +339,9 @@ fn ChangeList(v: TrendsView) -> impl IntoView {
             }}
         </section>
     }
+}
+
+/// "1 point", "12 points".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
