@@ -98,8 +98,8 @@ test("a warp experiment page shows the gate with FAIL, WARN and MISSING cells, a
   await page.getByRole("link", { name: "s3 hot path: smaller write buffer" }).click();
   await expect(page.getByRole("region", { name: "Verdict" })).toContainText("FAIL");
   const gate = page.locator("table.gate tbody tr");
-  await expect(gate.filter({ hasText: "put-4KiB/sync-off" }).filter({ hasText: "reqps" })).toContainText("FAIL");
-  await expect(gate.filter({ hasText: "get-4MiB/sync-on" }).filter({ hasText: "reqps" })).toContainText("WARN");
+  await expect(gate.filter({ hasText: "put-4KiB/sync-off" }).filter({ hasText: "obj/s" })).toContainText("FAIL");
+  await expect(gate.filter({ hasText: "get-4MiB/sync-on" }).filter({ hasText: "obj/s" })).toContainText("WARN");
   await expect(gate.filter({ hasText: "mixed-256KiB/sync-on" }).first()).toContainText("MISSING");
   // What failed leads: the first table holds only FAIL and MISSING rows, then WARN; the passing rows
   // wait per cell in collapsed details.

@@ -1,7 +1,9 @@
 import { test, expect, signIn, hydrated, looksRight } from "./fixtures";
 // Named launch-bisect so that it runs after the history tests, whose counts of the demo experiments it would change.
 
-// A bisection started from a regression's page, for real: the example Zephyr suite's cpu-heavier branch
+// The first hour after the setup (setup.spec.ts): a launch of the example, its verdict, the PR comment and
+// its share link opened signed out (the numbers agree everywhere), then a bisection started from the
+// regression's page, for real: the example Zephyr suite's cpu-heavier branch
 // (one commit: 96 MinHash permutations instead of 24) against main, judged a regression; "Find the commit"
 // with the moved stage preselected reuses that experiment as the first step, runs the confirmation, and
 // the bisection's page fills in as it goes.
@@ -19,6 +21,32 @@ test("find the commit from a regression's page: the bisection page fills in and 
   await expect(page.locator(".banner-verdict .verdict")).toContainText("regression");
   await page.reload();
   await hydrated(page);
+
+  // One number: the headline's change is the stage table's, and the PR comment's.
+  const row = page.locator("table.stages tbody tr").filter({ hasText: "stage3-Map → Write" });
+  const change = (await row.locator("td.num strong").first().textContent())!.trim();
+  expect(change).toMatch(/^\+\d+\.\d %$/);
+  await expect(page.locator(".banner-verdict .headline")).toHaveText(`— ${change} CPU in stage3-Map → Write`);
+  await looksRight(page, "first-hour-verdict");
+  await page.context().grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.getByRole("button", { name: "Copy PR comment" }).click();
+  const comment = page.getByLabel("PR comment", { exact: true });
+  await expect(comment).toHaveValue(new RegExp(`\\*\\*In short:\\*\\* regression — \\${change.replace(".", "\\.")} CPU in stage3`));
+  const text = await comment.inputValue();
+  expect(text).toContain(`| stage3-Map → Write | ${change} [`);
+  expect(text).toContain("![CPU change per stage: interval against the margin](");
+  const share = text.match(/\]\((http:\/\/[^)\s]+\/share\/arb_[^)\s]+)\)/)![1];
+  await looksRight(page, "first-hour-comment");
+  // The comment's link, signed out: the same page and the same number.
+  const outsider = await page.context().browser()!.newContext();
+  const visitor = await outsider.newPage();
+  await visitor.goto(share);
+  await expect(visitor).toHaveURL(/\/experiments\/\d+$/);
+  await expect(visitor.locator("table.stages tbody tr").filter({ hasText: "stage3-Map → Write" }).locator("td.num strong").first()).toHaveText(change);
+  await expect(visitor.getByRole("button", { name: "Copy PR comment" })).toHaveCount(0);
+  await looksRight(visitor, "first-hour-shared");
+  await outsider.close();
+  const experiment = page.url();
 
   // The moved stage is preselected; the dry run says what the bisection will run.
   await page.getByRole("button", { name: "Find the commit" }).click();
@@ -51,8 +79,19 @@ test("find the commit from a regression's page: the bisection page fills in and 
   await page.locator("details.pr-markdown summary").click();
   await expect(page.getByLabel("PR comment Markdown")).toHaveValue(/### Arbiter bisection — 🎯 culprit found/);
   await looksRight(page, "bisection-done");
+  const bisection = page.url();
   // Each step links its experiment.
   await steps.nth(1).getByRole("link").click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);
   await expect(page.locator("h1")).toContainText("bisect confirm");
+
+  // Found again: the experiment links its bisection, and the list has it, with its outcome.
+  const id = bisection.match(/\/bisections\/(\d+)$/)![1];
+  await page.goto(experiment);
+  await expect(page.locator(".bisections-of")).toContainText(`#${id}`);
+  await page.getByRole("link", { name: "Bisections", exact: true }).click();
+  const listed = page.locator("table.bisections tbody tr").filter({ has: page.locator(`a[href="/bisections/${id}"]`) });
+  await expect(listed).toContainText("culprit");
+  await expect(listed).toContainText("zephyr-pipeline");
+  await looksRight(page, "first-hour-bisections");
 });

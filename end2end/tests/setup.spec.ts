@@ -22,7 +22,8 @@ async function freePort(): Promise<number> {
 async function freshServer(): Promise<{ origin: string; link: string; stop: () => Promise<void> }> {
   const data = await mkdtemp(path.join(tmpdir(), "arbiter-setup-"));
   const port = await freePort();
-  const child: ChildProcess = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`, "--data-dir", data, "--site-root", path.join(ROOT, "target/site")], {
+  // The repository's suites, as scripts/run.sh serves them: a new install offers the example.
+  const child: ChildProcess = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`, "--data-dir", data, "--site-root", path.join(ROOT, "target/site"), "--suites-dir", path.join(ROOT, "suites")], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -62,6 +63,19 @@ test("a fresh install's setup link creates the first admin once, then says it wa
     await expect(page.locator("header form.user")).toContainText("first-admin");
     await page.goto(`${server.origin}/admin`);
     await expect(page.locator("table").first()).toContainText("first-admin");
+
+    // The empty home page offers the example, and its link opens the launch form filled in.
+    await page.goto(`${server.origin}/`);
+    await expect(page.getByRole("heading", { name: "No experiments yet" })).toBeVisible();
+    const example = page.locator("p.try a");
+    await expect(example).toContainText("zephyr-pipeline, cpu-heavier against main");
+    await looksRight(page, "first-hour-home");
+    await example.click();
+    await expect(page).toHaveURL(/\/launch\?suite=zephyr-pipeline&head=cpu-heavier&trials=auto$/);
+    await expect(page.getByLabel("Treatment ref")).toHaveValue("cpu-heavier");
+    await expect(page.getByLabel("Trials per arm")).toHaveValue("auto");
+    await expect(page.locator("datalist#suite-branches option[value=cpu-heavier]")).toHaveCount(1);
+    await looksRight(page, "first-hour-launch");
 
     // The same link again, in a fresh browser: it says in words that it was used.
     const stranger = await page.context().browser()!.newContext();

@@ -1,6 +1,9 @@
 import { test, expect, signIn, hydrated, expectRefusal, looksRight } from "./fixtures";
 
 test("an admin edits a suite: a bad value is named with its line, a good one is saved and used", async ({ page, problems }) => {
+  // The canary below runs real trials, queued behind every other experiment (a re-run the launch tests
+  // left running among them): its wait, not the default 30 s, bounds the test.
+  test.setTimeout(240_000);
   await signIn(page, "e2e-admin", "/suites");
   await expect(page.getByRole("link", { name: "s3s-fs-warp" })).toBeVisible();
   await page.getByRole("link", { name: "zephyr-pipeline" }).click();

@@ -135,10 +135,12 @@ fn HistoryTable(view: HistoryView, filter: HistoryFilter) -> impl IntoView {
                     <h2>"No experiments yet"</h2>
                     <p>"Arbiter keeps every A/B comparison you run here, newest first, each behind a permanent link."</p>
                     {view.first_try.clone().map(|(suite, base, branch)| {
-                        let href = format!("/launch?suite={}&head={}", encode(&suite), encode(&branch));
+                        // "auto": pairs are added until the verdict is decided (three fixed pairs of an uncalibrated
+                        // suite rarely decide one).
+                        let href = format!("/launch?suite={}&head={}&trials=auto", encode(&suite), encode(&branch));
                         view! {
                             <p class="try">"Try the example: " <a href=href><strong>{suite.clone()}</strong> ", " <code>{branch.clone()}</code> " against " <code>{base.clone()}</code></a>
-                                " — the launch form opens filled in; Preview shows what will run, Launch runs it (a few minutes here) and this page lists it."</p>
+                                 " — the launch form opens filled in (trials \"auto\": pairs until the verdict is decided); Preview shows what will run, Launch runs it (a few minutes here) and this page lists it."</p>
                         }
                     })}
                     <p>

@@ -18,11 +18,15 @@ enum Action {
 }
 
 #[island]
-pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String, head: String) -> impl IntoView {
+pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String, head: String, trials: String) -> impl IntoView {
     let start = suites.iter().find(|s| s.name == initial).unwrap_or(&suites[0]).clone();
     let suites = StoredValue::new(suites);
     let suite = RwSignal::new(start.clone());
-    let values = RwSignal::new(FormValues { head, ..FormValues::for_suite(&start) });
+    let mut first = FormValues { head, ..FormValues::for_suite(&start) };
+    if !trials.is_empty() {
+        first.trials = trials;
+    }
+    let values = RwSignal::new(first);
     let tried = RwSignal::new(false);
     let plan = RwSignal::new(None::<serde_json::Value>);
     let error = RwSignal::new(None::<String>);

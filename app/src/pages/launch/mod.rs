@@ -136,6 +136,8 @@ pub fn LaunchPage() -> impl IntoView {
     let chosen = use_query_map().read_untracked().get("suite").unwrap_or_default();
     // A link may name the treatment too (the suite page's branches, the empty home page's example).
     let head = use_query_map().read_untracked().get("head").filter(|h| judge::launch_rules::is_safe_ref(h)).unwrap_or_default();
+    // …and the trials ("auto", or a number): the example's link asks for pairs until the verdict is decided.
+    let trials = use_query_map().read_untracked().get("trials").filter(|t| t == "auto" || t.parse::<u32>().is_ok()).unwrap_or_default();
     view! {
         <Title text="Launch" />
         <h1>"Launch an experiment"</h1>
@@ -152,7 +154,7 @@ pub fn LaunchPage() -> impl IntoView {
                 }.into_any(),
                 Ok(c) => {
                     let initial = if chosen.is_empty() { c.preferred.unwrap_or_default() } else { chosen };
-                    view! { <form::LaunchForm suites=c.suites initial head /> }.into_any()
+                    view! { <form::LaunchForm suites=c.suites initial head trials /> }.into_any()
                 }
                 Err(e) => view! { <crate::error::ErrorView error=e /> }.into_any(),
             }

@@ -16,8 +16,9 @@ pub struct ProfileLine {
     pub fingerprint: String,
     pub trials: i64,
     pub updated_at: i64,
-    /// Per stage: the CPU threshold it gives, in %.
-    pub stages: Vec<(String, f64)>,
+    /// Per stage: the CPU spread it gives, in %; `None` for a stage whose mean CPU is below the floor
+    /// (its spread is never used: such a stage is not tested).
+    pub stages: Vec<(String, Option<f64>)>,
     /// 1: stored before method 2 (thresholds only; still used, recalibrate to measure spreads).
     pub version: u32,
     /// At least `TRUSTED_PROFILE_TRIALS` same-code trials stand behind it.
@@ -97,8 +98,10 @@ pub struct CanaryLine {
 }
 
 /// Canaries shown in the table (the rate counts up to `judge::pipeline::canary::WINDOW`, as the alarm does).
+#[cfg(feature = "ssr")]
 pub const CANARY_ROWS: usize = 20;
 /// Stage columns at most.
+#[cfg(feature = "ssr")]
 pub const CANARY_STAGES: usize = 6;
 
 #[cfg(feature = "ssr")]
@@ -256,7 +259,11 @@ pub async fn load_suite(name: String) -> Result<SuiteView, crate::error::AppErro
                     // The CPU spread per stage, as a CV in percent (method 2's log sd, else the CV).
                     .map(|m| {
                         m.iter()
-                            .map(|(s, n)| (s.clone(), 100.0 * n["cpu"]["log_sd"].as_f64().or(n["cpu"]["cv"].as_f64()).unwrap_or(f64::NAN)))
+                            .map(|(s, n)| {
+                                let below = n["cpu"]["mean"].as_f64().is_some_and(|m| m < judge::pipeline::method::CPU_FLOOR_S);
+                                let spread = 100.0 * n["cpu"]["log_sd"].as_f64().or(n["cpu"]["cv"].as_f64()).unwrap_or(f64::NAN);
+                                (s.clone(), (!below).then_some(spread))
+                            })
                             .collect()
                     })
                     .unwrap_or_default(),
@@ -367,7 +374,10 @@ fn SuiteBody(v: SuiteView) -> impl IntoView {
                             };
                             view! {
                             <tr><td>{p.id}</td><td><code>{p.fingerprint}</code></td><td><strong>{p.trials}</strong>" "<span class="muted">{standing}</span></td>
-                                <td>{p.stages.iter().map(|(s, t)| format!("{s} ±{t:.1} %")).collect::<Vec<_>>().join(" · ")}</td>
+                                <td>{p.stages.iter().map(|(s, t)| match t {
+                                    Some(t) => format!("{s} ±{t:.1} %"),
+                                    None => format!("{s}: below the {} CPU-s floor, not tested", judge::pipeline::method::CPU_FLOOR_S),
+                                }).collect::<Vec<_>>().join(" · ")}</td>
                                 <td>{utc_minutes(p.updated_at)}</td>
                                 {v.may_edit.then(|| view! { <td><ResetProfile suite=name id=p.id /></td> })}</tr>
                         }}).collect_view()}</tbody>
