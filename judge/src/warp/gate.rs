@@ -88,6 +88,25 @@ pub struct GateRow {
     pub missing_reason: Option<String>,
 }
 
+/// A warp metric's name on Arbiter's pages: "obj/s" for upstream's "reqps", "MiB/s" for "throughput".
+pub fn metric_label(metric: &str) -> &str {
+    match metric {
+        "reqps" => "obj/s",
+        "throughput" => "MiB/s",
+        other => other,
+    }
+}
+
+/// A row's change against the baseline as Arbiter prints changes ("−92.0 %"), from its values; upstream's
+/// own words ("N/A", "16.67pp") where there are none to compute from.
+pub fn change(row: &GateRow) -> String {
+    match (row.new, row.baseline, row.metric.as_str()) {
+        (_, _, "error-rate" | "tail-error-evidence") => row.delta.clone(),
+        (Some(new), Some(base), _) if base > 0.0 => crate::pipeline::report::fmt_pct((new / base - 1.0) * 100.0),
+        _ => row.delta.clone(),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GateReport {
     /// PASS, WARN, FAIL, EXEMPTED (a FAIL exempted with a reason) or INCONCLUSIVE.
@@ -245,8 +264,8 @@ impl GateReport {
         for row in self.rows.iter().filter(|r| r.verdict != RowVerdict::Pass) {
             // Metrics missing for the same reason are named together: "reqps, latency: no delta (…)".
             let what = match &row.missing_reason {
-                Some(why) => format!("{}: {why}", super::headline::metric_label(&row.metric)),
-                None => format!("{} {}", super::headline::metric_label(&row.metric), super::headline::change(row)),
+                Some(why) => format!("{}: {why}", metric_label(&row.metric)),
+                None => format!("{} {}", metric_label(&row.metric), change(row)),
             };
             match cells.iter_mut().find(|c| c.0 == row.workload) {
                 Some(c) => {
@@ -257,7 +276,7 @@ impl GateReport {
                         let tail = format!(": {why}");
                         c.2.iter_mut().find(|w| w.ends_with(&tail)).map(|w| {
                             let head = w.trim_end_matches(&tail).to_string();
-                            *w = format!("{head}, {}{tail}", super::headline::metric_label(&row.metric));
+                            *w = format!("{head}, {}{tail}", metric_label(&row.metric));
                         })
                     });
                     if joined.is_none() {

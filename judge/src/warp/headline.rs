@@ -106,24 +106,7 @@ pub fn news(gate: &GateReport) -> Option<String> {
     Some(parts.join("; "))
 }
 
-/// A warp metric's name on Arbiter's pages: "obj/s" for upstream's "reqps", "MiB/s" for "throughput".
-pub fn metric_label(metric: &str) -> &str {
-    match metric {
-        "reqps" => "obj/s",
-        "throughput" => "MiB/s",
-        other => other,
-    }
-}
-
-/// A row's change against the baseline as Arbiter prints changes ("−92.0 %"), from its values; upstream's
-/// own words ("N/A", "16.67pp") where there are none to compute from.
-pub fn change(row: &super::gate::GateRow) -> String {
-    match (row.new, row.baseline, row.metric.as_str()) {
-        (_, _, "error-rate" | "tail-error-evidence") => row.delta.clone(),
-        (Some(new), Some(base), _) if base > 0.0 => crate::pipeline::report::fmt_pct((new / base - 1.0) * 100.0),
-        _ => row.delta.clone(),
-    }
-}
+pub use super::gate::{change, metric_label};
 
 #[cfg(test)]
 mod tests {
