@@ -260,8 +260,9 @@ fn noise_reasons(noise: &NoiseGate, calibrated: bool) -> Vec<String> {
         .iter()
         .filter(|r| r.verdict == NoiseVerdict::Inconclusive || (calibrated && r.verdict.label() != r.upstream.label()))
         .map(|r| {
-            let change = r.change_pct.map(|c| format!(" {c:+.1} %")).unwrap_or_default();
-            format!("{} {}{change}: {} ({})", r.workload, r.metric, r.words, r.verdict.label())
+            // Arbiter's units and signs, as the rows and the headline print them ("obj/s −79.2 %").
+            let change = r.change_pct.map(|c| format!(" {}", judge::pipeline::report::fmt_pct(c))).unwrap_or_default();
+            format!("{} {}{change}: {} ({})", r.workload, judge::warp::gate::metric_label(&r.metric), r.words, r.verdict.label())
         })
         .collect();
     let mut out = Vec::new();
