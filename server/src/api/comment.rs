@@ -28,7 +28,12 @@ const MAX_GENERATIONS: u32 = 1000;
 /// The experiment's live comment link, made when `make_as` is given and there is none; `None` when there
 /// is none and none is to be made.
 pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> ApiResult<Option<String>> {
-    let key = token::link_key(&state.data_dir).map_err(|e| ApiError::Internal(format!("the link key: {e}")))?;
+    // A file read (and, once, a write): off the async threads.
+    let dir = state.data_dir.clone();
+    let key = tokio::task::spawn_blocking(move || token::link_key(&dir))
+        .await
+        .map_err(|e| ApiError::Internal(format!("the link key: {e}")))?
+        .map_err(|e| ApiError::Internal(format!("the link key: {e}")))?;
     for generation in 0..MAX_GENERATIONS {
         let secret = token::derived(&key, &format!("comment-link:{id}:{generation}"));
         let digest = token::digest(&secret);
@@ -58,11 +63,15 @@ pub async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiR
 }
 
 /// The comment's Markdown with `link` as the experiment's address (its share link, or the page).
-pub async fn markdown(state: &AppState, id: i64, link: &str, share_secret: Option<&str>) -> ApiResult<String> {
-    let summary = state.store.experiment_summary(id).await?;
-    let Some(verdict) = summary.verdict else {
-        return Err(ApiError::Conflict(format!("experiment {id} has no verdict yet ({}): a comment reports one", summary.status.as_str())));
-    };
+/// `summary` is the experiment's, `verdict` its verdict (a comment reports one).
+async fn markdown(
+    state: &AppState,
+    summary: &wire::experiment::ExperimentSummary,
+    verdict: judge::Verdict,
+    link: &str,
+    share_secret: Option<&str>,
+) -> ApiResult<String> {
+    let id = summary.id;
     let (reasons, report) = match state.store.latest_verdict(id).await? {
         Some((_, reasons, report)) => (reasons, StoredReport::from_json(summary.kind, &report)),
         None => (Vec::new(), None),
@@ -108,15 +117,15 @@ pub async fn markdown(state: &AppState, id: i64, link: &str, share_secret: Optio
 async fn make(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<JsonComment>> {
     require(&principal, Role::Viewer)?;
     let summary = state.store.experiment_summary(id).await?;
-    if summary.verdict.is_none() {
+    let Some(verdict) = summary.verdict else {
         return Err(ApiError::Conflict(format!("experiment {id} has no verdict yet ({}): a comment reports one", summary.status.as_str())));
-    }
+    };
     let (share_url, no_link_why) = match may_share(&state, &principal, id).await? {
         Ok(me) => (comment_link(&state, id, Some(me)).await?, None),
         Err(why) => (None, Some(format!("no share link: {why}; the comment links the page, which asks reviewers to sign in"))),
     };
     let page = format!("{}/experiments/{id}", state.auth.base_url);
     let secret = share_url.as_deref().and_then(|u| u.rsplit('/').next());
-    let markdown = markdown(&state, id, share_url.as_deref().unwrap_or(&page), secret).await?;
+    let markdown = markdown(&state, &summary, verdict, share_url.as_deref().unwrap_or(&page), secret).await?;
     Ok(Json(JsonComment { markdown, share_url, no_link_why }))
 }
