@@ -38,11 +38,13 @@ mod server_side {
             role: Role,
             via: Via,
         },
-        /// Someone holding share links: read access to these experiments and nothing else; their logs and
-        /// other files only for those in `files` (links made with that scope).
+        /// Someone holding share links: read access to these experiments and bisections and nothing else;
+        /// the experiments' logs and other files only for those in `files` (links made with that scope). A
+        /// bisection's link opens its steps' experiments too (they are in `experiments`, never in `files`).
         Share {
             experiments: Vec<i64>,
             files: Vec<i64>,
+            bisections: Vec<i64>,
         },
     }
 
@@ -73,6 +75,15 @@ mod server_side {
                 Principal::Anonymous => false,
                 Principal::User { .. } => true,
                 Principal::Share { experiments, .. } => experiments.contains(&id),
+            }
+        }
+
+        /// Any signed-in user reads every bisection; a share link reads the one it was made for.
+        pub fn can_read_bisection(&self, id: i64) -> bool {
+            match self {
+                Principal::Anonymous => false,
+                Principal::User { .. } => true,
+                Principal::Share { bisections, .. } => bisections.contains(&id),
             }
         }
 
@@ -113,6 +124,8 @@ mod server_side {
         Rejudge,
         /// Cancel a bisection (`id` is the bisection's): its launcher or an admin, like an experiment.
         CancelBisection,
+        /// Make or revoke a bisection's share links: its launcher or an admin.
+        ShareBisection,
         /// Start a bisection (from an experiment's page or the trends page): any launcher.
         Bisect,
     }
@@ -143,6 +156,7 @@ mod server_side {
                 ExperimentAct::Rerun => (false, "re-run", "experiment"),
                 ExperimentAct::Rejudge => (true, "re-judge", "experiment"),
                 ExperimentAct::CancelBisection => (true, "cancel", "bisection"),
+                ExperimentAct::ShareBisection => (true, "share", "bisection"),
                 ExperimentAct::Bisect => (false, "bisect", "experiment"),
             };
             if own_only && *role != Role::Admin && owner != Some(*me) {
@@ -209,9 +223,14 @@ mod tests {
         assert_eq!(admin.may(ExperimentAct::Rejudge, 9, None), Ok(3));
         assert!(matches!(viewer.may(ExperimentAct::Rerun, 9, Some(4)), Err(Refused::Forbidden(_))), "a viewer, even its launcher once");
         assert!(matches!(
-            Principal::Share { experiments: vec![9], files: vec![] }.may(ExperimentAct::Share, 9, None),
+            Principal::Share { experiments: vec![9], files: vec![], bisections: vec![] }.may(ExperimentAct::Share, 9, None),
             Err(Refused::Unauthorized(_))
         ));
         assert!(matches!(Principal::Anonymous.may(ExperimentAct::Cancel, 9, None), Err(Refused::Unauthorized(_))));
+        assert!(matches!(other.may(ExperimentAct::ShareBisection, 5, Some(1)), Err(Refused::Forbidden(m)) if m.contains("bisection 5")));
+        assert_eq!(owner.may(ExperimentAct::ShareBisection, 5, Some(1)), Ok(1));
+        // A bisection's link reads the bisection and its steps, nothing else.
+        let link = Principal::Share { experiments: vec![7], files: vec![], bisections: vec![5] };
+        assert!(link.can_read_bisection(5) && !link.can_read_bisection(6) && link.can_read_experiment(7) && !link.can_read_files(7));
     }
 }

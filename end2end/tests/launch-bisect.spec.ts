@@ -36,6 +36,8 @@ test("find the commit from a regression's page: the bisection page fills in and 
   expect(text).toContain(`| stage3-Map → Write | ${change} [`);
   expect(text).toContain("![CPU change per stage: interval against the margin](");
   const share = text.match(/\]\((http:\/\/[^)\s]+\/share\/arb_[^)\s]+)\)/)![1];
+  // The comment link is one of the page's live links at once.
+  await expect(page.locator(".share-state")).toHaveText(/Shared: 1 live link/);
   await looksRight(page, "first-hour-comment");
   // The comment's link, signed out: the same page and the same number.
   const outsider = await page.context().browser()!.newContext();
@@ -80,6 +82,25 @@ test("find the commit from a regression's page: the bisection page fills in and 
   await expect(page.getByLabel("PR comment Markdown")).toHaveValue(/### Arbiter bisection — 🎯 culprit found/);
   await looksRight(page, "bisection-done");
   const bisection = page.url();
+  // Its share link: the PR comment links it, and it opens the bisection signed out.
+  await expect(page.locator(".share-state")).toHaveText(/Private: signed-in users only/);
+  await page.getByRole("button", { name: "Share…" }).click();
+  const field = page.getByLabel("Share link");
+  await expect(field).toHaveValue(/\/share\/arb_[A-Za-z0-9_-]{43}$/);
+  const bisectionShare = await field.inputValue();
+  await expect(page.getByLabel("PR comment Markdown")).toHaveValue(new RegExp(bisectionShare.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")));
+  await expect(page.locator(".share-state")).toHaveText(/Shared: 1 live link/);
+  await looksRight(page, "bisection-shared");
+  const reviewer = await page.context().browser()!.newContext();
+  const reader = await reviewer.newPage();
+  await reader.goto(bisectionShare);
+  await expect(reader).toHaveURL(/\/bisections\/\d+$/);
+  await expect(reader.locator(".bisection-status")).toContainText("culprit found");
+  await expect(reader.getByRole("button", { name: "Share…" })).toHaveCount(0);
+  await reader.locator("table.bisection-steps tbody tr").nth(1).getByRole("link").click();
+  await expect(reader.locator("h1")).toContainText("bisect confirm");
+  await looksRight(reader, "bisection-shared-reader");
+  await reviewer.close();
   // Each step links its experiment.
   await steps.nth(1).getByRole("link").click();
   await expect(page).toHaveURL(/\/experiments\/\d+$/);

@@ -4,13 +4,13 @@
 //! Both read the latest verdict, so they always match the page.
 
 use crate::api::error::{ApiError, ApiResult};
+use crate::auth::Principal;
 use crate::state::AppState;
 use app::report::StoredReport;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use crate::auth::Principal;
 use judge::pipeline::render::{markdown, ArmIds};
 use judge::ExperimentKind;
 use std::collections::HashMap;
@@ -76,7 +76,7 @@ pub async fn export(
             let md = markdown(r, &arm_ids(&state, id).await?);
             // The comment link when there is one and the reader may share it; else the page.
             let link = match crate::api::comment::may_share(&state, &principal, id).await? {
-                Ok(_) => crate::api::comment::comment_link(&state, id, None).await?,
+                Ok(_) => crate::api::comment::comment_link(&state, id, None).await?.map(|l| l.url),
                 Err(_) => None,
             };
             let link = link.unwrap_or_else(|| format!("{}/experiments/{id}", state.auth.base_url));

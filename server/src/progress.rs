@@ -179,7 +179,7 @@ impl Drop for StreamSlot {
 fn principal_key(p: &Principal) -> String {
     match p {
         Principal::User { id, .. } => format!("user:{id}"),
-        Principal::Share { experiments, .. } => format!("share:{experiments:?}"),
+        Principal::Share { experiments, bisections, .. } => format!("share:{experiments:?}:{bisections:?}"),
         Principal::Anonymous => "anonymous".into(),
     }
 }

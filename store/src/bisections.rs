@@ -126,4 +126,60 @@ impl Store {
         })?;
         Ok(n == 1)
     }
+
+    /// A share link of a bisection (`expires_at` epoch ms, or until revoked); returns its id.
+    pub async fn insert_bisection_share(
+        &self,
+        bisection_id: i64,
+        token_hash: &str,
+        created_by: Option<i64>,
+        expires_at: Option<i64>,
+    ) -> Result<i64, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "INSERT INTO bisection_shares (bisection_id, token_hash, created_by, created_at, expires_at) \
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            )
+            .bind(bisection_id).bind(token_hash).bind(created_by).bind(now_ms()).bind(expires_at)
+            .fetch_all(pool).await.and_then(crate::one_row)
+        })?)
+    }
+
+    /// What a live (not revoked, not expired) bisection share token opens: the bisection, and the
+    /// experiments of its steps as they stand now (a step launched after the link was made is opened too).
+    pub async fn bisection_share(&self, token_hash: &str) -> Result<Option<(i64, Vec<i64>)>, StoreError> {
+        let row: Option<(i64, String)> = on_pool!(self, pool => {
+            sqlx::query_as(
+                "SELECT b.id, b.state FROM bisection_shares s JOIN bisections b ON b.id = s.bisection_id \
+                 WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND (s.expires_at IS NULL OR s.expires_at > $2)",
+            )
+            .bind(token_hash).bind(now_ms()).fetch_optional(pool).await
+        })?;
+        let Some((id, state)) = row else { return Ok(None) };
+        let state: JsonBisectionState =
+            serde_json::from_str(&state).map_err(|e| StoreError::Corrupt(format!("bisection {id}'s state: {e}")))?;
+        Ok(Some((id, state.search.steps.iter().filter_map(|s| s.experiment_id).collect())))
+    }
+
+    /// How many live share links a bisection has.
+    pub async fn bisection_share_count(&self, bisection_id: i64) -> Result<i64, StoreError> {
+        Ok(on_pool!(self, pool => {
+            sqlx::query_scalar(
+                "SELECT COUNT(*) FROM bisection_shares WHERE bisection_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)",
+            )
+            .bind(bisection_id).bind(now_ms()).fetch_one(pool).await
+        })?)
+    }
+
+    /// Revokes every live share link of a bisection; returns how many.
+    pub async fn revoke_bisection_shares(&self, bisection_id: i64) -> Result<u64, StoreError> {
+        let now = now_ms();
+        Ok(on_pool!(self, pool => {
+            sqlx::query(
+                "UPDATE bisection_shares SET revoked_at = $1 \
+                 WHERE bisection_id = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $1)",
+            )
+            .bind(now).bind(bisection_id).execute(pool).await.map(|r| r.rows_affected())
+        })?)
+    }
 }

@@ -41,10 +41,12 @@ impl DatabaseUrl {
 }
 
 impl Store {
-    /// Connects and applies pending migrations: the one call a server or tool makes at start-up.
+    /// Connects and applies pending migrations (and fills what a migration added but could not compute,
+    /// `fill_missing_news`): the one call a server or tool makes at start-up.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         let store = Store::connect(url).await?;
         store.migrate().await?;
+        store.fill_missing_news().await?;
         Ok(store)
     }
 

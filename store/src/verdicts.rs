@@ -167,11 +167,42 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Experiments judged before the history had a Change column (migration 020) get their news from
+    /// their latest verdict's report, in batches; one whose report has no news gets "" so it is not read
+    /// again. Returns how many were filled.
+    pub async fn fill_missing_news(&self) -> Result<u64, StoreError> {
+        let mut filled = 0;
+        loop {
+            let rows: Vec<(i64, String)> = on_pool!(self, pool => {
+                sqlx::query_as(
+                    "SELECT e.id, v.report FROM experiments e JOIN verdicts v ON v.experiment_id = e.id \
+                     WHERE e.news IS NULL AND e.verdict IS NOT NULL \
+                     AND v.id = (SELECT MAX(w.id) FROM verdicts w WHERE w.experiment_id = e.id) ORDER BY e.id LIMIT 200",
+                )
+                .fetch_all(pool).await
+            })?;
+            if rows.is_empty() {
+                return Ok(filled);
+            }
+            for (id, report) in rows {
+                let news = serde_json::from_str(&report).ok().and_then(|r| news_of(&r)).unwrap_or_default();
+                on_pool!(self, pool => {
+                    sqlx::query("UPDATE experiments SET news = $1 WHERE id = $2 AND news IS NULL").bind(&news).bind(id).execute(pool).await.map(|_| ())
+                })?;
+                filled += 1;
+            }
+        }
+    }
+}
+
 /// The news of a stored report, as its page's banner says it (`PipelineReport::news`, or a warp gate's
 /// `judge::warp::headline::news`); `None` for a report without one.
 pub fn news_of(report: &serde_json::Value) -> Option<String> {
     match report.get("gate") {
-        Some(gate) => serde_json::from_value::<judge::warp::gate::GateReport>(gate.clone()).ok().and_then(|g| judge::warp::headline::news(&g)),
+        Some(gate) => {
+            serde_json::from_value::<judge::warp::gate::GateReport>(gate.clone()).ok().and_then(|g| judge::warp::headline::news(&g))
+        }
         None => serde_json::from_value::<judge::pipeline::report::PipelineReport>(report.clone()).ok().and_then(|mut r| {
             r.one_estimate_per_claim();
             r.news()

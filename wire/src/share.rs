@@ -70,6 +70,10 @@ pub struct JsonComment {
     /// The experiment's comment link (a read-only share link, made once and reused until revoked), when
     /// the caller may share; the comment's links and charts go through it.
     pub share_url: Option<String>,
+    /// That link as the share panel lists it (who made it, when), so the page counts it among the live ones.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub share_link: Option<JsonShareLink>,
     /// Why there is no share link, when there is none: the comment then links the sign-in page.
     pub no_link_why: Option<String>,
 }

@@ -1,11 +1,14 @@
 //! Bisections: `POST /api/v1/bisections` starts one (or, with `dry_run`, lists the commits and the
 //! expected steps and trials), `GET` lists them, `GET …/{id}` answers one (its steps, readings, outcome and
-//! culprit), `POST …/{id}/cancel` stops it and every step still running.
+//! culprit), `POST …/{id}/cancel` stops it and every step still running, `POST …/{id}/shares` makes a share
+//! link (shown once) that opens the bisection's page and its steps' experiments to someone without an
+//! account, and `DELETE …/{id}/shares` revokes them all.
 
 use super::error::{ApiError, ApiResult};
 use crate::auth::principal::require;
 use crate::auth::Principal;
 use crate::state::AppState;
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
@@ -22,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/v1/bisections", get(list).post(start))
         .route("/api/v1/bisections/{id}", get(one))
         .route("/api/v1/bisections/{id}/cancel", post(cancel))
+        .route("/api/v1/bisections/{id}/shares", post(share).delete(revoke_shares))
 }
 
 /// Start a bisection (or, with `dry_run`, list its commits and expected steps and store nothing).
@@ -95,4 +99,54 @@ pub(crate) async fn cancel(
     };
     let stopped = engine::bisect::cancel(&state.engine, id, Some(me), &who).await?;
     Ok(Json(json!({"id": id, "steps_stopped": stopped})))
+}
+
+/// The bisection's launcher or an admin; returns the acting user.
+async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<i64> {
+    require(principal, Role::Launcher)?;
+    let owner = state.store.bisection(id, &state.engine.base_url).await?.launched_by_id;
+    Ok(principal.may(app::auth::ExperimentAct::ShareBisection, id, owner)?)
+}
+
+/// Makes a share link of a bisection: it opens the bisection's page and its steps' experiment pages and
+/// reports (never their logs or files), until it expires or is revoked. The secret is shown once.
+#[utoipa::path(post, path = "/api/v1/bisections/{id}/shares", tag = "bisections", params(("id" = i64, Path)), request_body = Option<wire::share::JsonNewShare>,
+    responses((status = 201, description = "the share link (url, token), shown once"), (status = 400, description = "a bad body: an unknown field, an expiry outside 1–365 days, or `files` (a bisection's link never opens logs)"),
+              (status = 404, description = "no such bisection"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
+pub(crate) async fn share(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let me = may_share(&state, &principal, id).await?;
+    let ask = super::shares::share_request(&body)?;
+    if ask.files {
+        return Err(ApiError::BadRequest(
+            "files: a bisection's share link opens its page and its steps' pages and reports, never their logs; share a step's experiment with files for that".into(),
+        ));
+    }
+    let expires_at = ask.expires_at(store::now_ms()).map_err(ApiError::BadRequest)?;
+    let secret = crate::auth::token::generate();
+    let share_id = state.store.insert_bisection_share(id, &crate::auth::token::digest(&secret), Some(me), expires_at).await?;
+    let detail = json!({"share_token": share_id, "expires_at": expires_at});
+    state.store.audit(Some(me), "share.create", &format!("bisection:{id}"), None, &detail).await?;
+    let url = format!("{}/share/{secret}", state.auth.base_url);
+    let body =
+        json!({"id": share_id, "bisection": id, "url": url, "token": secret, "expires_at": expires_at, "created_at": store::now_ms()});
+    Ok((axum::http::StatusCode::CREATED, Json(body)).into_response())
+}
+
+/// Revokes every live share link of a bisection.
+#[utoipa::path(delete, path = "/api/v1/bisections/{id}/shares", tag = "bisections", params(("id" = i64, Path)),
+    responses((status = 200, description = "how many links were revoked"), (status = 404, description = "no such bisection"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
+pub(crate) async fn revoke_shares(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let me = may_share(&state, &principal, id).await?;
+    let n = state.store.revoke_bisection_shares(id).await?;
+    state.store.audit(Some(me), "share.revoke", &format!("bisection:{id}"), None, &json!({"revoked": n})).await?;
+    Ok(Json(json!({"bisection": id, "revoked": n})))
 }

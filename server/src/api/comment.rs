@@ -25,9 +25,15 @@ pub fn router() -> Router<AppState> {
 /// How many comment links one experiment may have had revoked before the next copy gives up.
 const MAX_GENERATIONS: u32 = 1000;
 
+/// An experiment's comment link: its address and its share link's id.
+pub struct CommentLink {
+    pub url: String,
+    pub share_id: i64,
+}
+
 /// The experiment's live comment link, made when `make_as` is given and there is none; `None` when there
 /// is none and none is to be made.
-pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> ApiResult<Option<String>> {
+pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> ApiResult<Option<CommentLink>> {
     // A file read (and, once, a write): off the async threads.
     let dir = state.data_dir.clone();
     let key = tokio::task::spawn_blocking(move || token::link_key(&dir))
@@ -39,7 +45,9 @@ pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> Ap
         let digest = token::digest(&secret);
         match state.store.share_token_by_hash(&digest).await? {
             // Live (comment links never expire), and this experiment's.
-            Some((_, experiment, None)) if experiment == id => return Ok(Some(format!("{}/share/{secret}", state.auth.base_url))),
+            Some((share_id, experiment, None)) if experiment == id => {
+                return Ok(Some(CommentLink { url: format!("{}/share/{secret}", state.auth.base_url), share_id }))
+            }
             // Revoked: its successor may be live.
             Some(_) => continue,
             None => {
@@ -47,7 +55,7 @@ pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> Ap
                 let share_id = state.store.insert_share_token(id, &digest, Some(me), false, None).await?;
                 let detail = json!({"share_token": share_id, "files": false, "expires_at": null, "comment_link": true});
                 state.store.audit(Some(me), "share.create", &format!("experiment:{id}"), None, &detail).await?;
-                return Ok(Some(format!("{}/share/{secret}", state.auth.base_url)));
+                return Ok(Some(CommentLink { url: format!("{}/share/{secret}", state.auth.base_url), share_id }));
             }
         }
     }
@@ -114,18 +122,28 @@ async fn markdown(
 #[utoipa::path(post, path = "/api/v1/experiments/{id}/comment", tag = "experiments", params(("id" = i64, Path)),
     responses((status = 200, description = "the pull-request comment (Markdown) and the comment link it uses, made on first use when the caller may share", body = JsonComment),
         (status = 404, description = "no such experiment"), (status = 409, description = "not judged yet"), (status = 401, description = "no valid credentials")))]
-async fn make(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<JsonComment>> {
+async fn make(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<JsonComment>> {
     require(&principal, Role::Viewer)?;
     let summary = state.store.experiment_summary(id).await?;
     let Some(verdict) = summary.verdict else {
         return Err(ApiError::Conflict(format!("experiment {id} has no verdict yet ({}): a comment reports one", summary.status.as_str())));
     };
-    let (share_url, no_link_why) = match may_share(&state, &principal, id).await? {
+    let (link, no_link_why) = match may_share(&state, &principal, id).await? {
         Ok(me) => (comment_link(&state, id, Some(me)).await?, None),
         Err(why) => (None, Some(format!("no share link: {why}; the comment links the page, which asks reviewers to sign in"))),
     };
+    // The link as the share panel lists it, so the page can count it among the live ones.
+    let share_link = match &link {
+        Some(l) => state.store.share_links(id).await?.into_iter().find(|x| x.id == l.share_id),
+        None => None,
+    };
+    let share_url = link.map(|l| l.url);
     let page = format!("{}/experiments/{id}", state.auth.base_url);
     let secret = share_url.as_deref().and_then(|u| u.rsplit('/').next());
     let markdown = markdown(&state, &summary, verdict, share_url.as_deref().unwrap_or(&page), secret).await?;
-    Ok(Json(JsonComment { markdown, share_url, no_link_why }))
+    Ok(Json(JsonComment { markdown, share_url, share_link, no_link_why }))
 }

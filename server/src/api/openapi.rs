@@ -13,7 +13,7 @@ use utoipa::OpenApi;
     paths(
         experiments::list, experiments::launch, experiments::one, experiments::cancel, rerun::rerun, rejudge::rejudge, imports::import,
         comment::make, shares::create, shares::list, shares::revoke, shares::revoke_one, suites::create, suites::replace, suites::reset_profile, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
-        bisections::start, bisections::list, bisections::one, bisections::cancel, audit::list, document
+        bisections::start, bisections::list, bisections::one, bisections::cancel, bisections::share, bisections::revoke_shares, audit::list, document
     ),
     tags((name = "experiments"), (name = "bisections"), (name = "shares"), (name = "suites"), (name = "trends"), (name = "tokens"), (name = "users"), (name = "audit"))
 )]

@@ -2,7 +2,8 @@
 //! scope and an expiry), `GET` lists the live ones with who made each, `DELETE` revokes them all and
 //! `DELETE …/shares/{share}` one; `GET /share/{token}` lets a visitor without an account read that one
 //! experiment: the link is remembered in their session and re-checked on every request, so revoking it
-//! (or its expiry) closes the page.
+//! (or its expiry) closes the page. A bisection's link (`api/bisections.rs` makes it) opens here too, on
+//! the bisection's page.
 
 use super::error::{ApiError, ApiResult};
 use crate::auth::principal::{require, MAX_SHARES};
@@ -26,6 +27,15 @@ pub fn router() -> Router<AppState> {
         .route("/share/{token}", get(open))
 }
 
+/// A share request's body (an experiment's or a bisection's); empty: a link to the page and its reports,
+/// until revoked.
+pub(crate) fn share_request(body: &[u8]) -> ApiResult<JsonNewShare> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(JsonNewShare::default());
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::BadRequest(format!("the share request: {e}")))
+}
+
 /// The experiment's launcher or an admin.
 async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<i64> {
     require(principal, Role::Launcher)?;
@@ -42,12 +52,7 @@ async fn create(
     body: Bytes,
 ) -> ApiResult<Response> {
     let me = may_share(&state, &principal, id).await?;
-    // An empty body: a link to the page and its reports, until revoked.
-    let ask: JsonNewShare = if body.iter().all(u8::is_ascii_whitespace) {
-        JsonNewShare::default()
-    } else {
-        serde_json::from_slice(&body).map_err(|e| ApiError::BadRequest(format!("the share request: {e}")))?
-    };
+    let ask = share_request(&body)?;
     let expires_at = ask.expires_at(store::now_ms()).map_err(ApiError::BadRequest)?;
     let secret = token::generate();
     let share_id = state.store.insert_share_token(id, &token::digest(&secret), Some(me), ask.files, expires_at).await?;
@@ -95,8 +100,12 @@ async fn revoke(State(state): State<AppState>, Extension(principal): Extension<P
 
 async fn open(State(state): State<AppState>, session: Session, Path(secret): Path<String>) -> ApiResult<Response> {
     let digest = token::digest(&secret);
-    let Some((id, _)) = state.store.share_token_experiment(&digest).await? else {
-        return Err(ApiError::NotFound("this share link is not valid, or it was revoked or has expired".into()));
+    let target = match state.store.share_token_experiment(&digest).await? {
+        Some((id, _)) => format!("/experiments/{id}"),
+        None => match state.store.bisection_share(&digest).await? {
+            Some((id, _)) => format!("/bisections/{id}"),
+            None => return Err(ApiError::NotFound("this share link is not valid, or it was revoked or has expired".into())),
+        },
     };
     let err = |e: tower_sessions::session::Error| ApiError::Internal(format!("session store: {e}"));
     let mut held: Vec<String> = session.get(SESSION_SHARES).await.map_err(err)?.unwrap_or_default();
@@ -106,5 +115,5 @@ async fn open(State(state): State<AppState>, session: Session, Path(secret): Pat
         held.drain(..skip);
         session.insert(SESSION_SHARES, held).await.map_err(err)?;
     }
-    Ok(Redirect::to(&format!("/experiments/{id}")).into_response())
+    Ok(Redirect::to(&target).into_response())
 }

@@ -20,7 +20,10 @@ pub enum Access {
     Role(Role),
     /// A signed-in user, or a share link for the experiment in the path's `{id}`.
     Experiment,
-    /// A signed-in user or any share-link holder; the handler checks which experiment (in the body).
+    /// A signed-in user, or a share link for the bisection in the path's `{id}`.
+    Bisection,
+    /// A signed-in user or any share-link holder; the handler checks which experiment or bisection (in
+    /// the body).
     SharedRead,
     /// An admin, or the metrics token.
     Metrics,
@@ -65,7 +68,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::GET, "/import", LAUNCHER),
     rule(Method::GET, "/trends", VIEWER),
     rule(Method::GET, "/bisections", VIEWER),
-    rule(Method::GET, "/bisections/{id}", VIEWER),
+    rule(Method::GET, "/bisections/{id}", Access::Bisection),
     rule(Method::GET, "/suites", LAUNCHER),
     rule(Method::GET, "/suites/{name}", LAUNCHER),
     rule(Method::GET, "/account", VIEWER),
@@ -74,7 +77,7 @@ pub const RULES: &[Rule] = &[
     rule(Method::POST, "/fn/whoami", Access::Public),
     rule(Method::POST, "/fn/history", VIEWER),
     rule(Method::POST, "/fn/trends", VIEWER),
-    rule(Method::POST, "/fn/bisection", VIEWER),
+    rule(Method::POST, "/fn/bisection", Access::SharedRead),
     rule(Method::POST, "/fn/bisections", VIEWER),
     rule(Method::POST, "/fn/experiment", Access::SharedRead),
     rule(Method::POST, "/fn/launch_suites", LAUNCHER),
@@ -97,8 +100,10 @@ pub const RULES: &[Rule] = &[
     rule(Method::DELETE, "/api/v1/experiments/{id}/shares/{share}", LAUNCHER),
     rule(Method::GET, "/api/v1/bisections", VIEWER),
     rule(Method::POST, "/api/v1/bisections", LAUNCHER),
-    rule(Method::GET, "/api/v1/bisections/{id}", VIEWER),
+    rule(Method::GET, "/api/v1/bisections/{id}", Access::Bisection),
     rule(Method::POST, "/api/v1/bisections/{id}/cancel", LAUNCHER),
+    rule(Method::POST, "/api/v1/bisections/{id}/shares", LAUNCHER),
+    rule(Method::DELETE, "/api/v1/bisections/{id}/shares", LAUNCHER),
     rule(Method::POST, "/api/v1/imports", LAUNCHER),
     rule(Method::POST, "/api/v1/suites", ADMIN),
     rule(Method::PUT, "/api/v1/suites/{name}", ADMIN),
@@ -155,9 +160,12 @@ pub async fn authorize(matched: Option<MatchedPath>, req: Request, next: Next) -
     let allowed = match access {
         Access::Public => true,
         Access::Role(role) => principal.has(role),
-        Access::Experiment => {
+        Access::Experiment | Access::Bisection => {
             let id = params.as_ref().and_then(|p| p.iter().find(|(k, _)| *k == "id").and_then(|(_, v)| v.parse::<i64>().ok()));
-            id.is_some_and(|id| principal.can_read_experiment(id))
+            id.is_some_and(|id| match access {
+                Access::Bisection => principal.can_read_bisection(id),
+                _ => principal.can_read_experiment(id),
+            })
         }
         Access::SharedRead => !matches!(principal, Principal::Anonymous),
         Access::Metrics => principal.has(Role::Admin) || req.extensions().get::<MetricsScraper>().is_some(),

@@ -112,16 +112,23 @@ async fn session_principal(state: &AppState, session: &Session, query: Option<&s
     if let Some(shared) = query.and_then(share_param) {
         digests.push(token::digest(&shared));
     }
-    let (mut experiments, mut files) = (Vec::new(), Vec::new());
+    let (mut experiments, mut files, mut bisections) = (Vec::new(), Vec::new(), Vec::new());
     for d in digests.iter().take(MAX_SHARES) {
         if let Some((id, with_files)) = state.store.share_token_experiment(d).await? {
             experiments.push(id);
             if with_files {
                 files.push(id);
             }
+        } else if let Some((id, steps)) = state.store.bisection_share(d).await? {
+            bisections.push(id);
+            experiments.extend(steps);
         }
     }
-    Ok(if experiments.is_empty() { Principal::Anonymous } else { Principal::Share { experiments, files } })
+    Ok(if experiments.is_empty() && bisections.is_empty() {
+        Principal::Anonymous
+    } else {
+        Principal::Share { experiments, files, bisections }
+    })
 }
 
 /// How many share links one browser session remembers.

@@ -208,4 +208,52 @@ async fn a_bisection_is_refused_with_the_field_named_and_a_running_one_cancels_w
     let b = launcher.get(&format!("/api/v1/bisections/{id}")).await.json();
     assert_eq!(b["state"]["search"]["steps"].as_array().unwrap().len(), 1, "{b}");
     assert_eq!(app.store.audit_log(50).await.unwrap().iter().filter(|a| a.action.starts_with("bisection.")).count(), 2);
+
+    // A share link: its launcher makes one (another launcher may not); signed out, it opens the bisection's
+    // page and its step's page and reports — not the step's logs, not another experiment, not another
+    // bisection — until it is revoked.
+    assert_eq!(other.post_json(&format!("/api/v1/bisections/{id}/shares"), json!({})).await.status, 403);
+    let r = launcher.post_json(&format!("/api/v1/bisections/{id}/shares"), json!({"files": true})).await;
+    assert_eq!(r.status, 400, "a bisection's link never opens logs: {}", r.text);
+    assert!(r.text.contains("files"), "{}", r.text);
+    let page = launcher.get(&format!("/bisections/{id}")).await;
+    assert!(page.text.contains("Private: signed-in users only"), "no live link yet");
+    let r = launcher.post_json(&format!("/api/v1/bisections/{id}/shares"), json!({"expires_in_days": 7})).await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    let url = r.json()["url"].as_str().unwrap().to_string();
+    let secret = url.rsplit('/').next().unwrap().to_string();
+    assert!(launcher.get(&format!("/bisections/{id}")).await.text.contains("Shared: 1 live link"));
+    let elsewhere = app.experiment("not in the bisection", None).await;
+    let reader = app.anonymous();
+    let r = reader.get(&format!("/share/{secret}")).await;
+    assert_eq!((r.status, r.location()), (303, Some(format!("/bisections/{id}").as_str())));
+    let page = reader.get(&format!("/bisections/{id}")).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains("cancelled") && page.text.contains(&format!("href=\"/experiments/{first}\"")), "{}", page.text);
+    assert!(!page.text.contains("Link for signed-in users"), "no sign-in-only link for a share reader");
+    assert!(!page.text.contains("Revoke all links"), "a share reader may not revoke");
+    assert_eq!(reader.get(&format!("/api/v1/bisections/{id}")).await.json()["id"], id);
+    let step = reader.get(&format!("/experiments/{first}")).await;
+    assert_eq!(step.status, 200, "the step's page");
+    assert!(step.text.contains("Shared: anyone holding a link") && !step.text.contains("Private"), "read through a link, it says so");
+    assert_eq!(reader.get(&format!("/api/v1/experiments/{first}")).await.json()["id"], first);
+    let r = reader.get(&format!("/experiments/{first}/files/logs/trial-1.log")).await;
+    assert_eq!(r.status, 403, "never the step's logs: {}", r.text);
+    assert_eq!(reader.get(&format!("/experiments/{elsewhere}")).await.status, 303, "another experiment: sign in");
+    assert_eq!(reader.get(&format!("/api/v1/bisections/{}", id + 1)).await.status, 401, "another bisection");
+    assert_eq!(reader.get("/bisections").await.status, 303, "not the list");
+    assert_eq!(other.send(reqwest::Method::DELETE, &format!("/api/v1/bisections/{id}/shares"), None).await.status, 403);
+    let r = launcher.send(reqwest::Method::DELETE, &format!("/api/v1/bisections/{id}/shares"), None).await;
+    assert_eq!((r.status, r.json()["revoked"].as_u64()), (200, Some(1)), "{}", r.text);
+    assert_eq!(reader.get(&format!("/bisections/{id}")).await.status, 303, "revoked: the page closes");
+    assert_eq!(reader.get(&format!("/experiments/{first}")).await.status, 303, "and its steps' pages");
+    assert_eq!(app.anonymous().get(&format!("/share/{secret}")).await.status, 404);
+    let shares = app
+        .store
+        .audit_log(50)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.subject == format!("bisection:{id}") && a.action.starts_with("share."));
+    assert_eq!(shares.count(), 2, "made and revoked, both audited");
 }

@@ -23,8 +23,14 @@ fn rows() -> (String, Vec<String>, Vec<String>) {
     let (mut control, mut treatment) = (Vec::new(), Vec::new());
     for (arm, cpus, ids) in [("control", control_cpu, &mut control), ("heavier", treatment_cpu, &mut treatment)] {
         for (k, cpu) in cpus.iter().enumerate() {
-            let id = format!("20261207-1200{k}{}-{}", if arm == "control" { 0 } else { 5 }, if arm == "control" { "c0ffee0" } else { "beef000" }.to_string() + &k.to_string());
-            for (seq, (stage, cpu, elapsed)) in [("map", *cpu, 4.0 + k as f64 * 0.1), ("reduce", 0.6 + k as f64 * 0.004, 2.0)].iter().enumerate() {
+            let id = format!(
+                "20261207-1200{k}{}-{}",
+                if arm == "control" { 0 } else { 5 },
+                if arm == "control" { "c0ffee0" } else { "beef000" }.to_string() + &k.to_string()
+            );
+            for (seq, (stage, cpu, elapsed)) in
+                [("map", *cpu, 4.0 + k as f64 * 0.1), ("reduce", 0.6 + k as f64 * 0.004, 2.0)].iter().enumerate()
+            {
                 csv.push_str(&format!(
                     "{arm}-r{k},{},{id},{stage},END,2026-12-07 12:00:{:02}.000000,{elapsed},1000,2000,250,500,2,50,{cpu},100000000,120000000\n",
                     seq + 1,
@@ -71,17 +77,30 @@ async fn every_door_prints_the_one_estimate_a_claim_rests_on() {
     assert!(page.contains(&format!("— {est} CPU in map")), "the headline says the estimate: {est}");
     assert!(occurrences(&page, &est) >= 3, "headline, reason and stage table: {est}");
     assert!(page.contains(&interval), "the stage table's interval: {interval}");
-    assert_eq!(occurrences(&page, &ratio), occurrences(&page, &format!("their ratio, {ratio}, is not the tested change")), "{ratio} unlabelled");
+    assert_eq!(
+        occurrences(&page, &ratio),
+        occurrences(&page, &format!("their ratio, {ratio}, is not the tested change")),
+        "{ratio} unlabelled"
+    );
 
     // The history lists the size of the change, the same number.
     let history = viewer.get("/experiments").await.text;
     assert!(history.contains(&format!("{est} CPU in map")), "the history's Change column: {est}");
     assert_eq!(e["news"], format!("{est} CPU in map"), "the API's summary carries it too");
+    // An experiment judged before the column existed gets it from its report when the store opens.
+    store::on_pool!(&app.store, pool => sqlx::query("UPDATE experiments SET news = NULL").execute(pool).await.map(|_| ())).unwrap();
+    assert!(!viewer.get("/experiments").await.text.contains(&format!("{est} CPU in map")));
+    assert_eq!(app.store.fill_missing_news().await.unwrap(), 1);
+    assert!(viewer.get("/experiments").await.text.contains(&format!("{est} CPU in map")), "filled in");
+    assert_eq!(app.store.fill_missing_news().await.unwrap(), 0, "once");
 
     // The charts: the forest plot's row and the stage chart's bar say the same number and margin.
     let forest = viewer.get(&format!("/experiments/{id}/charts/cpu-forest.svg")).await.text;
     assert!(forest.contains(&format!("map · heavier: {est} (")), "{est} in the forest plot");
-    assert!(forest.contains(&format!("margin {margin}")) || forest.contains(&format!("margin ±{}", judge::pipeline::report::fmt_margin(test.margin_pct))));
+    assert!(
+        forest.contains(&format!("margin {margin}"))
+            || forest.contains(&format!("margin ±{}", judge::pipeline::report::fmt_margin(test.margin_pct)))
+    );
     let bars = viewer.get(&format!("/experiments/{id}/charts/stage-cpu.svg")).await.text;
     assert!(bars.contains(&format!("{est} against control")), "{est} in the stage chart");
     for (door, text) in [("forest plot", &forest), ("stage chart", &bars)] {

@@ -1,8 +1,10 @@
 //! `/bisections/{id}`: a bisection's commit line (each probed commit's change from the good end, with its
 //! interval), its steps as links to their experiments, the culprit with its message, author and diff stat,
-//! and the link and PR-comment Markdown to paste into a review. While it runs the page reloads itself.
+//! and the link and PR-comment Markdown to paste into a review (through a share link, `share.rs`, for
+//! readers without an account). While it runs the page reloads itself.
 
 pub mod list;
+pub mod share;
 pub mod start;
 
 use crate::error::{AppError, ErrorView};
@@ -50,6 +52,12 @@ pub struct BisectionView {
     pub markdown: String,
     pub url: String,
     pub may_cancel: bool,
+    /// The reader may make and revoke its share links (its launcher or an admin).
+    pub may_share: bool,
+    /// Its live share links (counted for who may share, else 0).
+    pub live_shares: i64,
+    /// The reader came through a share link: no sign-in-only links.
+    pub via_share: bool,
 }
 
 #[server(prefix = "/fn", endpoint = "bisection", input = Json)]
@@ -57,6 +65,11 @@ pub async fn load_bisection(id: i64) -> Result<BisectionView, AppError> {
     use judge::bisect::{Reading, StepRole};
     let store = crate::error::store()?;
     let ctx = crate::context::server_context()?;
+    let reader = crate::auth::principal();
+    if !reader.can_read_bisection(id) {
+        crate::auth::set_status(404);
+        return Err(AppError::NotFound(format!("there is no bisection {id} for this link")));
+    }
     let b = match store.bisection(id, &ctx.base_url).await {
         Ok(b) => b,
         Err(store::StoreError::NotFound { .. }) => {
@@ -120,7 +133,10 @@ pub async fn load_bisection(id: i64) -> Result<BisectionView, AppError> {
         s.outcome.as_ref(),
         s.culprit.as_ref().map(|c| judge::bisect::CulpritLine { sha: &c.sha, subject: &c.subject, author: &c.author, stat: &c.stat }),
     );
-    let may_cancel = j.status == "running" && crate::auth::principal().may(crate::auth::ExperimentAct::CancelBisection, id, owner).is_ok();
+    let may_cancel = j.status == "running" && reader.may(crate::auth::ExperimentAct::CancelBisection, id, owner).is_ok();
+    let may_share = reader.may(crate::auth::ExperimentAct::ShareBisection, id, owner).is_ok();
+    let live_shares =
+        if may_share { store.bisection_share_count(id).await.map_err(crate::error::read_failed("its share links"))? } else { 0 };
     Ok(BisectionView {
         id,
         title: s.title.clone(),
@@ -142,6 +158,9 @@ pub async fn load_bisection(id: i64) -> Result<BisectionView, AppError> {
         markdown,
         url: j.url.clone(),
         may_cancel,
+        may_share,
+        live_shares,
+        via_share: matches!(reader, crate::auth::Principal::Share { .. }),
     })
 }
 
@@ -247,10 +266,8 @@ fn BisectionBody(view: BisectionView) -> impl IntoView {
         </section>
         <section aria-label="Share">
             <h2>"Share"</h2>
-            <p>"Link: " <a href=view.url.clone()>{view.url.clone()}</a></p>
-            <details class="pr-markdown"><summary>"PR comment (Markdown)"</summary>
-                <textarea class="markdown" readonly rows="14" aria-label="PR comment Markdown">{view.markdown.clone()}</textarea>
-            </details>
+            {(!view.via_share).then(|| view! { <p>"Link for signed-in users: " <a href=view.url.clone()>{view.url.clone()}</a></p> })}
+            <share::BisectionShare id may_share=view.may_share live=view.live_shares url=view.url.clone() markdown=view.markdown.clone() />
         </section>
         <details class="bisection-log"><summary>"What happened"</summary>
             <ol>{view.log.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}</ol>

@@ -2,13 +2,16 @@
 //! `arbiter launch --comment-file` writes, charts included — made by the server
 //! (`POST /api/v1/experiments/{id}/comment`), which makes or reuses the experiment's comment link when the
 //! reader may share, and otherwise says why the comment links the sign-in page. The text is put on the
-//! clipboard and shown, selected, for browsers that refuse the clipboard (a plain-http address).
+//! clipboard and shown, selected, for browsers that refuse the clipboard (a plain-http address). It lives
+//! inside the share panel's island (`share::ShareBox`), which it tells of the comment link, so the panel
+//! counts it among the live links at once.
 
 use crate::client::{copy_to_clipboard, spawn_call, Method};
 use leptos::prelude::*;
+use wire::share::JsonShareLink;
 
-#[island]
-pub fn CopyComment(id: i64) -> impl IntoView {
+#[component]
+pub fn CopyComment(id: i64, #[prop(into)] on_link: Callback<JsonShareLink>) -> impl IntoView {
     let text = RwSignal::new(None::<String>);
     let note = RwSignal::new(None::<String>);
     let copied = RwSignal::new(false);
@@ -22,6 +25,9 @@ pub fn CopyComment(id: i64) -> impl IntoView {
             match result {
                 Ok(b) => {
                     let markdown = b["markdown"].as_str().unwrap_or_default().to_string();
+                    if let Ok(made) = serde_json::from_value::<JsonShareLink>(b["share_link"].clone()) {
+                        on_link.run(made);
+                    }
                     copied.set(copy_to_clipboard(&markdown));
                     note.set(match (b["share_url"].as_str(), b["no_link_why"].as_str()) {
                         (Some(url), _) => Some(format!("Links through the comment link {url} (revoke it under Share)")),

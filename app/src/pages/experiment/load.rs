@@ -67,7 +67,8 @@ pub struct ExperimentView {
     /// Charts drawn on a log axis.
     pub log: bool,
     pub files: Vec<FileView>,
-    /// A live share link exists: the page may carry a preview (OpenGraph) of its verdict.
+    /// A live share link exists, or the reader came through one (of this experiment or of a bisection it
+    /// is a step of): the page may carry a preview (OpenGraph) of its verdict and says it is shared.
     pub shared: bool,
     /// The caller may create and revoke share links (the launcher or an admin).
     pub may_share: bool,
@@ -422,7 +423,7 @@ pub async fn load_experiment(id: i64, #[server(default)] log: bool) -> Result<Ex
         charts,
         log,
         files,
-        shared: detail.live_shares > 0,
+        shared: detail.live_shares > 0 || matches!(principal, crate::auth::Principal::Share { .. }),
         may_cancel: may(Act::Cancel) && !ended,
         may_rerun: may(Act::Rerun) && detail.launched && ended,
         imported: detail.imported,

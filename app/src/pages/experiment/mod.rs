@@ -3,11 +3,11 @@
 //! renders completely on the server, charts included, so a reviewer's link works without JavaScript.
 
 mod actions;
+mod comment;
 mod live;
 mod load;
 mod pipeline;
-mod comment;
-mod share;
+pub mod share;
 pub(crate) mod trials;
 mod warp;
 
@@ -111,8 +111,8 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         </section>
         // What to do with the answer, under it: paste it into the review, share the page, find the commit.
         <section class="follow-up" aria-label="Share and follow up">
-            {(s.verdict.is_some() && view.reader_signed_in).then(|| view! { <comment::CopyComment id /> })}
-            <share::ShareBox id shared=view.shared may_share=view.may_share links=view.share_links.clone() />
+            <share::ShareBox id shared=view.shared may_share=view.may_share links=view.share_links.clone()
+                comment={s.verdict.is_some() && view.reader_signed_in} />
             {view.bisect.clone().map(|offer| view! { <crate::pages::bisection::start::FindCommit offer /> })}
             {(!view.bisections.is_empty()).then(|| view! {
                 <p class="bisections-of">"Bisections of this range: "

@@ -21,11 +21,20 @@ fn day(ms: i64) -> String {
     utc_minutes(ms).chars().take(10).collect()
 }
 
+/// The panel under the verdict: "Copy PR comment" (when `comment`: a judged experiment and a signed-in
+/// reader), whether the page is shared, and for who may share, its links.
 #[island]
-pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink>) -> impl IntoView {
+pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink>, comment: bool) -> impl IntoView {
     let links = RwSignal::new(links);
+    // The comment link, once "Copy PR comment" has made or found it, is one of the live links.
+    let on_link = move |made: JsonShareLink| {
+        links.update(|l| {
+            if !l.iter().any(|x| x.id == made.id) {
+                l.insert(0, made)
+            }
+        })
+    };
     let link = RwSignal::new(None::<String>);
-    let copied = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
     let files = RwSignal::new(false);
     let days = RwSignal::new("30".to_string());
@@ -38,7 +47,6 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink
         spawn_call(Method::Post, format!("/api/v1/experiments/{id}/shares"), Some(body), move |result| match result {
             Ok(b) => {
                 link.set(b["url"].as_str().map(str::to_string));
-                copied.set(false);
                 let made = JsonShareLink {
                     id: b["id"].as_i64().unwrap_or_default(),
                     created_by: b["created_by"].as_str().map(str::to_string),
@@ -65,12 +73,8 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink
             Err(e) => error.set(Some(e)),
         });
     };
-    let copy = move |_| {
-        if let Some(url) = link.get_untracked() {
-            copied.set(crate::client::copy_to_clipboard(&url));
-        }
-    };
     view! {
+        {comment.then(|| view! { <super::comment::CopyComment id on_link /> })}
         <div class="share">
             // Who may share sees the links; anyone else only whether there are any.
             <p class="share-state">{move || {
@@ -86,14 +90,7 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink
             {may_share.then(|| view! {
                 <div class="share-actions">
                     <label class="inline"><input type="checkbox" prop:checked=move || files.get() on:change=move |ev| files.set(event_target_checked(&ev)) />" Include logs and files"</label>
-                    <label class="inline">"Expires "
-                        <select aria-label="Expires" on:change=move |ev| days.set(event_target_value(&ev)) prop:value=move || days.get()>
-                            <option value="7">"in 7 days"</option>
-                            <option value="30" selected>"in 30 days"</option>
-                            <option value="90">"in 90 days"</option>
-                            <option value="never">"never (until revoked)"</option>
-                        </select>
-                    </label>
+                    <Expires days />
                     <button type="button" on:click=create>{move || if links.with(|l| l.is_empty()) { "Share…" } else { "New share link" }}</button>
                     <Show when=move || links.with(|l| l.len() > 1)>
                         <button type="button" class="danger" on:click=move |_| revoke(None)>"Revoke all links"</button>
@@ -120,13 +117,46 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink
                     </details>
                 </Show>
             })}
-            {move || link.get().map(|url| view! {
-                <div class="share-link">
-                    <label>"Share link (shown once)" <input type="text" readonly value=url.clone() aria-label="Share link" /></label>
-                    <button type="button" on:click=copy>{move || if copied.get() { "Copied ✓" } else { "Copy link" }}</button>
-                </div>
-            })}
+            <NewLink link />
             {move || error.get().map(|e| view! { <p class="error" role="alert">{e}</p> })}
         </div>
+    }
+}
+
+/// How long a new share link lasts (the experiment's and the bisection's panels): `days` holds 7, 30, 90
+/// or "never".
+#[component]
+pub fn Expires(days: RwSignal<String>) -> impl IntoView {
+    view! {
+        <label class="inline">"Expires "
+            <select aria-label="Expires" on:change=move |ev| days.set(event_target_value(&ev)) prop:value=move || days.get()>
+                <option value="7">"in 7 days"</option>
+                <option value="30" selected>"in 30 days"</option>
+                <option value="90">"in 90 days"</option>
+                <option value="never">"never (until revoked)"</option>
+            </select>
+        </label>
+    }
+}
+
+/// A share link just made, shown once with a copy button.
+#[component]
+pub fn NewLink(link: RwSignal<Option<String>>) -> impl IntoView {
+    let copied = RwSignal::new(false);
+    let copy = move |_| {
+        if let Some(url) = link.get_untracked() {
+            copied.set(crate::client::copy_to_clipboard(&url));
+        }
+    };
+    move || {
+        copied.set(false);
+        link.get().map(|url| {
+            view! {
+                <div class="share-link">
+                    <label>"Share link (shown once)" <input type="text" readonly value=url aria-label="Share link" /></label>
+                    <button type="button" on:click=copy>{move || if copied.get() { "Copied ✓" } else { "Copy link" }}</button>
+                </div>
+            }
+        })
     }
 }
