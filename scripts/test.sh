@@ -10,7 +10,12 @@ cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
+# Each phase says how long it took ("test: setup took 241 s"), so a slow CI run shows where the time went.
+phase_start=$SECONDS
+phase() { echo "test: $1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
+
 scripts/setup.sh --test || exit 2
+phase setup
 export PATH="$HOME/.cargo/bin:$PATH"
 # The build settings run.sh will use too (CI: no incremental caches), so it compiles nothing after this.
 . scripts/build-env.sh
@@ -28,16 +33,23 @@ trap 'kill "$watchdog" 2>/dev/null; rm -rf "$logs"' EXIT
 # Not --workspace: frontend is wasm-only (see default-members in Cargo.toml). The tests whose verdicts
 # rest on measured CPU or speed (named measured_…) run after the rest, one at a time: on 2 vCPUs any
 # other busy test inflates the CPU-seconds they measure.
-cargo test --locked --no-fail-fast -- --skip ::measured_ 2>&1 | tee "$logs/cargo.log"
+cargo test --locked --no-run 2>&1 | tee "$logs/cargo.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+phase "compiling the tests"
+cargo test --locked --no-fail-fast -- --skip ::measured_ 2>&1 | tee -a "$logs/cargo.log"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+phase "the tests"
 cargo test --locked --no-fail-fast -p server --test it -- ::measured_ --test-threads=1 2>&1 | tee -a "$logs/cargo.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
+phase "the measured tests"
 kill "$watchdog" 2>/dev/null
 
 if scripts/build-site.sh >"$logs/build.log" 2>&1; then
   tail -n 1 "$logs/build.log"
+  phase "building the site"
   scripts/e2e.sh 2>&1 | tee "$logs/e2e.log"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
+  phase "the browser tests"
 else
   cat "$logs/build.log"; echo "test: the site did not build" >&2; status=1
 fi
