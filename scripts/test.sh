@@ -11,8 +11,15 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
 # Each phase says how long it took ("test: setup took 241 s"), so a slow CI run shows where the time went.
+# The table at the end repeats them.
 phase_start=$SECONDS
-phase() { echo "test: $1 took $((SECONDS - phase_start)) s"; phase_start=$SECONDS; }
+timings=()
+phase() {
+  local took=$((SECONDS - phase_start))
+  echo "test: $1 took $took s"
+  timings+=("$(printf '%-22s %5d s' "$1" "$took")")
+  phase_start=$SECONDS
+}
 
 scripts/setup.sh --test || exit 2
 phase setup
@@ -60,5 +67,8 @@ e2e_passed=$(grep -hoE '^ *[0-9]+ passed' "$logs/e2e.log" 2>/dev/null | awk '{s+
 e2e_failed=$(grep -hoE '^ *[0-9]+ failed' "$logs/e2e.log" 2>/dev/null | awk '{s+=$1} END {print s+0}')
 passed=$((passed + e2e_passed)); failed=$((failed + e2e_failed))
 if [ "$status" != 0 ] && [ "$failed" = 0 ]; then failed=1; fi
+echo "test: time by phase"
+for t in "${timings[@]}"; do echo "  $t"; done
+echo "  $(printf '%-22s %5d s' total "$SECONDS")"
 echo "tests: $passed passed, $failed failed"
 exit "$status"
