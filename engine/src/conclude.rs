@@ -1,7 +1,7 @@
 //! An experiment's end, once none of its trials is queued or running: its worktrees go, and it is
 //! judged (pipeline A/B: the judge on its trials' rows, a reused baseline's rows as the control), or
 //! calibrated (its spread becomes a noise profile), or measured (a baseline run: levels, no verdict) —
-//! warp experiments end in `warp::schedule::finish` — then the suite's `[notify]` is sent.
+//! warp experiments end in `warp::run::finish` — then the suite's `[notify]` is sent.
 
 use crate::launch::submit::StoredPlan;
 use crate::queue::plan_of;

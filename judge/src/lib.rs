@@ -3,8 +3,8 @@
 //! Everything here is pure: no IO, no async, no leptos. The server, the CLI and the browser bundle all
 //! link this crate, so a rule of the verdict lives in exactly one place.
 //!
-//! This module tree starts with the shared vocabulary of DESIGN.md (experiment kinds, trial states,
-//! verdicts and their exit codes); the pipeline and warp judges grow beside it.
+//! This module tree starts with the shared vocabulary (experiment kinds, trial states, verdicts and their
+//! exit codes, in `vocab`); the pipeline and warp judges grow beside it.
 
 pub mod bisect;
 pub mod changepoint;

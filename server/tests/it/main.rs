@@ -1,6 +1,7 @@
 //! The server crate's integration tests, linked into one binary (one module a file).
 
 mod accounts_cli;
+mod architecture;
 mod authz_matrix;
 mod bisect;
 mod common;
