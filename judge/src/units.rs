@@ -221,6 +221,18 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     }
 }
 
+/// Signed percent with one decimal and a real minus sign: "+27.4 %", "−0.9 %".
+pub fn fmt_pct(p: f64) -> String {
+    if p.abs() < 0.05 {
+        return "±0.0 %".into();
+    }
+    if p >= crate::stats::MAX_STATED_PCT {
+        return format!("≥ +{:.1} %", crate::stats::MAX_STATED_PCT);
+    }
+    let sign = if p < 0.0 { "−" } else { "+" };
+    format!("{sign}{:.1} %", p.abs())
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -9,9 +9,22 @@
 
 use super::estimate::Estimate;
 use super::method::{ALPHA_EQUIVALENCE, MDE_POWER};
-use super::report::MetricOutcome;
 use crate::stats::{pct, pct_bounded, t_quantile, t_quantile_approx, t_two_sided_p};
 use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricOutcome {
+    Lower,
+    #[default]
+    Flat,
+    Higher,
+    /// Undecided: not detected, and the interval is too wide to say it lies inside the margin.
+    Unclear,
+    /// Not detected and not inside the margin, but its one-sided upper bound lies below X: "no regression
+    /// of X % or more" (method 3's third answer; X in the metric's test).
+    NoRegression,
+}
 
 /// The level each test of a family is decided at (same order as `p_values`).
 pub fn holm(p_values: &[f64], alpha: f64) -> Vec<f64> {

@@ -349,7 +349,7 @@ fn spread(measured: &[&TrialCpu], stage: &str) -> Option<f64> {
 }
 
 fn fmt(p: f64) -> String {
-    super::report::fmt_pct(p)
+    crate::units::fmt_pct(p)
 }
 
 #[cfg(test)]

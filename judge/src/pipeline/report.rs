@@ -3,36 +3,14 @@
 
 use super::aggregate::StageSums;
 use super::family::{MetricTest, MAX_MORE_PAIRS};
+/// A metric's outcome lives with the test that decides it; here under its old path too.
+pub use super::family::MetricOutcome;
+/// The one percent format (`units::fmt_pct`), here under its old path too.
+pub use crate::units::fmt_pct;
 use super::method::{Method, CPU_FLOOR_S, ELAPSED_FLOOR_S};
 use super::noise::StageThresholds;
 use crate::Verdict;
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum MetricOutcome {
-    Lower,
-    #[default]
-    Flat,
-    Higher,
-    /// Undecided: not detected, and the interval is too wide to say it lies inside the margin.
-    Unclear,
-    /// Not detected and not inside the margin, but its one-sided upper bound lies below X: "no regression
-    /// of X % or more" (method 3's third answer; X in the metric's test).
-    NoRegression,
-}
-
-/// Signed percent with one decimal and a real minus sign: "+27.4 %", "−0.9 %".
-pub fn fmt_pct(p: f64) -> String {
-    if p.abs() < 0.05 {
-        return "±0.0 %".into();
-    }
-    if p >= crate::stats::MAX_STATED_PCT {
-        return format!("≥ +{:.1} %", crate::stats::MAX_STATED_PCT);
-    }
-    let sign = if p < 0.0 { "−" } else { "+" };
-    format!("{sign}{:.1} %", p.abs())
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageReport {

@@ -47,7 +47,7 @@
 
 use super::gate::{GateConfig, GateReport, RowVerdict};
 use super::rounds::CellRounds;
-use crate::pipeline::report::fmt_pct;
+use crate::units::fmt_pct;
 use crate::stats::{ln_pos, pct, t_quantile};
 use crate::Verdict;
 use serde::{Deserialize, Serialize};

@@ -2,7 +2,7 @@
 //! when it was reached, and every look. Apart from the design's arithmetic, so the report can hold it
 //! without depending on the design.
 
-use crate::pipeline::report::MetricOutcome;
+use crate::pipeline::family::MetricOutcome;
 use serde::{Deserialize, Serialize};
 
 /// What a metric is, at a look.
