@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
-"""Import cycles between the files of each crate (usage: scripts/import-cycles.py [REPO]). A file imports
-another when it names an item by a crate:: or super:: path outside its tests. Prints each set of files
-that import each other in a cycle, and the largest."""
+"""Import cycles between the files of each crate (usage: scripts/import-cycles.py [--max N] [REPO]). A file
+imports another when it names an item by a crate:: or super:: path outside its tests. Prints each set of
+files that import each other in a cycle, and the largest; with --max N, fails (exit 1) when the largest
+spans more than N files (the test command runs it so)."""
 import os, re, sys
-root = sys.argv[1] if len(sys.argv) > 1 else '.'
+args = sys.argv[1:]
+limit = None
+if args[:1] == ['--max']:
+    limit = int(args[1]); args = args[2:]
+root = args[0] if args else '.'
 crates = [c for c in sorted(os.listdir(root)) if os.path.isfile(os.path.join(root, c, 'Cargo.toml')) and os.path.isdir(os.path.join(root, c, 'src'))]
 def modpath(rel):
     p = rel[:-3].split('/')
@@ -57,3 +62,6 @@ for c in crates:
         worst = max(worst, len(comp))
         print(f"{c}: a cycle of {len(comp)} files: " + ", ".join(sorted(files[x] for x in comp)))
 print(f"largest cycle: {worst} files")
+if limit is not None and worst > limit:
+    print(f"import-cycles: a cycle of {worst} files is more than {limit}: break it (docs/ARCHITECTURE.md says how the others were)", file=sys.stderr)
+    sys.exit(1)

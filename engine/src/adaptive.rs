@@ -19,11 +19,11 @@
 //! **What the page sees.** Each look's report is kept on the experiment (`Store::set_look`, forward only),
 //! so the page's live chart draws each metric's interval narrowing pair by pair while it runs.
 //!
-//! The verdict itself is the sequential design's over every settled repeat (`conclude::verdict`): the report
+//! The verdict itself is the sequential design's over every settled repeat (`judging::verdict`): the report
 //! of the look it stopped at, or of the last look when the budget ran out (inconclusive, with the interval
 //! reached and what a decision would take).
 
-use crate::conclude;
+use crate::judging;
 use crate::launch::submit::StoredPlan;
 use crate::Engine;
 use judge::{ExperimentStatus, TrialState, Verdict};
@@ -87,7 +87,7 @@ pub(crate) async fn step(engine: &Engine, experiment_id: i64, trials: &[Trial], 
     let planned = trials.iter().map(|t| t.repeat_index + 1).max().unwrap_or(0);
     let (settled, prefix) = settled_prefix(trials);
     let look = if settled >= judge::pipeline::sequential::MIN_PAIRS as i64 {
-        match conclude::verdict(store, plan, &prefix).await {
+        match judging::verdict(store, plan, &prefix).await {
             Ok((verdict, _, report, _)) => {
                 // The page's live chart draws this look until the verdict is stored.
                 if let Err(e) = store.set_look(experiment_id, settled, &report).await {

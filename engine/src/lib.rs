@@ -10,6 +10,7 @@ pub mod bisect;
 pub mod conclude;
 pub mod error;
 pub mod import;
+pub mod judging;
 pub mod launch;
 pub mod notify;
 pub mod queue;

@@ -5,7 +5,7 @@
 //! `arbiter rejudge --all [--dry-run]` (an admin on the store, every experiment of an older method); both
 //! call [`rejudge`].
 //!
-//! A launched experiment is judged exactly as its end judged it (`conclude::verdict`: its stored plan's
+//! A launched experiment is judged exactly as its end judged it (`judging::verdict`: its stored plan's
 //! suite, pairing, margins and the noise profile of its fingerprint as it is now). An imported one is
 //! judged from its trials' stored rows with the worker RAM and method choices its report recorded (or
 //! its suite's `[judge]`, or the defaults).
@@ -68,7 +68,7 @@ pub async fn rejudge(store: &Store, id: i64, by: Option<i64>, dry_run: bool) -> 
             if plan.launch.calibration || plan.launch.baseline {
                 return Err(RejudgeError::NotJudgeable(format!("experiment {id} is a calibration or baseline run: it has no verdict")));
             }
-            crate::conclude::verdict(store, &plan, &trials).await
+            crate::judging::verdict(store, &plan, &trials).await
         }
         Err(_) => imported_verdict(store, id, &summary, &old_report, &trials).await,
     };

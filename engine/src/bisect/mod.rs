@@ -318,7 +318,7 @@ async fn reused_ends(
     if shas.len() != 2 || shas[0] != Some(good) || shas[1] != Some(bad) {
         return Err(field("it did not compare the good end (control) with the bad end (treatment)".into()));
     }
-    let plan = crate::queue::plan_of(engine, eid).await.map_err(EngineError::Internal)?;
+    let plan = crate::launch::submit::plan_of(engine, eid).await.map_err(EngineError::Internal)?;
     if &plan.launch.fingerprint != fingerprint {
         return Err(field(format!(
             "its fingerprint {} is not this bisection's {}",

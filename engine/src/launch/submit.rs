@@ -113,3 +113,9 @@ pub async fn store_launch(
     }
     Ok(id)
 }
+
+/// The experiment's stored plan, read back.
+pub(crate) async fn plan_of(engine: &crate::Engine, experiment_id: i64) -> Result<StoredPlan, String> {
+    let (plan, _) = engine.store.experiment_plan(experiment_id).await.map_err(|e| e.to_string())?;
+    serde_json::from_value(plan).map_err(|e| format!("the stored plan cannot be read: {e}"))
+}

@@ -4,7 +4,7 @@
 use crate::launch::request::PlannedArm;
 use crate::launch::submit::StoredPlan;
 use crate::queue::runner::{trial_files, Launch, Outcome};
-use crate::queue::{apply, launch_of, Stop};
+use crate::queue::execution::{apply, launch_of, Stop};
 use crate::warp::phase::{self, phase_file, Phase, PhaseRecord};
 use crate::warp::plan::sync_label;
 use crate::warp::verdict::{judge, PhaseData};
