@@ -26,7 +26,7 @@ fn day(ms: i64) -> String {
 #[island]
 pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink>, comment: bool) -> impl IntoView {
     let links = RwSignal::new(links);
-    // The comment link, once "Copy PR comment" has made or found it, is one of the live links.
+    // A link made here, or the comment link "Copy PR comment" made or found, joins the live links (once).
     let on_link = move |made: JsonShareLink| {
         links.update(|l| {
             if !l.iter().any(|x| x.id == made.id) {
@@ -47,14 +47,10 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink
         spawn_call(Method::Post, format!("/api/v1/experiments/{id}/shares"), Some(body), move |result| match result {
             Ok(b) => {
                 link.set(b["url"].as_str().map(str::to_string));
-                let made = JsonShareLink {
-                    id: b["id"].as_i64().unwrap_or_default(),
-                    created_by: b["created_by"].as_str().map(str::to_string),
-                    created_at: b["created_at"].as_i64().unwrap_or_default(),
-                    expires_at: b["expires_at"].as_i64(),
-                    files: b["files"].as_bool().unwrap_or(false),
-                };
-                links.update(|l| l.insert(0, made));
+                // The answer is the link's listing row plus its secret: read as the typed row.
+                if let Ok(made) = serde_json::from_value::<JsonShareLink>(b) {
+                    on_link(made);
+                }
             }
             Err(e) => error.set(Some(e)),
         });
