@@ -24,7 +24,7 @@ pub struct AppState {
     pub setup: Arc<SetupLink>,
     pub metrics: Arc<Metrics>,
     /// The open live event streams, capped per principal and in all.
-    pub streams: Arc<crate::progress::Streams>,
+    pub streams: Arc<crate::progress::streams::Streams>,
 }
 
 /// The access settings of a running server.

@@ -331,7 +331,7 @@ async fn finish(
     ram: Option<f64>,
 ) -> Outcome {
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    let ids = runner::execution_ids_in(&text);
+    let ids = judge::pipeline::rows::execution_ids_in(&text);
     let with_ids = |o: Outcome| Outcome { execution_ids: ids.clone(), ..o };
     let oom_line = spec.oom.as_ref().and_then(|r| text.lines().chain(status.lines()).find(|line| r.is_match(line)).map(str::trim));
     match outcome {

@@ -23,12 +23,12 @@ pub(crate) enum Stop {
 
 pub(crate) fn signal(stop: &Stop) {
     match stop {
-        Stop::Supervisor(pid) => crate::queue::supervise::signal_pid(*pid, libc::SIGTERM),
+        Stop::Supervisor(pid) => crate::queue::process::signal_pid(*pid, libc::SIGTERM),
         Stop::Phase(flag, pid) => {
             flag.store(true, std::sync::atomic::Ordering::Relaxed);
             let pid = pid.load(std::sync::atomic::Ordering::Relaxed);
             if pid > 0 {
-                crate::queue::supervise::signal_group(pid, libc::SIGTERM);
+                crate::queue::process::signal_group(pid, libc::SIGTERM);
             }
         }
         Stop::Engine(argv, spec) => {

@@ -12,6 +12,7 @@ pub mod host;
 pub mod host_user;
 pub mod mounts;
 pub mod owned_finelog;
+pub mod process;
 pub mod runner;
 pub mod sandbox;
 pub mod supervise;
@@ -316,7 +317,7 @@ async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ra
             let (log, _) = runner::trial_files(&engine.data_dir, &trial);
             let run_tag = runner::run_tag(&trial);
             if let Err(e) =
-                engine.store.set_trial_job(trial.id, &run_tag, &supervise::job_id(pid), &engine.queue.worker, &log.to_string_lossy()).await
+                engine.store.set_trial_job(trial.id, &run_tag, &process::job_id(pid), &engine.queue.worker, &log.to_string_lossy()).await
             {
                 tracing::warn!(error = %e, "cannot record the trial's job");
             }
@@ -409,7 +410,7 @@ async fn resettle_stranded(engine: &Engine) {
         }
         let job = engine.store.trial_run(trial.id).await.ok().and_then(|r| r.job_id).unwrap_or_default();
         let (_, status) = runner::trial_files(&engine.data_dir, &trial);
-        if crate::queue::supervise::still_ours(&job, &status.to_string_lossy()).is_some() {
+        if crate::queue::process::still_ours(&job, &status.to_string_lossy()).is_some() {
             continue;
         }
         tracing::warn!(trial = trial.id, "a trial was left running with no supervisor; settling it");
@@ -456,12 +457,12 @@ async fn recover(engine: &Engine) {
             continue;
         }
         // Only the very process this trial started is signalled or waited on (not one that reused its pid).
-        use crate::queue::supervise::still_ours;
+        use crate::queue::process::still_ours;
         let job = run.and_then(|r| r.job_id).unwrap_or_default();
         if plan.as_ref().is_some_and(|p| p.suite.kind == judge::ExperimentKind::Warp) {
             // A warp phase ran inside the previous process: its server is stopped and the phase re-run.
             if let Some(pid) = still_ours(&job, "") {
-                crate::queue::supervise::signal_group(pid, libc::SIGKILL);
+                crate::queue::process::signal_group(pid, libc::SIGKILL);
             }
             let outcome = Outcome::infra(judge::InfraReason::Interrupted, "the server restarted during the phase");
             apply(engine, &trial, outcome).await;

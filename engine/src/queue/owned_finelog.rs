@@ -122,13 +122,13 @@ impl OwnedFinelog {
         // before the store is handed to the sandboxed one (two servers must not share a store).
         if let Some(old) = previous.as_ref().filter(|s| !is_ours(s.pid) && runs_old_script(s.pid)) {
             tracing::info!(pid = old.pid, "stopping the finelog server an older version left running (unsandboxed)");
-            crate::queue::supervise::signal_pid(old.pid, libc::SIGTERM);
+            crate::queue::process::signal_pid(old.pid, libc::SIGTERM);
             let deadline = Instant::now() + Duration::from_secs(10);
             while runs_old_script(old.pid) && Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
             if runs_old_script(old.pid) {
-                crate::queue::supervise::signal_pid(old.pid, libc::SIGKILL);
+                crate::queue::process::signal_pid(old.pid, libc::SIGKILL);
             }
         }
         let _ = std::fs::remove_file(&state_file);
@@ -189,19 +189,19 @@ impl OwnedFinelog {
 
     /// Stops the host and finelog with it (SIGTERM, then SIGKILL after 10 s) and forgets it.
     pub fn stop(&self) {
-        crate::queue::supervise::signal_pid(self.pid, libc::SIGTERM);
+        crate::queue::process::signal_pid(self.pid, libc::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             let gone = match child.as_mut() {
                 Some(c) => !matches!(c.try_wait(), Ok(None)),
-                None => !crate::queue::supervise::is_alive(self.pid) || !is_ours(self.pid),
+                None => !crate::queue::process::is_alive(self.pid) || !is_ours(self.pid),
             };
             if gone {
                 break;
             }
             if Instant::now() > deadline {
-                crate::queue::supervise::signal_pid(self.pid, libc::SIGKILL);
+                crate::queue::process::signal_pid(self.pid, libc::SIGKILL);
                 if let Some(c) = child.as_mut() {
                     let _ = c.wait();
                 }

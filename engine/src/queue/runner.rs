@@ -6,7 +6,7 @@ use crate::launch::request::{run_vars, worktree_dir, JsonConfigDiff, PlannedArm,
 use crate::launch::submit::StoredPlan;
 use crate::queue::finelog::{Finelog, FinelogError};
 use crate::queue::supervise::ExitStatus;
-use judge::pipeline::rows::{execution_key, StageRow};
+use judge::pipeline::rows::{execution_ids_in, StageRow};
 use judge::{InfraReason, TrialState};
 use std::path::{Path, PathBuf};
 use store::trials::Trial;
@@ -133,18 +133,6 @@ pub async fn remove_worktrees(repo: &Path, data_dir: &Path, experiment_id: i64, 
             tracing::warn!(error = %e, repo = %repo.display(), "cannot prune the repository's worktrees");
         }
     }
-}
-
-/// Execution ids printed in a log (`[slug-]YYYYMMDD-HHMMSS-<8 hex>`), in order of first appearance.
-pub fn execution_ids_in(log: &str) -> Vec<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for token in log.split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')) {
-        let token = token.trim_matches('-');
-        if execution_key(token).is_some() && !ids.iter().any(|i| i == token) {
-            ids.push(token.to_string());
-        }
-    }
-    ids
 }
 
 pub struct Launch<'a> {
@@ -525,14 +513,5 @@ async fn rows_if_any(l: &Launch<'_>, ids: &[String]) -> Vec<StageRow> {
     match reader(l, url) {
         Ok(f) => f.stage_rows(ids).await.unwrap_or_default(),
         Err(_) => Vec::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn execution_ids_from_a_log() {
-        let log = "starting\nexecution_id=dedup-fineweb-20261129-072203-da99fe05 stage0\nretry 20261129-072210-0badc0de\nagain dedup-fineweb-20261129-072203-da99fe05\nnot 20261129-072203-da99fe0\n";
-        assert_eq!(super::execution_ids_in(log), ["dedup-fineweb-20261129-072203-da99fe05", "20261129-072210-0badc0de"]);
     }
 }

@@ -216,9 +216,9 @@ pub(super) async fn local(
         },
     };
     // Stop the server: SIGTERM to its group, then SIGKILL after 10 s.
-    crate::queue::supervise::signal_group(pid, libc::SIGTERM);
+    crate::queue::process::signal_group(pid, libc::SIGTERM);
     if tokio::time::timeout(Duration::from_secs(10), server.wait()).await.is_err() {
-        crate::queue::supervise::signal_group(pid, libc::SIGKILL);
+        crate::queue::process::signal_group(pid, libc::SIGKILL);
         let _ = server.wait().await;
     }
     // A server stopped by its limit fails its phase with that as the reason.

@@ -28,7 +28,7 @@ pub async fn run_phase(engine: &Engine, trial: &Trial, plan: &StoredPlan, arm: &
             engine.queue.set_phase_pid(trial, pid);
             if let Err(e) = engine
                 .store
-                .set_trial_job(trial.id, &run_tag, &crate::queue::supervise::job_id(pid), &engine.queue.worker, &log.to_string_lossy())
+                .set_trial_job(trial.id, &run_tag, &crate::queue::process::job_id(pid), &engine.queue.worker, &log.to_string_lossy())
                 .await
             {
                 tracing::warn!(error = %e, "cannot record the phase's server");

@@ -288,7 +288,7 @@ fn adaptive_reasons(spec: &WarpSpec, phases: &[PhaseData], cells: &[judge::warp:
     let extended: Vec<String> = cells
         .iter()
         .filter_map(|c| {
-            let n = judge::warp::adaptive::rounds_an_arm(c).into_iter().max().unwrap_or(0);
+            let n = c.rounds_an_arm().into_iter().max().unwrap_or(0);
             (n > planned).then(|| format!("{} {n}", c.label))
         })
         .collect();
@@ -302,7 +302,7 @@ fn adaptive_reasons(spec: &WarpSpec, phases: &[PhaseData], cells: &[judge::warp:
     let still: Vec<&str> = cells
         .iter()
         .filter(|c| noise.rows.iter().any(|r| r.unsure && r.workload == c.label))
-        .filter(|c| judge::warp::adaptive::rounds_an_arm(c).into_iter().max().unwrap_or(0) + spec.rounds > spec.round_cap())
+        .filter(|c| c.rounds_an_arm().into_iter().max().unwrap_or(0) + spec.rounds > spec.round_cap())
         .map(|c| c.label.as_str())
         .collect();
     if !still.is_empty() {

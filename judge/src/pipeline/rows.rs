@@ -301,9 +301,27 @@ pub fn execution_key(id: &str) -> Option<&str> {
     ok.then_some(key)
 }
 
+/// Execution ids printed in a log (`[slug-]YYYYMMDD-HHMMSS-<8 hex>`), in order of first appearance.
+pub fn execution_ids_in(log: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for token in log.split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')) {
+        let token = token.trim_matches('-');
+        if execution_key(token).is_some() && !ids.iter().any(|i| i == token) {
+            ids.push(token.to_string());
+        }
+    }
+    ids
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn execution_ids_from_a_log() {
+        let log = "starting\nexecution_id=dedup-fineweb-20261129-072203-da99fe05 stage0\nretry 20261129-072210-0badc0de\nagain dedup-fineweb-20261129-072203-da99fe05\nnot 20261129-072203-da99fe0\n";
+        assert_eq!(execution_ids_in(log), ["dedup-fineweb-20261129-072203-da99fe05", "20261129-072210-0badc0de"]);
+    }
 
     const HEADER: &str = "execution_id,stage_name,status,cpu_time_total,items,bytes_processed,mem_peak_bytes_max,elapsed";
 

@@ -112,7 +112,7 @@ impl Look {
     pub fn of(cells: &[CellRounds], planned: u32, rounds: u32, cap: u32) -> Look {
         let rounds = rounds.max(1);
         let max = cap.saturating_sub(planned) / rounds;
-        let done = cells.iter().map(|c| super::adaptive::rounds_an_arm(c).into_iter().max().unwrap_or(0)).max().unwrap_or(0);
+        let done = cells.iter().map(|c| c.rounds_an_arm().into_iter().max().unwrap_or(0)).max().unwrap_or(0);
         Look { index: done.saturating_sub(planned).div_ceil(rounds).min(max), max }
     }
 }
@@ -251,12 +251,40 @@ pub struct NoiseRow {
     pub unsure: bool,
     /// For an unsure row: what more phases could do (see [`Reach::decidable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reach: Option<super::adaptive::Reach>,
+    pub reach: Option<Reach>,
     /// The level this row was decided at (its Holm step at this look's share; method 3 — before, every row
     /// was read two-sided at `row_alpha`): a one-sided level, each end of `interval_pct` a bound at it (the
     /// interval is the 1 − 2 × level one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<f64>,
+}
+
+/// What an unsure row's interval would be with more phases: its spread and degrees of freedom now, its
+/// phases, its estimate and the budget it must clear (all in regress terms, log scale).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Reach {
+    /// The spread of a phase mean (log), and its degrees of freedom.
+    pub sd: f64,
+    pub df: f64,
+    pub phases: [u32; 2],
+    /// How much worse the candidate is (log: ln of the ratio, positive is worse).
+    pub regress: f64,
+    /// The budget the row must clear to be decided (log of 1 + budget).
+    pub target: f64,
+    /// The row's share of the error rate.
+    pub alpha: f64,
+}
+
+impl Reach {
+    /// Whether, with `phases` an arm, the interval could clear the budget if the estimate stayed where it
+    /// is (each added phase a degree of freedom more). A row it could not is left as it is: more phases would
+    /// only cost time (a same-code cell 7 % off with a ±30 % interval stays INCONCLUSIVE however long it runs).
+    pub fn decidable(&self, phases: u32) -> bool {
+        let [p, q] = self.phases.map(|n| n.max(phases) as f64);
+        let df = self.df + (p - self.phases[0] as f64) + (q - self.phases[1] as f64);
+        let half = t_quantile(1.0 - self.alpha / 2.0, df) * self.sd * (1.0 / p + 1.0 / q).sqrt();
+        self.regress - half > self.target
+    }
 }
 
 /// The noise-aware gate of a matrix.
@@ -533,7 +561,7 @@ pub fn noise_gate_at(report: &GateReport, config: &GateConfig, profile: Option<&
             };
             let unsure = verdict == NoiseVerdict::Inconclusive || (verdict == NoiseVerdict::Warn && r_hi > fail);
             let regress = if higher_is_better(metric) { -e.log_change } else { e.log_change };
-            let reach = unsure.then(|| super::adaptive::Reach {
+            let reach = unsure.then(|| Reach {
                 sd: e.se / (1.0 / f64::from(e.phases[0]) + 1.0 / f64::from(e.phases[1])).sqrt(),
                 df: e.df,
                 phases: e.phases,
@@ -576,7 +604,7 @@ pub fn noise_gate_at(report: &GateReport, config: &GateConfig, profile: Option<&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::warp::adaptive::{cells_to_extend, rounds_an_arm};
+    use crate::warp::adaptive::cells_to_extend;
     use crate::warp::gate::GateRow;
     use crate::warp::rounds::{PhaseRounds, Round};
 
@@ -743,7 +771,7 @@ mod tests {
         let n = noise_gate(&report, &config, Some(&profile));
         assert_eq!(n.rows[0].verdict, NoiseVerdict::Inconclusive, "{:?}", n.rows[0]);
         assert!(n.rows[0].unsure && !n.rows[1].unsure, "{:?}", n.rows);
-        assert_eq!(rounds_an_arm(&report.cells[0]), [3, 3]);
+        assert_eq!(report.cells[0].rounds_an_arm(), [3, 3]);
         assert_eq!(cells_to_extend(&n, &report.cells, 3, 9), ["get-4MiB/sync-off"], "the steady cell stops");
         assert!(cells_to_extend(&n, &report.cells, 3, 5).is_empty(), "3 + 3 rounds an arm is beyond a cap of 5");
         // Two more phases an arm of the same drop: the interval narrows until the drop is supported.
@@ -756,7 +784,7 @@ mod tests {
         let n = noise_gate(&report, &config, Some(&profile));
         assert_eq!(n.rows[0].verdict, NoiseVerdict::Fail, "{:?}", n.rows[0]);
         assert!(cells_to_extend(&n, &report.cells, 3, 30).is_empty(), "decided: no more phases");
-        assert_eq!(rounds_an_arm(&report.cells[0]), [9, 9]);
+        assert_eq!(report.cells[0].rounds_an_arm(), [9, 9]);
     }
 
     #[test]

@@ -305,6 +305,12 @@ pub struct CellRounds {
 }
 
 impl CellRounds {
+    /// The cell's rounds an arm so far: [baseline, candidate], every phase's rounds (ok or not).
+    pub fn rounds_an_arm(&self) -> [u32; 2] {
+        let of = |baseline: bool| self.phases.iter().filter(|p| p.baseline == baseline).map(|p| p.rounds.len() as u32).sum();
+        [of(true), of(false)]
+    }
+
     /// The rounds of one metric ("reqps", "throughput", "latency", "p90-latency", "p99-latency") of the
     /// baseline or candidate phases, per phase: (leg, values of the successful rounds).
     pub fn values(&self, metric: &str, baseline: bool) -> Vec<(String, Vec<f64>)> {

@@ -90,7 +90,7 @@ async fn a_trial_that_outlives_the_server_is_reattached() {
     let id = body["id"].as_i64().unwrap();
     let (seq, pid) = running_trial(&server, id).await;
     server.crash();
-    assert!(engine::queue::supervise::is_alive(pid), "the trial's supervisor survives the server");
+    assert!(engine::queue::process::is_alive(pid), "the trial's supervisor survives the server");
 
     let server = start(&data, &suites, &finelog.url).await;
     let e = wait_judged(&server, id).await;
@@ -115,7 +115,7 @@ async fn measured_a_trial_that_died_with_the_server_is_requeued_once() {
     let (seq, pid) = running_trial(&server, id).await;
     server.crash();
     // The whole machine's view of the trial dies too: its supervisor and its command.
-    engine::queue::supervise::signal_group(pid, libc::SIGKILL);
+    engine::queue::process::signal_group(pid, libc::SIGKILL);
 
     let server = start(&data, &suites, &finelog.url).await;
     let e = wait_judged(&server, id).await;

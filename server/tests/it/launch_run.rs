@@ -223,13 +223,13 @@ async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
         let trials = app.store.trials(id).await.unwrap();
         if let Some(t) = trials.iter().find(|t| t.state == judge::TrialState::Running) {
             if let Some(job) = app.store.trial_run(t.id).await.unwrap().job_id {
-                break engine::queue::supervise::pid_of(&job).unwrap_or_else(|| panic!("a local job id names its pid: {job}"));
+                break engine::queue::process::pid_of(&job).unwrap_or_else(|| panic!("a local job id names its pid: {job}"));
             }
         }
         assert!(Instant::now() < deadline, "no trial started");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(engine::queue::supervise::is_alive(pid));
+    assert!(engine::queue::process::is_alive(pid));
     let r = launcher.post_json(&format!("/api/v1/experiments/{id}/cancel"), json!({})).await;
     assert_eq!(r.status, 200, "{}", r.text);
     let e = launcher.wait_until_ended(id, 240).await;
@@ -243,7 +243,7 @@ async fn a_cancel_stops_the_running_process_group_and_gives_no_verdict() {
     let settled = states(&launcher.get(&format!("/api/v1/experiments/{id}")).await.json());
     assert!(settled.iter().all(|s| s == "cancelled"), "every trial is cancelled: {settled:?}");
     let deadline = Instant::now() + Duration::from_secs(10);
-    while engine::queue::supervise::is_alive(pid) {
+    while engine::queue::process::is_alive(pid) {
         assert!(Instant::now() < deadline, "the supervisor {pid} is still running");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

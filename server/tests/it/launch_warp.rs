@@ -334,7 +334,7 @@ async fn cancelling_a_warp_experiment_stops_its_server() {
     let pid = loop {
         let e = launcher.get(&format!("/api/v1/experiments/{id}")).await.json();
         let job = trial_of(&e, "control")["job_id"].as_str().unwrap_or("").to_string();
-        if let Some(pid) = engine::queue::supervise::pid_of(&job) {
+        if let Some(pid) = engine::queue::process::pid_of(&job) {
             break pid as i32;
         }
         assert!(Instant::now() < deadline, "no server started: {e}");
@@ -549,7 +549,7 @@ async fn after_a_crash_the_left_over_server_is_stopped_and_the_phase_runs_again(
     let deadline = Instant::now() + std::time::Duration::from_secs(60);
     let pid = loop {
         let e = server.get_json(&format!("/api/v1/experiments/{id}")).await;
-        if let Some(pid) = e["trials"][0]["job_id"].as_str().and_then(engine::queue::supervise::pid_of).map(|p| p as i32) {
+        if let Some(pid) = e["trials"][0]["job_id"].as_str().and_then(engine::queue::process::pid_of).map(|p| p as i32) {
             break pid;
         }
         assert!(Instant::now() < deadline, "no phase server: {e}");

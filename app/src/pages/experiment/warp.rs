@@ -229,7 +229,7 @@ fn plural(n: usize) -> &'static str {
 /// "3 / 3", or "9 / 9 (adaptive: +6)" for a cell adaptive rounds gave more phases than the plan's
 /// `planned` rounds an arm (baseline / candidate).
 fn rounds_taken(c: &CellRounds, planned: u32) -> String {
-    let [a, b] = judge::warp::adaptive::rounds_an_arm(c);
+    let [a, b] = c.rounds_an_arm();
     let more = a.max(b).saturating_sub(planned);
     if more > 0 && planned > 0 {
         format!("{a} / {b} (adaptive: +{more})")

@@ -211,7 +211,7 @@ impl TrialGroup {
     /// Kills every process in the group (also those that left the trial's process group).
     pub fn kill_all(&self) {
         for pid in self.pids() {
-            crate::queue::supervise::signal_pid(pid, libc::SIGKILL);
+            crate::queue::process::signal_pid(pid, libc::SIGKILL);
         }
     }
 

@@ -11,6 +11,7 @@
 use crate::api::error::{ApiError, ApiResult};
 use crate::auth::Principal;
 use crate::state::AppState;
+pub use streams::{StreamSlot, Streams, STREAMS_PER_PRINCIPAL, STREAMS_TOTAL};
 pub use app::pages::experiment::{JsonProgress, JsonRunning};
 use axum::extract::RawQuery;
 use axum::extract::{Path, State};
@@ -20,12 +21,12 @@ use axum::Extension;
 use futures_util::stream::{self, Stream};
 use judge::TrialState;
 use std::collections::BTreeMap;
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use store::trials::Trial;
 use tower_sessions::Session;
+
+pub mod streams;
 
 use store::trials::latest;
 
@@ -121,59 +122,8 @@ pub fn log_tail(path: &std::path::Path) -> String {
     engine::tail(path, 20, 4096)
 }
 
-/// How many live event streams may be open at once: per principal (a user, a share link's holders, the
-/// anonymous) and in all.
-pub const STREAMS_PER_PRINCIPAL: usize = 8;
-pub const STREAMS_TOTAL: usize = 256;
 /// A stream asks again who is listening every this many ticks (seconds).
 const RECHECK_TICKS: u32 = 5;
-
-/// The open event streams, per principal.
-#[derive(Debug, Default)]
-pub struct Streams {
-    open: Mutex<HashMap<String, usize>>,
-}
-
-/// One open stream's place; given back when the stream ends (however it ends).
-#[derive(Debug)]
-pub struct StreamSlot {
-    streams: Arc<Streams>,
-    who: String,
-}
-
-impl Streams {
-    /// A place for one more stream of `who`, or why not.
-    pub fn open(self: &Arc<Self>, who: String) -> Result<StreamSlot, String> {
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let total: usize = open.values().sum();
-        let mine = open.get(&who).copied().unwrap_or(0);
-        if total >= STREAMS_TOTAL {
-            return Err(format!("{STREAMS_TOTAL} live progress streams are open on this server; try again in a moment"));
-        }
-        if mine >= STREAMS_PER_PRINCIPAL {
-            return Err(format!("you have {STREAMS_PER_PRINCIPAL} live progress streams open; close a page first"));
-        }
-        *open.entry(who.clone()).or_insert(0) += 1;
-        Ok(StreamSlot { streams: self.clone(), who })
-    }
-
-    /// How many streams are open, in all.
-    pub fn total(&self) -> usize {
-        self.open.lock().unwrap_or_else(|e| e.into_inner()).values().sum()
-    }
-}
-
-impl Drop for StreamSlot {
-    fn drop(&mut self) {
-        let mut open = self.streams.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = open.get_mut(&self.who) {
-            *n -= 1;
-            if *n == 0 {
-                open.remove(&self.who);
-            }
-        }
-    }
-}
 
 /// Whose streams a principal's count: a user, the holders of the same share links, or the anonymous.
 fn principal_key(p: &Principal) -> String {
