@@ -24,11 +24,11 @@ pub async fn call(method: Method, url: &str, body: Option<&serde_json::Value>) -
         None => request.send().await,
     };
     let response = sent.map_err(|e| format!("the server could not be reached ({e})"))?;
-    let answer: serde_json::Value = response.json().await.unwrap_or_default();
     if response.ok() {
-        Ok(answer)
+        Ok(response.json().await.unwrap_or_default())
     } else {
-        Err(answer["error"].as_str().map(str::to_string).unwrap_or_else(|| format!("the server answered {}", response.status())))
+        let refusal: Option<wire::error::JsonError> = response.json().await.ok();
+        Err(refusal.map(|r| r.error).unwrap_or_else(|| format!("the server answered {}", response.status())))
     }
 }
 

@@ -213,7 +213,7 @@ test("an invalid value is named inline in the server's words, and nothing is lau
   const before = await count();
   await page.getByLabel("Treatment ref").fill("cheaper");
   await page.getByLabel("workers").fill("9");
-  const message = 'fingerprint field "workers": 9: must be between 1 and 4';
+  const message = "fingerprint.workers: 9: must be between 1 and 4";
   await expect(page.getByRole("alert").filter({ hasText: message })).toBeVisible();
   // Preview submits the form: the browser's own validation bubble does not take over (the form is
   // `novalidate`), so the inline message stays and the form says what to fix.

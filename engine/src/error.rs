@@ -1,11 +1,16 @@
 //! What can go wrong in the engine, said by kind so that each caller answers it right: the server maps
-//! the kinds to HTTP statuses (400, 409, 404, 502, 503, 500), the CLI to its messages.
+//! the kinds to HTTP statuses (400, 409, 404, 502, 503, 500), the CLI to its messages. There is no
+//! conversion from a bare string: each `?` on a string error chooses its kind (`Invalid`, `Upstream`,
+//! `Internal`), so a git failure is never answered as the request's fault.
 
 use store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// The request is not valid; the message names the field and the problem.
+    /// One of the request's values is not valid: the field and the problem (`judge::FieldError`).
+    #[error(transparent)]
+    Field(#[from] judge::FieldError),
+    /// The request is not valid as a whole (no one field is to blame); the message says why.
     #[error("{0}")]
     Invalid(String),
     /// The request is valid but the experiment's state does not allow it (already ended, still running).
@@ -27,16 +32,10 @@ pub enum EngineError {
     Internal(String),
 }
 
-/// A checking step's message (the launch rules, the suite's fingerprint checks): the request is not valid.
-impl From<String> for EngineError {
-    fn from(message: String) -> Self {
-        EngineError::Invalid(message)
-    }
-}
-
-impl From<&str> for EngineError {
-    fn from(message: &str) -> Self {
-        EngineError::Invalid(message.to_string())
+impl EngineError {
+    /// A field's problem: `EngineError::field("warm_up", "use 0–3 …")`.
+    pub fn field(field: impl Into<String>, problem: impl Into<String>) -> EngineError {
+        EngineError::Field(judge::FieldError::new(field, problem))
     }
 }
 

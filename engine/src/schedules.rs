@@ -102,7 +102,7 @@ enum Ran {
 
 async fn run(engine: &Engine, suite_id: i64, suite: &SuiteDefinition, schedule: &ScheduleSpec) -> Result<Ran, String> {
     let repo = Repo::open(&suite.repository, &engine.data_dir).await?;
-    let sha = repo.resolve(&schedule.git_ref).await?;
+    let sha = repo.resolve(&schedule.git_ref).await.map_err(|e| e.to_string())?;
     let store = &engine.store;
     // A canary measures the host and the judge, not a change: it runs whether the ref moved or not.
     if schedule.mode != ScheduleMode::Canary

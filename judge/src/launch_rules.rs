@@ -3,6 +3,7 @@
 //! resolves a launch; the launch form applies the very same functions as the user types, so a value the
 //! form accepts is one the server accepts, with the same message when it is not.
 
+use crate::field::FieldError;
 use serde::{Deserialize, Serialize};
 
 /// A suite's fingerprint field: its type, what values it allows, and its default.
@@ -95,16 +96,16 @@ impl FieldSpec {
     }
 }
 
-/// The message for a fingerprint field's value, as the server words it.
-pub fn check_fingerprint_field(name: &str, spec: &FieldSpec, value: &serde_json::Value) -> Result<(), String> {
-    spec.check(value).map_err(|e| format!("fingerprint field {name:?}: {e}"))
+/// A fingerprint field's value checked, named `fingerprint.NAME` as the API's body holds it.
+pub fn check_fingerprint_field(name: &str, spec: &FieldSpec, value: &serde_json::Value) -> Result<(), FieldError> {
+    spec.check(value).map_err(|e| FieldError::new(format!("fingerprint.{name}"), e))
 }
 
 /// A fingerprint field's value for a launch: the given one, else the field's default; checked.
-pub fn fingerprint_value(name: &str, spec: &FieldSpec, given: Option<&serde_json::Value>) -> Result<serde_json::Value, String> {
+pub fn fingerprint_value(name: &str, spec: &FieldSpec, given: Option<&serde_json::Value>) -> Result<serde_json::Value, FieldError> {
     let value = match given {
         Some(v) => v.clone(),
-        None => spec.default_value().ok_or_else(|| format!("fingerprint field {name:?} has no default; give a value"))?,
+        None => spec.default_value().ok_or_else(|| FieldError::new(format!("fingerprint.{name}"), "has no default; give a value"))?,
     };
     check_fingerprint_field(name, spec, &value)?;
     Ok(value)
@@ -125,29 +126,30 @@ pub fn is_safe_ref(r: &str) -> bool {
 }
 
 /// `field` names the form field or JSON key (`head`, `base`, `arms[0].ref`).
-pub fn check_ref(field: &str, r: &str) -> Result<(), String> {
+pub fn check_ref(field: &str, r: &str) -> Result<(), FieldError> {
     if is_safe_ref(r) {
         return Ok(());
     }
-    Err(format!("{field}: {} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')", crate::text::quoted(r)))
+    Err(FieldError::new(field, format!("{} is not a plain git ref (letters, digits and ._/@^~+-, not starting with '-')", crate::text::quoted(r))))
 }
 
-/// An extra arm's name: its characters, and not the name of control, treatment or an `earlier` extra arm.
-pub fn check_arm_name<'a>(name: &str, earlier: impl IntoIterator<Item = &'a str>) -> Result<(), String> {
+/// An extra arm's name (the field that carries it: `arms[1].name`): its characters, and not the name of
+/// control, treatment or an `earlier` extra arm.
+pub fn check_arm_name<'a>(field: &str, name: &str, earlier: impl IntoIterator<Item = &'a str>) -> Result<(), FieldError> {
     let ok = (1..=40).contains(&name.len()) && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if !ok {
-        return Err(format!("arm name {name:?}: use 1–40 lower-case letters, digits, '-' or '_'"));
+        return Err(FieldError::new(field, format!("{name:?}: use 1–40 lower-case letters, digits, '-' or '_'")));
     }
     if ["control", "treatment"].into_iter().chain(earlier).any(|n| n == name) {
-        return Err(format!("arm name {name:?} is used twice"));
+        return Err(FieldError::new(field, format!("{name:?} is used twice")));
     }
     Ok(())
 }
 
 /// A title or a reason: 1–`max` characters of plain text.
-pub fn check_text(field: &str, text: &str, max: usize) -> Result<(), String> {
+pub fn check_text(field: &str, text: &str, max: usize) -> Result<(), FieldError> {
     if text.trim().is_empty() || text.chars().count() > max || text.chars().any(char::is_control) {
-        return Err(format!("{field}: give 1–{max} characters of plain text"));
+        return Err(FieldError::new(field, format!("give 1–{max} characters of plain text")));
     }
     Ok(())
 }
@@ -195,26 +197,26 @@ pub fn check_override_pattern(pattern: &str) -> Result<(), String> {
 
 /// An arm's override `key`: a setting the suite's `overrides` patterns admit (an allowlist: a suite that
 /// lists none takes no overrides), and never a reserved one.
-pub fn check_override(arm: &str, key: &str, allowed: &[String]) -> Result<(), String> {
+pub fn check_override(arm: &str, key: &str, allowed: &[String]) -> Result<(), FieldError> {
+    let field = format!("arm {arm:?}");
     if !(1..=64).contains(&key.len()) || !key.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
-        return Err(format!("arm {arm:?}: override {key:?} must be an UPPER_CASE setting name"));
+        return Err(FieldError::new(field, format!("override {key:?} must be an UPPER_CASE setting name")));
     }
     if RESERVED_SETTINGS.contains(&key) || RESERVED_PREFIXES.iter().any(|p| key.starts_with(p)) {
-        return Err(format!("arm {arm:?}: override {key:?} is reserved (it changes how programs are found or loaded, or Arbiter sets it)"));
+        return Err(FieldError::new(field, format!("override {key:?} is reserved (it changes how programs are found or loaded, or Arbiter sets it)")));
     }
     let admitted = allowed.iter().any(|p| match p.strip_suffix('*') {
         Some(prefix) => key.starts_with(prefix),
         None => p == key,
     });
     if !admitted {
-        return Err(match allowed.is_empty() {
-            true => format!(
-                "arm {arm:?}: override {key:?}: this suite takes no overrides (its `overrides` lists the settings an arm may change)"
-            ),
-            false => {
-                format!("arm {arm:?}: override {key:?} is not one of the settings this suite lets an arm change: {}", allowed.join(", "))
-            }
-        });
+        return Err(FieldError::new(
+            field,
+            match allowed.is_empty() {
+                true => format!("override {key:?}: this suite takes no overrides (its `overrides` lists the settings an arm may change)"),
+                false => format!("override {key:?} is not one of the settings this suite lets an arm change: {}", allowed.join(", ")),
+            },
+        ));
     }
     Ok(())
 }
@@ -229,13 +231,13 @@ pub const REASON_MAX: usize = 2000;
 /// The most trials an arm a pipeline launch may ask for.
 pub const MAX_PIPELINE_TRIALS: u32 = 100;
 
-pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), String> {
+pub fn check_trials(kind: crate::ExperimentKind, trials: u32) -> Result<(), FieldError> {
     match kind {
         crate::ExperimentKind::Pipeline if !(1..=MAX_PIPELINE_TRIALS).contains(&trials) => {
-            Err(format!("trials: {trials}: must be between 1 and {MAX_PIPELINE_TRIALS} trials an arm"))
+            Err(FieldError::new("trials", format!("{trials}: must be between 1 and {MAX_PIPELINE_TRIALS} trials an arm")))
         }
         crate::ExperimentKind::Warp if !(1..=20).contains(&trials) => {
-            Err(format!("trials: {trials} repeats of the phase order: a warp experiment allows between 1 and 20"))
+            Err(FieldError::new("trials", format!("{trials} repeats of the phase order: a warp experiment allows between 1 and 20")))
         }
         _ => Ok(()),
     }
@@ -335,19 +337,20 @@ impl From<u32> for JsonTrials {
 
 /// Trials as typed in the form or given to the CLI: a whole number in range, or `auto` — adaptive trials,
 /// which only a pipeline A/B has (pairs added while the sequential design leaves the verdict undecided).
-pub fn check_trials_text(kind: crate::ExperimentKind, text: &str) -> Result<JsonTrials, String> {
-    let trials: JsonTrials = text.parse()?;
+pub fn check_trials_text(kind: crate::ExperimentKind, text: &str) -> Result<JsonTrials, FieldError> {
+    let trials: JsonTrials = text.parse().map_err(|e: String| FieldError::new("trials", e.trim_start_matches("trials: ")))?;
     check_trials_choice(kind, trials)?;
     Ok(trials)
 }
 
 /// A launch's trials: a number in range ([`check_trials`]), or `auto` for a pipeline suite.
-pub fn check_trials_choice(kind: crate::ExperimentKind, trials: JsonTrials) -> Result<(), String> {
+pub fn check_trials_choice(kind: crate::ExperimentKind, trials: JsonTrials) -> Result<(), FieldError> {
     match trials.fixed() {
         Some(n) => check_trials(kind, n),
-        None if kind == crate::ExperimentKind::Warp => {
-            Err("trials: \"auto\" adds pairs of a pipeline A/B; a warp experiment repeats its phase order a fixed 1–20 times".into())
-        }
+        None if kind == crate::ExperimentKind::Warp => Err(FieldError::new(
+            "trials",
+            "\"auto\" adds pairs of a pipeline A/B; a warp experiment repeats its phase order a fixed 1–20 times",
+        )),
         None => Ok(()),
     }
 }
@@ -356,19 +359,20 @@ pub fn check_trials_choice(kind: crate::ExperimentKind, trials: JsonTrials) -> R
 pub const MIN_AUTO_TRIALS: u32 = 2;
 
 /// `max_trials` of an adaptive launch: from its first look (2 trials an arm) to the most a launch may ask.
-pub fn check_max_trials(max: u32) -> Result<(), String> {
+pub fn check_max_trials(max: u32) -> Result<(), FieldError> {
     if !(MIN_AUTO_TRIALS..=MAX_PIPELINE_TRIALS).contains(&max) {
-        return Err(format!(
-            "max_trials: {max}: an adaptive launch runs between {MIN_AUTO_TRIALS} and {MAX_PIPELINE_TRIALS} trials an arm at most"
+        return Err(FieldError::new(
+            "max_trials",
+            format!("{max}: an adaptive launch runs between {MIN_AUTO_TRIALS} and {MAX_PIPELINE_TRIALS} trials an arm at most"),
         ));
     }
     Ok(())
 }
 
 /// A warp launch's budgets, in %: 0 < warn ≤ fail ≤ 100.
-pub fn check_budgets(fail_pct: f64, warn_pct: f64) -> Result<(), String> {
+pub fn check_budgets(fail_pct: f64, warn_pct: f64) -> Result<(), FieldError> {
     if !(warn_pct > 0.0 && warn_pct <= fail_pct && fail_pct <= 100.0) {
-        return Err(format!("budgets: give 0 < warn ({warn_pct}) ≤ fail ({fail_pct}) ≤ 100, in %"));
+        return Err(FieldError::new("budgets", format!("give 0 < warn ({warn_pct}) ≤ fail ({fail_pct}) ≤ 100, in %")));
     }
     Ok(())
 }
@@ -408,10 +412,11 @@ mod tests {
     fn refs_names_text_trials() {
         assert!(check_ref("head", "feature/x-1").is_ok());
         for bad in ["-x", "a..b", "a b", "", "$(x)"] {
-            assert!(check_ref("head", bad).unwrap_err().starts_with("head: "), "{bad:?}");
+            assert!(check_ref("head", bad).unwrap_err().to_string().starts_with("head: "), "{bad:?}");
         }
-        assert!(check_arm_name("low-mem", []).is_ok() && check_arm_name("Low", []).is_err() && check_arm_name("control", []).is_err());
-        assert_eq!(check_arm_name("a", ["b", "a"]).unwrap_err(), "arm name \"a\" is used twice");
+        let name = |n, earlier: &[&str]| check_arm_name("arms[0].name", n, earlier.iter().copied());
+        assert!(name("low-mem", &[]).is_ok() && name("Low", &[]).is_err() && name("control", &[]).is_err());
+        assert_eq!(name("a", &["b", "a"]).unwrap_err().to_string(), "arms[0].name: \"a\" is used twice");
         assert!(check_text("title", "  ", 10).is_err() && check_text("title", "ok", 10).is_ok() && check_text("t", "a\nb", 10).is_err());
         assert!(check_trials(crate::ExperimentKind::Pipeline, 100).is_ok() && check_trials(crate::ExperimentKind::Warp, 21).is_err());
         assert!(check_trials(crate::ExperimentKind::Pipeline, 0).is_err());
@@ -426,7 +431,7 @@ mod tests {
         for refused in ["POOL", "HTTPS_PROXY", "OPENSSL_CONF", "GCONV_PATH", "LD_PRELOAD", "PATH", "pool_size"] {
             assert!(check_override("a", refused, &allowed).is_err(), "{refused}");
         }
-        assert!(check_override("a", "POOL_SIZE", &[]).unwrap_err().contains("takes no overrides"));
+        assert!(check_override("a", "POOL_SIZE", &[]).unwrap_err().problem.contains("takes no overrides"));
         assert!(check_override("a", "HTTPS_PROXY", &["*".to_string()]).is_err(), "reserved even under '*'");
         for bad in ["*", "H*", "HTTP*", "LD_*", "PATH", "lower", "A B"] {
             assert!(check_override_pattern(bad).is_err(), "{bad}");

@@ -11,6 +11,7 @@ pub mod changepoint;
 pub mod comment;
 pub mod cron;
 pub mod csv_export;
+pub mod field;
 pub mod launch_rules;
 pub mod pipeline;
 pub mod stats;
@@ -20,4 +21,5 @@ pub mod units;
 pub mod vocab;
 pub mod warp;
 
+pub use field::FieldError;
 pub use vocab::{ExitCode, ExperimentKind, ExperimentStatus, InfraReason, ParseVocabError, Tone, TrialRole, TrialState, Verdict};

@@ -314,11 +314,16 @@ pub fn fingerprint_from(sets: &[String]) -> Result<serde_json::Map<String, Value
 pub(crate) async fn call(req: reqwest::RequestBuilder, what: &str) -> Result<Value, String> {
     let resp = req.send().await.map_err(|e| format!("{what}: cannot reach the server: {e}"))?;
     let status = resp.status();
-    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    let bytes = resp.bytes().await.unwrap_or_default();
     if status.is_success() {
-        return Ok(body);
+        return Ok(serde_json::from_slice(&bytes).unwrap_or(Value::Null));
     }
-    let message = body["error"].as_str().unwrap_or("(no message)");
+    // The server's refusal (`wire::error::JsonError`); a refused value is named by the flag that carries it.
+    let refusal: Option<wire::error::JsonError> = serde_json::from_slice(&bytes).ok();
+    let message = match &refusal {
+        Some(r) => r.field_error().map(|f| f.for_cli()).unwrap_or_else(|| r.error.clone()),
+        None => "(no message)".to_string(),
+    };
     Err(match status.as_u16() {
         401 => format!("{what}: the server refused the token (HTTP 401): {message}"),
         403 => format!("{what}: the token may not do this (HTTP 403): {message}"),

@@ -2,6 +2,7 @@
 
 use crate::cli::{CalibrateArgs, CompareArgs, ReportFormat};
 use judge::pipeline::aggregate::TrialSpec;
+use judge::FieldError;
 use judge::pipeline::noise::NoiseProfile;
 use judge::pipeline::render::{self, ArmIds};
 use judge::pipeline::rows::{parse_rows, StageRow};
@@ -21,10 +22,11 @@ fn read_rows(files: &[PathBuf]) -> Result<Vec<StageRow>, String> {
 }
 
 /// "id1,id2" → a trial; empty parts are refused.
-pub(crate) fn trial(flag: &str, ids: &str) -> Result<TrialSpec, String> {
+/// One trial's execution ids as given in `field` (`control`, `treatment`: the CLI's flag and the import's key).
+pub(crate) fn trial(field: &str, ids: &str) -> Result<TrialSpec, FieldError> {
     let execution_ids: Vec<String> = ids.split(',').map(|s| s.trim().to_string()).collect();
     if execution_ids.iter().any(String::is_empty) {
-        return Err(format!("{flag} {ids:?}: execution ids are comma-separated and none may be empty"));
+        return Err(FieldError::new(field, format!("{ids:?}: execution ids are comma-separated and none may be empty")));
     }
     Ok(TrialSpec { execution_ids, pair: None, position: None })
 }
@@ -33,8 +35,8 @@ fn valid_arm_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
-/// Groups `--treatment [NAME=]IDS` occurrences into arms, in first-seen order.
-pub(crate) fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> {
+/// Groups `--treatment [NAME=]IDS` occurrences (the import's `treatment` values) into arms, in first-seen order.
+pub(crate) fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, FieldError> {
     let mut arms: Vec<ArmSpec> = Vec::new();
     for v in values {
         let (name, ids) = match v.split_once('=') {
@@ -42,9 +44,10 @@ pub(crate) fn treatment_arms(values: &[String]) -> Result<Vec<ArmSpec>, String> 
             None => ("treatment", v.as_str()),
         };
         if !valid_arm_name(name) || name == "control" {
-            return Err(format!("--treatment {v:?}: arm name {name:?} must be letters, digits, '-', '_' or '.' (and not \"control\")"));
+            let problem = format!("{v:?}: arm name {name:?} must be letters, digits, '-', '_' or '.' (and not \"control\")");
+            return Err(FieldError::new("treatment", problem));
         }
-        let spec = trial("--treatment", ids)?;
+        let spec = trial("treatment", ids)?;
         match arms.iter_mut().find(|a| a.name == name) {
             Some(arm) => arm.trials.push(spec),
             None => arms.push(ArmSpec { name: name.to_string(), trials: vec![spec] }),
@@ -76,8 +79,8 @@ pub async fn rows_from(
 /// The rows of every named execution id from `--finelog-url`, when given.
 pub async fn fetch_rows(args: &CompareArgs) -> Result<Vec<StageRow>, String> {
     let Some(url) = &args.finelog_url else { return Ok(Vec::new()) };
-    let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("--control", c)).collect::<Result<_, _>>()?;
-    let arms = treatment_arms(&args.treatment)?;
+    let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("control", c)).collect::<Result<_, _>>().map_err(|e| e.for_cli())?;
+    let arms = treatment_arms(&args.treatment).map_err(|e| e.for_cli())?;
     rows_from_finelog(url, &control, &arms).await.map_err(|e| format!("--finelog-url {e}"))
 }
 
@@ -86,8 +89,8 @@ pub async fn fetch_rows(args: &CompareArgs) -> Result<Vec<StageRow>, String> {
 pub fn judge_args(args: &CompareArgs, fetched: Vec<StageRow>) -> Result<Compared, String> {
     let mut rows = read_rows(&args.rows)?;
     rows.extend(fetched);
-    let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("--control", c)).collect::<Result<_, _>>()?;
-    let arms = treatment_arms(&args.treatment)?;
+    let control: Vec<TrialSpec> = args.control.iter().map(|c| trial("control", c)).collect::<Result<_, _>>().map_err(|e| e.for_cli())?;
+    let arms = treatment_arms(&args.treatment).map_err(|e| e.for_cli())?;
     if !(args.equivalence_tolerance.is_finite() && args.equivalence_tolerance >= 0.0) {
         return Err(format!("--equivalence-tolerance {}: must be a percentage ≥ 0", args.equivalence_tolerance));
     }
@@ -286,7 +289,7 @@ pub fn run_calibrate(args: CalibrateArgs) -> Result<i32, String> {
         return Err("calibrate needs at least two --trial occurrences (same-code repeats)".into());
     }
     let rows = read_rows(&args.rows)?;
-    let trials: Vec<TrialSpec> = args.trial.iter().map(|t| trial("--trial", t)).collect::<Result<_, _>>()?;
+    let trials: Vec<TrialSpec> = args.trial.iter().map(|t| trial("trial", t)).collect::<Result<_, _>>().map_err(|e| e.for_cli())?;
     let fingerprint =
         args.fingerprint.as_deref().map(serde_json::from_str).transpose().map_err(|e| format!("--fingerprint: not JSON: {e}"))?;
     let mut profile = calibrate(&rows, &trials, fingerprint).map_err(|e| e.to_string())?;
@@ -312,8 +315,8 @@ mod tests {
         assert_eq!((arms[0].name.as_str(), arms[0].trials.len()), ("treatment", 2));
         assert_eq!(arms[0].trials[0].execution_ids, ["a", "b"]);
         assert_eq!((arms[1].name.as_str(), arms[1].trials.len()), ("fast", 2));
-        assert!(treatment_arms(&["bad name=x".into()]).unwrap_err().contains("arm name"));
+        assert!(treatment_arms(&["bad name=x".into()]).unwrap_err().for_cli().starts_with("--treatment: \"bad name=x\": arm name"));
         assert!(treatment_arms(&["control=x".into()]).is_err());
-        assert!(treatment_arms(&["x,,y".into()]).unwrap_err().contains("none may be empty"));
+        assert!(treatment_arms(&["x,,y".into()]).unwrap_err().problem.contains("none may be empty"));
     }
 }

@@ -440,10 +440,11 @@ impl SuiteDefinition {
 
     /// Checks a launch's fingerprint: every field declared, values of the declared type and allowed,
     /// defaults filled in. Unknown fields are refused by name.
-    pub fn validate_fingerprint(&self, given: &serde_json::Map<String, serde_json::Value>) -> Result<Fingerprint, String> {
+    pub fn validate_fingerprint(&self, given: &serde_json::Map<String, serde_json::Value>) -> Result<Fingerprint, judge::FieldError> {
         if let Some(unknown) = given.keys().find(|k| !self.fingerprint.contains_key(*k)) {
             let known: Vec<&str> = self.fingerprint.keys().map(String::as_str).collect();
-            return Err(format!("fingerprint field {unknown:?} is not one of suite {:?}'s: {}", self.name, known.join(", ")));
+            let problem = format!("not a field of suite {:?}; its fields are {}", self.name, known.join(", "));
+            return Err(judge::FieldError::new(format!("fingerprint.{unknown}"), problem));
         }
         let mut out = Fingerprint::new();
         for (name, spec) in &self.fingerprint {
@@ -454,17 +455,18 @@ impl SuiteDefinition {
     }
 
     /// The locality row for the fingerprint's sample; `Ok(None)` when the suite maps none.
-    pub fn locality_for(&self, fingerprint: &Fingerprint) -> Result<Option<&Locality>, String> {
+    pub fn locality_for(&self, fingerprint: &Fingerprint) -> Result<Option<&Locality>, judge::FieldError> {
         if self.locality.is_empty() {
             return Ok(None);
         }
         let sample = fingerprint.get("sample").and_then(|v| v.as_str()).unwrap_or("");
         self.locality.iter().filter(|l| sample.starts_with(&l.prefix)).max_by_key(|l| l.prefix.len()).map(Some).ok_or_else(|| {
-            format!(
+            let problem = format!(
                 "no data locality is known for sample {sample:?}: suite {:?} maps only {}; add the mapping before launching",
                 self.name,
                 self.locality.iter().map(|l| l.prefix.as_str()).collect::<Vec<_>>().join(", ")
-            )
+            );
+            judge::FieldError::new("fingerprint.sample", problem)
         })
     }
 

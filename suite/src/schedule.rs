@@ -43,21 +43,21 @@ pub enum ScheduleMode {
 
 impl ScheduleSpec {
     pub fn check(&self, suite: &SuiteDefinition) -> Result<(), String> {
-        let at = |e: String| format!("schedule {:?}: {e}", self.name);
+        let at = |e: judge::FieldError| format!("schedule {:?}: {e}", self.name);
         if !crate::definition::is_name(&self.name) {
             return Err(format!("schedule name {:?}: use 1–64 letters, digits, '-' or '_'", self.name));
         }
-        Cron::parse(&self.cron).map_err(|e| at(format!("cron: {e}")))?;
+        Cron::parse(&self.cron).map_err(|e| at(judge::FieldError::new("cron", e)))?;
         rules::check_ref("ref", &self.git_ref).map_err(at)?;
         if let Some(t) = self.trials {
             rules::check_trials(suite.kind, t).map_err(at)?;
         }
         suite.validate_fingerprint(&self.fingerprint).map_err(at)?;
         if suite.kind == judge::ExperimentKind::Warp && self.mode == ScheduleMode::Canary {
-            return Err(at("canaries are for pipeline suites: a warp suite's same-code runs are A/As (mode = \"ab\" of an unchanged ref)".into()));
+            return Err(at(judge::FieldError::new("mode", "canaries are for pipeline suites: a warp suite's same-code runs are A/As (mode = \"ab\" of an unchanged ref)")));
         }
         if suite.kind == judge::ExperimentKind::Warp && self.mode == ScheduleMode::Baseline {
-            return Err(at("a warp suite's schedule runs an A/B against the last good SHA: write mode = \"ab\"".into()));
+            return Err(at(judge::FieldError::new("mode", "a warp suite's schedule runs an A/B against the last good SHA: write mode = \"ab\"")));
         }
         Ok(())
     }

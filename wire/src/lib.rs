@@ -2,6 +2,7 @@
 //! and the browser's islands write it. Like `bencher_json`: types only, no behaviour beyond serde.
 
 pub mod bisection;
+pub mod error;
 pub mod experiment;
 pub mod history;
 pub mod launch;

@@ -51,12 +51,12 @@ pub async fn start(engine: &Engine, me: Option<i64>, req: &JsonBisectionRequest)
         serde_json::from_value(suite.definition).map_err(|e| EngineError::Internal(format!("stored suite {:?}: {e}", req.suite)))?;
     let metric = BisectMetric::parse(definition.kind, &req.metric).map_err(EngineError::Invalid)?;
     for (field, r) in [("good", &req.good), ("bad", &req.bad)] {
-        judge::launch_rules::check_ref(field, r).map_err(EngineError::Invalid)?;
+        judge::launch_rules::check_ref(field, r)?;
     }
     if let Some(t) = &req.title {
-        judge::launch_rules::check_text("title", t, judge::launch_rules::TITLE_MAX).map_err(EngineError::Invalid)?;
+        judge::launch_rules::check_text("title", t, judge::launch_rules::TITLE_MAX)?;
     }
-    let fingerprint = definition.validate_fingerprint(&req.fingerprint).map_err(EngineError::Invalid)?;
+    let fingerprint = definition.validate_fingerprint(&req.fingerprint)?;
     if let (BisectMetric::WarpCell { cell, .. }, Some(warp)) = (&metric, definition.warp.as_ref()) {
         let (w, on) = metric.warp_cell().unwrap_or_default();
         let sync = if on { "on" } else { "off" };
@@ -70,8 +70,8 @@ pub async fn start(engine: &Engine, me: Option<i64>, req: &JsonBisectionRequest)
         }
     }
     let repo = Repo::open(&definition.repository, &engine.data_dir).await.map_err(EngineError::Upstream)?;
-    let good = repo.resolve(&req.good).await.map_err(|e| EngineError::Invalid(format!("good: {e}")))?;
-    let bad = repo.resolve(&req.bad).await.map_err(|e| EngineError::Invalid(format!("bad: {e}")))?;
+    let good = repo.resolve(&req.good).await.map_err(|e| e.at("good"))?;
+    let bad = repo.resolve(&req.bad).await.map_err(|e| e.at("bad"))?;
     if good == bad {
         return Err(EngineError::Invalid("good and bad name the same commit: there is nothing between them".into()));
     }

@@ -84,6 +84,28 @@ fn short(sha: &str) -> &str {
     &sha[..sha.len().min(10)]
 }
 
+/// Why a ref did not resolve: the request's fault, or git's.
+#[derive(Debug, thiserror::Error)]
+pub enum RefError {
+    /// The ref names no commit in the repository (or cannot be a ref at all): the request's to fix.
+    #[error("{0}")]
+    NoCommit(String),
+    /// git itself failed (it could not run, or the repository cannot be read): not the request's fault.
+    #[error("{0}")]
+    Git(String),
+}
+
+impl RefError {
+    /// The engine's error for a ref that came in as `field` (`head`, `base`, `arms[0].ref`): a field's
+    /// problem, or git's failure.
+    pub fn at(self, field: &str) -> crate::EngineError {
+        match self {
+            RefError::NoCommit(m) => crate::EngineError::field(field, m),
+            RefError::Git(m) => crate::EngineError::Upstream(m),
+        }
+    }
+}
+
 /// A repository Arbiter can read refs from.
 #[derive(Debug, Clone)]
 pub struct Repo {
@@ -134,17 +156,26 @@ impl Repo {
     }
 
     /// The full SHA of the commit a ref names, or an error naming the ref.
-    pub async fn resolve(&self, r: &str) -> Result<String, String> {
+    pub async fn resolve(&self, r: &str) -> Result<String, RefError> {
         if !is_safe_ref(r) {
-            return Err(format!("ref {} holds characters a git ref may not (or starts with '-')", judge::text::quoted(r)));
+            return Err(RefError::NoCommit(format!("ref {} holds characters a git ref may not (or starts with '-')", judge::text::quoted(r))));
         }
         let spec = format!("{r}^{{commit}}");
-        match git(&self.dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]).await.ok().filter(|s| s.len() == 40) {
-            Some(sha) => Ok(sha),
-            None => {
+        let args = ["rev-parse", "--verify", "--quiet", "--end-of-options", &spec];
+        let out = command(Some(&self.dir)).args(args).output().await.map_err(|e| RefError::Git(format!("cannot run git: {e}")))?;
+        let sha = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        match out.status.code() {
+            Some(0) if sha.len() == 40 => Ok(sha),
+            // `--verify --quiet` exits 1, silently, when the name resolves to no commit.
+            Some(0 | 1) => {
                 let branches = self.branches(8).await;
                 let known = if branches.is_empty() { String::new() } else { format!(" (its branches include {})", branches.join(", ")) };
-                Err(format!("ref {} does not name a commit in {}{known}", judge::text::quoted(r), self.shown))
+                Err(RefError::NoCommit(format!("ref {} does not name a commit in {}{known}", judge::text::quoted(r), self.shown)))
+            }
+            _ => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let why = stderr.trim().lines().last().unwrap_or("git failed");
+                Err(RefError::Git(format!("git could not read refs in {}: {why}", self.shown)))
             }
         }
     }

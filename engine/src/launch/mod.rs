@@ -72,7 +72,7 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
     };
     let reused = match &req.reuse_baseline {
         Some(choice) => {
-            let fingerprint = definition.validate_fingerprint(&req.fingerprint).map_err(EngineError::Invalid)?;
+            let fingerprint = definition.validate_fingerprint(&req.fingerprint)?;
             let found = reuse::find(engine, suite.id, &definition, &fingerprint, choice, store::now_ms()).await;
             Some(found.map_err(|e| EngineError::Invalid(format!("{e} — {}", reuse::OFFER)))?)
         }

@@ -2,9 +2,10 @@
 //! stored or run. Every ref becomes a full SHA, the fingerprint is checked against the suite, the data
 //! locality is found from the sample, and the argv of every trial is rendered.
 
-use crate::launch::git::{is_safe_ref, Repo};
+use crate::launch::git::{is_safe_ref, RefError, Repo};
 use crate::launch::plan::{plan, warm_ups};
 use crate::EngineError;
+use judge::FieldError;
 use judge::launch_rules as rules;
 use judge::units::short_sha as short;
 use serde::{Deserialize, Serialize};
@@ -160,10 +161,10 @@ pub async fn resolve(
     let order_seed = crate::launch::plan::new_seed();
     let warm_up = match req.warm_up {
         Some(w) if w > suite::definition::MAX_WARM_UP => {
-            return Err(format!("warm_up: {w}: use 0–{} unmeasured trials before the first pair", suite::definition::MAX_WARM_UP).into())
+            return Err(EngineError::field("warm_up", format!("{w}: use 0–{} unmeasured trials before the first pair", suite::definition::MAX_WARM_UP)))
         }
         Some(w) if w > 0 && suite.kind == judge::ExperimentKind::Warp => {
-            return Err("warm_up: a warp suite warms up inside each phase (its warm-up setting); leave it out".into())
+            return Err(EngineError::field("warm_up", "a warp suite warms up inside each phase (its warm-up setting); leave it out"))
         }
         Some(w) => w,
         None => suite.warm_up(),
@@ -179,38 +180,41 @@ pub async fn resolve(
     let trials = choice.fixed().or(adaptive.as_ref().map(AdaptivePlan::first_look)).unwrap_or_default();
     if let Some(b) = req.budgets {
         if suite.kind != judge::ExperimentKind::Warp {
-            return Err("budgets: only a warp suite has relative budgets".into());
+            return Err(EngineError::field("budgets", "only a warp suite has relative budgets"));
         }
         rules::check_budgets(b.fail_pct, b.warn_pct)?;
     }
     if req.calibration && (req.base.is_some() || !req.arms.is_empty() || trials < 2) {
-        return Err("calibration: give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)".into());
+        return Err(EngineError::field("calibration", "give `head` and at least 2 trials, and no `base` or extra arms (it runs one SHA)"));
     }
     if req.baseline && (req.base.is_some() || !req.arms.is_empty() || req.calibration || req.reuse_baseline.is_some()) {
-        return Err("baseline: give `head` alone: no `base`, extra arms, calibration or reuse (a baseline runs one SHA)".into());
+        return Err(EngineError::field("baseline", "give `head` alone: no `base`, extra arms, calibration or reuse (a baseline runs one SHA)"));
     }
     if req.canary
         && (req.base.is_some() || !req.arms.is_empty() || req.calibration || req.baseline || req.reuse_baseline.is_some())
     {
-        return Err("canary: give `head` alone: a canary runs it against itself (no `base`, extra arms, calibration, baseline or reuse)".into());
+        return Err(EngineError::field(
+            "canary",
+            "give `head` alone: a canary runs it against itself (no `base`, extra arms, calibration, baseline or reuse)",
+        ));
     }
     if req.canary && suite.kind != judge::ExperimentKind::Pipeline {
-        return Err("canary: a warp suite's same-code runs are its A/As (head and base the same); canaries are for pipeline suites".into());
+        return Err(EngineError::field("canary", "a warp suite's same-code runs are its A/As (head and base the same); canaries are for pipeline suites"));
     }
     if req.reuse_baseline.is_some() && (req.base.is_some() || req.calibration) {
-        return Err("reuse_baseline: the reused baseline is the control; leave out `base` and calibration".into());
+        return Err(EngineError::field("reuse_baseline", "the reused baseline is the control; leave out `base` and calibration"));
     }
     if (req.baseline || req.reuse_baseline.is_some()) && suite.kind == judge::ExperimentKind::Warp {
-        return Err("baseline: a warp suite compares its arms phase by phase on one host; launch an A/B instead".into());
+        return Err(EngineError::field("baseline", "a warp suite compares its arms phase by phase on one host; launch an A/B instead"));
     }
     if req.reuse_baseline.is_some() != reused.is_some() {
-        return Err("reuse_baseline: no baseline run was found for it".into());
+        return Err(EngineError::field("reuse_baseline", "no baseline run was found for it"));
     }
     if req.arms.len() > rules::MAX_EXTRA_ARMS {
-        return Err(format!("arms: {} extra arms; a launch names at most {}", req.arms.len(), rules::MAX_EXTRA_ARMS).into());
+        return Err(EngineError::field("arms", format!("{} extra arms; a launch names at most {}", req.arms.len(), rules::MAX_EXTRA_ARMS)));
     }
     for (i, arm) in req.arms.iter().enumerate() {
-        rules::check_arm_name(&arm.name, req.arms[..i].iter().map(|a| a.name.as_str()))?;
+        rules::check_arm_name(&format!("arms[{i}].name"), &arm.name, req.arms[..i].iter().map(|a| a.name.as_str()))?;
         rules::check_ref(&format!("arm {:?} ref", arm.name), &arm.git_ref)?;
         check_config(&arm.name, arm.config.as_ref(), suite)?;
     }
@@ -219,15 +223,19 @@ pub async fn resolve(
 
     // The suite's repository not answering is git's failure, not the request's.
     let repo = Repo::open(&suite.repository, ctx.data_dir).await.map_err(EngineError::Upstream)?;
-    let head_sha = repo.resolve(&req.head).await?;
+    let head_sha = repo.resolve(&req.head).await.map_err(|e| e.at("head"))?;
     let (base_ref, base_sha) = match (&req.base, reused) {
         (_, Some(r)) => (format!("baseline #{} ({})", r.experiment_id, r.git_ref), r.sha.clone()),
-        (Some(b), None) => (b.clone(), repo.resolve(b).await?),
+        (Some(b), None) => (b.clone(), repo.resolve(b).await.map_err(|e| e.at("base"))?),
         _ if req.calibration || req.baseline => (String::new(), head_sha.clone()),
         (None, None) if req.canary => (req.head.clone(), head_sha.clone()),
         (None, None) => {
-            let branch = repo.resolve(&suite.base_branch).await.map_err(|e| format!("{e} (the suite's base branch)"))?;
-            let mb = repo.merge_base(&branch, &head_sha).await?;
+            // The suite's base branch not resolving is the suite's fault, not the request's.
+            let branch = repo.resolve(&suite.base_branch).await.map_err(|e| match e {
+                RefError::NoCommit(m) => EngineError::Unavailable(format!("{m} (the suite's base branch)")),
+                RefError::Git(m) => EngineError::Upstream(m),
+            })?;
+            let mb = repo.merge_base(&branch, &head_sha).await.map_err(|e| EngineError::field("head", e))?;
             (format!("merge-base({}, {})", suite.base_branch, req.head), mb)
         }
     };
@@ -245,11 +253,11 @@ pub async fn resolve(
             PlannedArm { name: "treatment".into(), role: "treatment".into(), git_ref: req.head.clone(), sha: head_sha, config: None },
         ]
     };
-    for extra in &req.arms {
-        let sha = repo.resolve(&extra.git_ref).await?;
+    for (i, extra) in req.arms.iter().enumerate() {
+        let sha = repo.resolve(&extra.git_ref).await.map_err(|e| e.at(&format!("arms[{i}].ref")))?;
         let mut config = extra.config.clone();
         if let Some(JsonConfigDiff::Commit(c)) = &config {
-            config = Some(JsonConfigDiff::Commit(repo.resolve(c).await?));
+            config = Some(JsonConfigDiff::Commit(repo.resolve(c).await.map_err(|e| e.at(&format!("arms[{i}].config.commit")))?));
         }
         arms.push(PlannedArm { name: extra.name.clone(), role: "treatment".into(), git_ref: extra.git_ref.clone(), sha, config });
     }
@@ -259,9 +267,10 @@ pub async fn resolve(
     let mut estimate_basis = None;
     if let Some(warp) = suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp) {
         if req.calibration {
-            return Err("calibration: a warp suite has no noise profile; launch an A/A (head and base the same) instead".into());
+            return Err(EngineError::field("calibration", "a warp suite has no noise profile; launch an A/A (head and base the same) instead"));
         }
-        runs = warp_runs(ctx, suite, warp, &fingerprint, &arms, trials as usize, order)?;
+        // The suite's matrix or templates not rendering: the request cannot run as given (as before, a 400).
+        runs = warp_runs(ctx, suite, warp, &fingerprint, &arms, trials as usize, order).map_err(EngineError::Invalid)?;
         estimated_minutes = Some((crate::warp::plan::estimated_phase_secs(warp) * runs.len() as f64 / 60.0 * 10.0).round() / 10.0);
         estimate_basis = Some("the matrix settings (warm-up, duration, rounds and cool-down of every load run)".to_string());
     }
@@ -283,7 +292,7 @@ pub async fn resolve(
         let worktree = worktree_dir(ctx.data_dir, &ctx.label, &arm.name);
         let vars =
             run_vars(ctx, &worktree, &run_tag, arm, locality.and_then(|l| l.region.clone()), locality.and_then(|l| l.cluster.clone()));
-        let argv = suite.render_argv(&fingerprint, &vars)?;
+        let argv = suite.render_argv(&fingerprint, &vars).map_err(EngineError::Invalid)?;
         runs.push(PlannedRun { seq, arm: arm.name.clone(), repeat, run_tag, argv, phase: None, warm_up });
     }
     let title = req.title.clone().unwrap_or_else(|| match (req.calibration, req.baseline) {
@@ -330,23 +339,24 @@ pub async fn resolve(
         focus: match (&req.focus, &adaptive) {
             (None, _) => None,
             (Some(f), Some(_)) if suite.kind == judge::ExperimentKind::Pipeline => {
-                rules::check_text("focus", f, 200).map_err(EngineError::Invalid)?;
+                rules::check_text("focus", f, 200)?;
                 Some(f.trim().to_string())
             }
             (Some(_), _) => {
-                return Err(EngineError::Invalid("focus: only an adaptive pipeline launch (trials = \"auto\") takes a focus stage".into()))
+                return Err(EngineError::field("focus", "only an adaptive pipeline launch (trials = \"auto\") takes a focus stage"))
             }
         },
         focus_bad_end_pct: match (req.focus_bad_end_pct, &req.focus) {
             (None, _) => None,
             (Some(b), Some(_)) if b.is_finite() && b > -100.0 && b != 0.0 && b < 100_000.0 => Some(b),
             (Some(b), Some(_)) => {
-                return Err(EngineError::Invalid(format!(
-                    "focus_bad_end_pct: {b}: the bad end's change is a percent above −100, not 0 (a bisection's ends that moved)"
-                )))
+                return Err(EngineError::field(
+                    "focus_bad_end_pct",
+                    format!("{b}: the bad end's change is a percent above −100, not 0 (a bisection's ends that moved)"),
+                ))
             }
             (Some(_), None) => {
-                return Err(EngineError::Invalid("focus_bad_end_pct: give it with focus (the stage it is the change of)".into()))
+                return Err(EngineError::field("focus_bad_end_pct", "give it with focus (the stage it is the change of)"))
             }
         },
         adaptive,
@@ -366,24 +376,28 @@ fn adaptive_plan(
 ) -> Result<Option<AdaptivePlan>, EngineError> {
     if !choice.is_auto() {
         if req.max_trials.is_some() {
-            return Err("max_trials: only with trials = \"auto\" (a fixed number of trials is its own budget)".into());
+            return Err(EngineError::field("max_trials", "only with trials = \"auto\" (a fixed number of trials is its own budget)"));
         }
         return Ok(None);
     }
     if req.calibration || req.baseline {
-        return Err("trials: \"auto\" adds pairs until an A/B is decided; a calibration or baseline run takes a number of trials".into());
+        return Err(EngineError::field("trials", "\"auto\" adds pairs until an A/B is decided; a calibration or baseline run takes a number of trials"));
     }
     if req.reuse_baseline.is_some() {
-        return Err(
-            "trials: \"auto\" judges pairs that ran side by side; a reused baseline's trials have no partners — give a number".into()
-        );
+        return Err(EngineError::field(
+            "trials",
+            "\"auto\" judges pairs that ran side by side; a reused baseline's trials have no partners — give a number",
+        ));
     }
     // Pairs are added one at a time, each in the order `plan::repeat_order` gives its repeat (balanced
     // blocks and ABBA's alternation continue across the additions).
     let step = match order {
         TrialOrder::Interleaved | TrialOrder::Abba | TrialOrder::ControlFirst => 1,
         TrialOrder::Blocked => {
-            return Err("order: \"blocked\" runs every control before any treatment, so it has no pairs to add; use interleaved or abba with trials = \"auto\"".into())
+            return Err(EngineError::field(
+                "order",
+                "\"blocked\" runs every control before any treatment, so it has no pairs to add; use interleaved or abba with trials = \"auto\"",
+            ))
         }
     };
     let max_trials = req.max_trials.unwrap_or(suite.defaults.max_trials);
@@ -550,27 +564,27 @@ pub fn run_vars(
     vars
 }
 
-fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinition) -> Result<(), String> {
+fn check_config(arm: &str, config: Option<&JsonConfigDiff>, suite: &SuiteDefinition) -> Result<(), FieldError> {
+    let field = format!("arm {arm:?}");
     if matches!(config, Some(JsonConfigDiff::Commit(_) | JsonConfigDiff::Patch(_))) && !suite.allow_patches {
-        return Err(format!(
-            "arm {arm:?}: a config patch or commit is code beyond the arm's ref; suite {:?} takes one only with allow_patches = true",
-            suite.name
-        ));
+        let problem =
+            format!("a config patch or commit is code beyond the arm's ref; suite {:?} takes one only with allow_patches = true", suite.name);
+        return Err(FieldError::new(field, problem));
     }
     match config {
         None => Ok(()),
         Some(JsonConfigDiff::Commit(c)) if is_safe_ref(c) => Ok(()),
-        Some(JsonConfigDiff::Commit(c)) => Err(format!("arm {arm:?}: config commit {c:?} is not a plain git ref")),
+        Some(JsonConfigDiff::Commit(c)) => Err(FieldError::new(field, format!("config commit {c:?} is not a plain git ref"))),
         Some(JsonConfigDiff::Patch(p)) if !p.trim().is_empty() && p.len() <= 256 * 1024 && !p.contains('\0') => Ok(()),
-        Some(JsonConfigDiff::Patch(_)) => Err(format!("arm {arm:?}: a config patch is a non-empty unified diff of at most 256 KiB")),
+        Some(JsonConfigDiff::Patch(_)) => Err(FieldError::new(field, "a config patch is a non-empty unified diff of at most 256 KiB")),
         Some(JsonConfigDiff::Overrides(map)) => {
             for (k, v) in map {
                 if suite.fingerprint.contains_key(k) {
-                    return Err(format!("arm {arm:?}: {k:?} is part of the fingerprint, which every arm shares; it cannot be overridden"));
+                    return Err(FieldError::new(field, format!("{k:?} is part of the fingerprint, which every arm shares; it cannot be overridden")));
                 }
                 rules::check_override(arm, k, &suite.overrides)?;
                 if !is_safe_value(v) {
-                    return Err(format!("arm {arm:?}: override {k}={v:?} holds characters a setting value may not"));
+                    return Err(FieldError::new(field, format!("override {k}={v:?} holds characters a setting value may not")));
                 }
             }
             Ok(())
@@ -590,10 +604,10 @@ mod tests {
         let commit = JsonConfigDiff::Commit("main".into());
         for diff in [&patch, &commit] {
             let e = check_config("c", Some(diff), &suite).unwrap_err();
-            assert!(e.ends_with("suite \"s\" takes one only with allow_patches = true"), "{e}");
+            assert!(e.problem.ends_with("suite \"s\" takes one only with allow_patches = true"), "{e}");
         }
         let overrides = JsonConfigDiff::Overrides([("POOL".to_string(), "9".to_string())].into_iter().collect());
-        assert!(check_config("c", Some(&overrides), &suite).unwrap_err().contains("takes no overrides"));
+        assert!(check_config("c", Some(&overrides), &suite).unwrap_err().problem.contains("takes no overrides"));
         suite.overrides = vec!["POOL".into()];
         check_config("c", Some(&overrides), &suite).unwrap();
         suite.allow_patches = true;

@@ -48,7 +48,7 @@ async fn mark(
     if !matches!(m.state.as_str(), "acknowledged" | "investigate") {
         return Err(ApiError::BadRequest(format!("state: {:?} is not acknowledged or investigate", m.state)));
     }
-    judge::launch_rules::check_text("reason", &m.reason, 500).map_err(ApiError::BadRequest)?;
+    judge::launch_rules::check_text("reason", &m.reason, 500)?;
     let suite = state.store.suite_by_name(&m.suite).await.map_err(|e| match e {
         store::StoreError::NotFound { .. } => ApiError::BadRequest(format!("suite: there is no suite {:?}", m.suite)),
         other => other.into(),

@@ -1,11 +1,11 @@
 //! The API's one error type. Clients get a status and a message they can act on, as
-//! `{"error": "..."}`; internal causes go to the log under the request id the client also sees.
+//! `wire::error::JsonError` (`{"error": "..."}`, with `field` and `problem` when one value is at fault);
+//! internal causes go to the log under the request id the client also sees.
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
 use store::StoreError;
 
 impl From<app::auth::Refused> for ApiError {
@@ -21,6 +21,9 @@ impl From<app::auth::Refused> for ApiError {
 pub enum ApiError {
     #[error("{0}")]
     BadRequest(String),
+    /// One of the request's values is not valid: 400, naming the field in the body.
+    #[error(transparent)]
+    Field(#[from] judge::FieldError),
     #[error("{0}")]
     Unauthorized(String),
     #[error("{0}")]
@@ -50,7 +53,7 @@ pub enum ApiError {
 impl ApiError {
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(_) | ApiError::Field(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -84,6 +87,7 @@ impl From<engine::EngineError> for ApiError {
     fn from(e: engine::EngineError) -> Self {
         use engine::EngineError as E;
         match e {
+            E::Field(f) => ApiError::Field(f),
             E::Invalid(m) => ApiError::BadRequest(m),
             E::Conflict(m) => ApiError::Conflict(m),
             E::NotFound(m) => ApiError::NotFound(m),
@@ -118,7 +122,15 @@ impl IntoResponse for ApiError {
             // However long what the request held, the answer quotes a bounded prefix of it.
             other => judge::text::clip(&other.to_string(), judge::text::MAX_MESSAGE),
         };
-        let mut response = (status, Json(json!({ "error": message }))).into_response();
+        let body = match &self {
+            ApiError::Field(f) => wire::error::JsonError {
+                error: message,
+                field: Some(judge::text::clip(&f.field, judge::text::MAX_QUOTED)),
+                problem: Some(judge::text::clip(&f.problem, judge::text::MAX_MESSAGE)),
+            },
+            _ => wire::error::JsonError::message(message),
+        };
+        let mut response = (status, Json(body)).into_response();
         match &self {
             ApiError::Unauthorized(_) => {
                 response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

@@ -91,8 +91,8 @@ async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String
     if req.control.is_empty() || req.treatment.is_empty() {
         return Err("control, treatment: give at least one trial of each (execution ids, comma-separated)".into());
     }
-    let control = req.control.iter().map(|c| trial("control", c)).collect::<Result<Vec<_>, _>>()?;
-    let arms = treatment_arms(&req.treatment).map_err(|e| e.replace("--treatment", "treatment"))?;
+    let control = req.control.iter().map(|c| trial("control", c)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    let arms = treatment_arms(&req.treatment).map_err(|e| e.to_string())?;
     let rows = match (&req.rows, req.finelog) {
         (Some(text), false) => judge::pipeline::rows::parse_rows("rows", text).map_err(|e| e.to_string())?,
         (None, true) => {

@@ -9,12 +9,13 @@ use utoipa::OpenApi;
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "Arbiter API", description = "Launch and judge A/B performance experiments. Authenticate with `Authorization: Bearer arb_…` (an API token); errors are `{\"error\": \"…\"}`."),
+    info(title = "Arbiter API", description = "Launch and judge A/B performance experiments. Authenticate with `Authorization: Bearer arb_…` (an API token); errors are `JsonError`: `{\"error\": \"…\"}`, with `field` and `problem` when one value of the request is at fault."),
     paths(
         experiments::list, experiments::launch, experiments::one, experiments::cancel, rerun::rerun, rejudge::rejudge, imports::import,
         comment::make, shares::create, shares::list, shares::revoke, shares::revoke_one, suites::create, suites::replace, suites::reset_profile, change_points::mark, tokens::list, tokens::create, tokens::revoke, users::list, users::create, users::update,
         bisections::start, bisections::list, bisections::one, bisections::cancel, bisections::share, bisections::revoke_shares, audit::list, document
     ),
+    components(schemas(wire::error::JsonError)),
     tags((name = "experiments"), (name = "bisections"), (name = "shares"), (name = "suites"), (name = "trends"), (name = "tokens"), (name = "users"), (name = "audit"))
 )]
 pub struct ApiDoc;

@@ -241,7 +241,7 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
         (json!({"suite": "dedup", "head": "main", "fingerprint": {"workers": 3}}), "3 is not allowed"),
         (json!({"suite": "dedup", "head": "main", "fingerprint": {"sample": "gs://us-bucket/sample"}}), "no data locality is known"),
         (json!({"suite": "dedup", "head": "main", "fingerprint": {"sample": "gs://eu-bucket/$(id)"}}), "characters"),
-        (json!({"suite": "dedup", "head": "main", "arms": [{"name": "x y", "ref": "main"}]}), "arm name"),
+        (json!({"suite": "dedup", "head": "main", "arms": [{"name": "x y", "ref": "main"}]}), "arms[0].name: \"x y\": use 1–40"),
         (json!({"suite": "dedup", "head": "main", "arms": [{"name": "control", "ref": "main"}]}), "used twice"),
         (
             json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main", "config": {"overrides": {"workers": "9"}}}]}),
@@ -302,6 +302,22 @@ async fn bad_launches_are_refused_clearly_and_nothing_is_stored() {
         assert_eq!(r.status, 400, "{body}: {}", r.text);
         let message = r.json()["error"].as_str().unwrap_or_default().to_string();
         assert!(message.contains(needle), "{needle:?} not in {message:?} (for {body})");
+    }
+    // A refused value is named by its field in the body as well (`wire::error::JsonError`), so each door
+    // can say it its own way; the message is `field: problem`.
+    for (body, field) in [
+        (json!({"suite": "dedup", "head": "no-such-branch"}), "head"),
+        (json!({"suite": "dedup", "head": "main", "fingerprint": {"workers": 3}}), "fingerprint.workers"),
+        (json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "main"}, {"name": "x y", "ref": "main"}]}), "arms[1].name"),
+        (json!({"suite": "dedup", "head": "main", "arms": [{"name": "c", "ref": "no-such-branch"}]}), "arms[0].ref"),
+        (json!({"suite": "dedup", "head": "main", "trials": 0}), "trials"),
+    ] {
+        let mut body = body;
+        body["dry_run"] = json!(true);
+        let r = launcher.post_json("/api/v1/experiments", body.clone()).await;
+        let refusal: wire::error::JsonError = serde_json::from_str(&r.text).unwrap();
+        assert_eq!((r.status, refusal.field.as_deref()), (400, Some(field)), "{body}: {}", r.text);
+        assert_eq!(refusal.error, format!("{field}: {}", refusal.problem.unwrap_or_default()), "{body}");
     }
     // An unknown ref is named against the suite's repository and what it holds, not a path on the server.
     let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "no-such-branch", "dry_run": true})).await;

@@ -84,11 +84,11 @@ fn bad_suites_are_refused_with_the_problem_named() {
 #[test]
 fn fingerprints_are_checked_against_the_suite() {
     let s = suite();
-    let err = |v: Value| s.validate_fingerprint(&given(v)).unwrap_err();
-    assert!(err(json!({"workers": 9})).contains("9: must be between 1 and 8"));
+    let err = |v: Value| s.validate_fingerprint(&given(v)).unwrap_err().to_string();
+    assert_eq!(err(json!({"workers": 9})), "fingerprint.workers: 9: must be between 1 and 8");
     assert!(err(json!({"workers": "2"})).contains("\"2\" is not an integer"));
     assert!(err(json!({"first_stage": "all"})).contains("use one of exact, tokenize, minhash, fuzzy"));
-    assert!(err(json!({"colour": "red"})).contains("\"colour\" is not one of"));
+    assert!(err(json!({"colour": "red"})).starts_with("fingerprint.colour: not a field of suite"));
     for evil in ["a; rm -rf /", "$(id)", "`id`", "a b", "x|y", "--delete", "a\nb", "a&b", "a>b"] {
         let e = err(json!({ "sample": evil }));
         assert!(e.contains("characters"), "{evil:?} must be refused: {e}");
@@ -102,6 +102,8 @@ fn data_locality_comes_from_the_sample_prefix_and_unknown_ones_refuse() {
     assert_eq!(s.locality_for(&fp).unwrap().unwrap().region.as_deref(), Some("us-central1"));
     let fp = s.validate_fingerprint(&given(json!({"sample": "s3://marin-us-east-02a/datakit/x"}))).unwrap();
     let e = s.locality_for(&fp).unwrap_err();
+    assert_eq!(e.field, "fingerprint.sample");
+    let e = e.to_string();
     assert!(e.contains("no data locality is known") && e.contains("s3://marin-us-east-02a/datakit/x"), "{e}");
 }
 

@@ -3,6 +3,7 @@
 
 use super::SuiteChoice;
 use judge::launch_rules as rules;
+use judge::FieldError;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -86,29 +87,31 @@ impl FormValues {
     }
 }
 
-fn overrides(arm: &ExtraArm) -> Result<Option<BTreeMap<String, String>>, String> {
+fn overrides(arm: &ExtraArm) -> Result<Option<BTreeMap<String, String>>, FieldError> {
     let mut map = BTreeMap::new();
     for line in arm.overrides.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let (k, v) = line.split_once('=').ok_or_else(|| format!("arm {:?}: override {line:?} is not KEY=value", arm.name))?;
+        let (k, v) =
+            line.split_once('=').ok_or_else(|| FieldError::new(format!("arm {:?}", arm.name), format!("override {line:?} is not KEY=value")))?;
         map.insert(k.trim().to_string(), v.trim().to_string());
     }
     Ok((!map.is_empty()).then_some(map))
 }
 
 /// Every problem with the values, by form field (`head`, `fingerprint.workers`, `arms.0.name`, …), in the
-/// words the server would use. Empty when the server's static checks would pass.
+/// words the server would use (`FieldError`'s `field: problem`, the API's own). Empty when the server's
+/// static checks would pass.
 pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut put = |field: String, r: Result<(), String>| {
+    let mut put = |field: String, r: Result<(), FieldError>| {
         if let Err(e) = r {
-            out.entry(field).or_insert(e);
+            out.entry(field).or_insert(e.to_string());
         }
     };
     put("head".into(), rules::check_ref("head", f.head.trim()));
     if !f.base.trim().is_empty() {
         put("base".into(), rules::check_ref("base", f.base.trim()));
         if f.reuse_baseline {
-            put("base".into(), Err("base: leave the control ref empty to reuse a baseline run as the control".into()));
+            put("base".into(), Err(FieldError::new("base", "leave the control ref empty to reuse a baseline run as the control")));
         }
     }
     if !f.title.trim().is_empty() {
@@ -116,14 +119,15 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
     }
     put("trials".into(), rules::check_trials_text(suite.kind, &f.trials).map(|_| ()));
     if f.is_auto() && !f.max_trials.trim().is_empty() {
-        let max = f.max_trials.trim().parse::<u32>().map_err(|_| format!("max_trials: {:?} is not a whole number", f.max_trials.trim()));
+        let max = f.max_trials.trim().parse::<u32>();
+        let max = max.map_err(|_| FieldError::new("max_trials", format!("{:?} is not a whole number", f.max_trials.trim())));
         put("max_trials".into(), max.and_then(rules::check_max_trials));
     }
     if !f.detect_pct.trim().is_empty() {
         let ok = f.detect_pct.trim().parse::<f64>().is_ok_and(|p| p > 0.0 && p < 100.0);
         put(
             "detect_pct".into(),
-            if ok { Ok(()) } else { Err(format!("detect_pct: {:?}: a CPU change in percent, above 0 and below 100", f.detect_pct)) },
+            if ok { Ok(()) } else { Err(FieldError::new("detect_pct", format!("{:?}: a CPU change in percent, above 0 and below 100", f.detect_pct))) },
         );
     }
     for (name, spec) in &suite.fingerprint {
@@ -131,7 +135,7 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
         put(format!("fingerprint.{name}"), rules::fingerprint_value(name, spec, given.as_ref()).map(|_| ()));
     }
     for (i, arm) in f.arms.iter().enumerate() {
-        put(format!("arms.{i}.name"), rules::check_arm_name(arm.name.trim(), f.arms[..i].iter().map(|a| a.name.trim())));
+        put(format!("arms.{i}.name"), rules::check_arm_name(&format!("arms[{i}].name"), arm.name.trim(), f.arms[..i].iter().map(|a| a.name.trim())));
         put(format!("arms.{i}.ref"), rules::check_ref(&format!("arm {:?} ref", arm.name.trim()), arm.git_ref.trim()));
         put(format!("arms.{i}.overrides"), overrides(arm).map(|_| ()));
     }
@@ -140,27 +144,27 @@ pub fn problems(suite: &SuiteChoice, f: &FormValues) -> BTreeMap<String, String>
     }
     if suite.warp.is_some() {
         if f.workloads.is_empty() {
-            put("warp.workloads".into(), Err("warp.workloads: tick at least one workload".into()));
+            put("warp.workloads".into(), Err(FieldError::new("warp.workloads", "tick at least one workload")));
         }
         if f.drive_sync.is_empty() {
-            put("warp.drive_sync".into(), Err("warp.drive_sync: tick at least one drive-sync value".into()));
+            put("warp.drive_sync".into(), Err(FieldError::new("warp.drive_sync", "tick at least one drive-sync value")));
         }
         for (field, text) in [("rounds", &f.rounds), ("concurrency", &f.concurrency)] {
             if !text.trim().is_empty() && text.trim().parse::<u32>().is_err() {
-                put(format!("warp.{field}"), Err(format!("warp.{field}: {text:?} is not a whole number")));
+                put(format!("warp.{field}"), Err(FieldError::new(format!("warp.{field}"), format!("{text:?} is not a whole number"))));
             }
         }
         for (field, text) in [("duration", &f.duration), ("warmup", &f.warmup), ("cooldown", &f.cooldown)] {
             if !text.trim().is_empty() {
                 put(
                     format!("warp.{field}"),
-                    judge::units::parse_duration(text.trim()).map(|_| ()).map_err(|e| format!("warp.{field}: {e}")),
+                    judge::units::parse_duration(text.trim()).map(|_| ()).map_err(|e| FieldError::new(format!("warp.{field}"), e)),
                 );
             }
         }
     }
     if suite.budgets.is_some() {
-        let pct = |s: &str| s.trim().parse::<f64>().map_err(|_| format!("budgets: {s:?} is not a number"));
+        let pct = |s: &str| s.trim().parse::<f64>().map_err(|_| FieldError::new("budgets", format!("{s:?} is not a number")));
         put("budgets".into(), pct(&f.fail_pct).and_then(|fail| pct(&f.warn_pct).and_then(|warn| rules::check_budgets(fail, warn))));
     }
     out
@@ -307,7 +311,7 @@ mod tests {
         f.head = "feature".into();
         f.fingerprint.insert("sample".into(), "b".into());
         f.fingerprint.insert("workers".into(), "9".into());
-        assert_eq!(problems(&s, &f)["fingerprint.workers"], "fingerprint field \"workers\": 9: must be between 1 and 4");
+        assert_eq!(problems(&s, &f)["fingerprint.workers"], "fingerprint.workers: 9: must be between 1 and 4");
         f.fingerprint.insert("workers".into(), "3".into());
         f.arms.push(ExtraArm { name: "low-mem".into(), git_ref: "main".into(), overrides: "CACHE_MB=64".into() });
         assert!(problems(&s, &f).is_empty(), "{:?}", problems(&s, &f));
