@@ -18,6 +18,16 @@ pub enum AppError {
     Server(String),
 }
 
+/// A refusal decided by `rights`: not signed in (401) or not allowed (403).
+impl From<rights::Refused> for AppError {
+    fn from(r: rights::Refused) -> Self {
+        match r {
+            rights::Refused::Unauthorized(m) => AppError::Unauthorized(m),
+            rights::Refused::Forbidden(m) => AppError::Forbidden(m),
+        }
+    }
+}
+
 impl AppError {
     pub fn title(&self) -> &'static str {
         match self {

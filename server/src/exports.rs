@@ -75,9 +75,13 @@ pub async fn export(
         ("report.md", StoredReport::Pipeline(r)) => {
             let md = markdown(r, &arm_ids(&state, id).await?);
             // The comment link when there is one and the reader may share it; else the page.
-            let link = match crate::api::comment::may_share(&state, &principal, id).await? {
-                Ok(_) => crate::api::comment::comment_link(&state, id, None).await?.map(|l| l.url),
-                Err(_) => None,
+            let may_share = match principal.actor() {
+                Some(actor) => crate::api::comment::may_share(&state, &actor, id).await?.is_ok(),
+                None => false,
+            };
+            let link = match may_share {
+                true => crate::api::comment::comment_link(&state, id, None).await?.map(|l| l.url),
+                false => None,
             };
             let link = link.unwrap_or_else(|| format!("{}/experiments/{id}", state.auth.base_url));
             let md = with_experiment_header(&md, &experiment_header(&state, id, &link).await?);

@@ -74,3 +74,10 @@ impl From<serde_json::Error> for StoreError {
         StoreError::Corrupt(e.to_string())
     }
 }
+
+/// A stored role that is none of viewer, launcher or admin: the database holds what Arbiter never wrote.
+impl From<rights::UnknownRole> for StoreError {
+    fn from(e: rights::UnknownRole) -> Self {
+        StoreError::Corrupt(e.to_string())
+    }
+}

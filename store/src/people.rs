@@ -3,37 +3,9 @@
 
 use crate::{now_ms, on_pool, Store, StoreError};
 use serde::{Deserialize, Serialize};
-use std::str::FromStr;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Viewer,
-    Launcher,
-    Admin,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Launcher => "launcher",
-            Role::Admin => "admin",
-        }
-    }
-}
-
-impl FromStr for Role {
-    type Err = StoreError;
-    fn from_str(s: &str) -> Result<Self, StoreError> {
-        match s {
-            "viewer" => Ok(Role::Viewer),
-            "launcher" => Ok(Role::Launcher),
-            "admin" => Ok(Role::Admin),
-            other => Err(StoreError::Corrupt(format!("unknown role {other:?}; expected viewer, launcher or admin"))),
-        }
-    }
-}
+/// Roles are decided in `rights` (no IO; the pages and the browser read the same type).
+pub use rights::Role;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct User {

@@ -28,10 +28,7 @@ pub struct AccountView {
 
 #[server(prefix = "/fn", endpoint = "account")]
 pub async fn load_account() -> Result<AccountView, crate::error::AppError> {
-    let me = crate::auth::require(crate::auth::Role::Viewer)?;
-    let crate::auth::Principal::User { id, name, role, .. } = me else {
-        return Err(crate::error::AppError::Unauthorized("sign in first".into()));
-    };
+    let crate::auth::Actor { id, name, role, .. } = crate::auth::require(crate::auth::Role::Viewer)?;
     let tokens = crate::error::store()?.list_api_tokens(Some(id)).await.map_err(crate::error::read_failed("your tokens"))?;
     Ok(AccountView {
         name,

@@ -5,8 +5,7 @@
 //! account, and `DELETE …/{id}/shares` revokes them all.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -17,7 +16,6 @@ use axum::{Extension, Json, Router};
 use engine::bisect::Started;
 use serde::Deserialize;
 use serde_json::json;
-use store::people::Role;
 use wire::bisection::{JsonBisection, JsonBisectionRequest};
 
 pub fn router() -> Router<AppState> {
@@ -36,10 +34,10 @@ pub fn router() -> Router<AppState> {
               (status = 502, description = "git could not read the suite's repository"), (status = 503, description = "no finelog server or sandbox to run steps")))]
 pub(crate) async fn start(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     body: Result<Json<JsonBisectionRequest>, JsonRejection>,
 ) -> ApiResult<Response> {
-    let (me, _) = require(&principal, Role::Launcher)?;
+    let me = actor.id;
     let Json(req) = body?;
     Ok(match engine::bisect::start(&state.engine, Some(me), &req).await? {
         Started::DryRun(plan) => Json(json!({"dry_run": true, "plan": plan})).into_response(),
@@ -87,25 +85,20 @@ pub(crate) async fn one(State(state): State<AppState>, Path(id): Path<i64>) -> A
               (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 pub(crate) async fn cancel(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    require(&principal, Role::Launcher)?;
     let owner = state.store.bisection(id, &state.engine.base_url).await?.launched_by_id;
-    let me = principal.may(app::auth::ExperimentAct::CancelBisection, id, owner)?;
-    let who = match &principal {
-        Principal::User { name, .. } => name.clone(),
-        _ => "someone".into(),
-    };
+    let me = actor.may(rights::ExperimentAct::CancelBisection, id, owner)?;
+    let who = actor.name.clone();
     let stopped = engine::bisect::cancel(&state.engine, id, Some(me), &who).await?;
     Ok(Json(json!({"id": id, "steps_stopped": stopped})))
 }
 
 /// The bisection's launcher or an admin; returns the acting user.
-async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<i64> {
-    require(principal, Role::Launcher)?;
+async fn may_share(state: &AppState, actor: &Actor, id: i64) -> ApiResult<i64> {
     let owner = state.store.bisection(id, &state.engine.base_url).await?.launched_by_id;
-    Ok(principal.may(app::auth::ExperimentAct::ShareBisection, id, owner)?)
+    Ok(actor.may(rights::ExperimentAct::ShareBisection, id, owner)?)
 }
 
 /// Makes a share link of a bisection: it opens the bisection's page and its steps' experiment pages and
@@ -115,11 +108,11 @@ async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResul
               (status = 404, description = "no such bisection"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 pub(crate) async fn share(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let me = may_share(&state, &principal, id).await?;
+    let me = may_share(&state, &actor, id).await?;
     let ask = super::shares::share_request(&body)?;
     if ask.files {
         return Err(ApiError::BadRequest(
@@ -142,10 +135,10 @@ pub(crate) async fn share(
     responses((status = 200, description = "how many links were revoked"), (status = 404, description = "no such bisection"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 pub(crate) async fn revoke_shares(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    let me = may_share(&state, &principal, id).await?;
+    let me = may_share(&state, &actor, id).await?;
     let n = state.store.revoke_bisection_shares(id).await?;
     state.store.audit(Some(me), "share.revoke", &format!("bisection:{id}"), None, &json!({"revoked": n})).await?;
     Ok(Json(json!({"bisection": id, "revoked": n})))

@@ -3,8 +3,7 @@
 //! metric, item and fingerprint, and the first experiment after the change) and in the audit log.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::State;
@@ -12,7 +11,6 @@ use axum::routing::post;
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use store::people::Role;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/change-points", post(mark))
@@ -40,10 +38,10 @@ pub(crate) struct ChangePointMark {
         (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn mark(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     body: Result<Json<ChangePointMark>, JsonRejection>,
 ) -> ApiResult<Json<Value>> {
-    let (me, _) = require(&principal, Role::Launcher)?;
+    let me = actor.id;
     let Json(m) = body?;
     if !matches!(m.state.as_str(), "acknowledged" | "investigate") {
         return Err(ApiError::BadRequest(format!("state: {:?} is not acknowledged or investigate", m.state)));

@@ -7,15 +7,13 @@
 //! comment without a link (it points at the sign-in page) and is told why.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
-use crate::auth::{token, Principal};
+use crate::auth::{token, Actor};
 use crate::state::AppState;
 use app::report::StoredReport;
 use axum::extract::{Path, State};
 use axum::routing::post;
 use axum::{Extension, Json, Router};
 use serde_json::json;
-use store::people::Role;
 use wire::share::JsonComment;
 
 pub fn router() -> Router<AppState> {
@@ -63,10 +61,10 @@ pub async fn comment_link(state: &AppState, id: i64, make_as: Option<i64>) -> Ap
 }
 
 /// May this caller share experiment `id`? `Err` with the reason when not.
-pub async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<Result<i64, String>> {
+pub async fn may_share(state: &AppState, actor: &Actor, id: i64) -> ApiResult<Result<i64, String>> {
     let owner = state.store.experiment_owner(id).await?;
-    Ok(principal.may(app::auth::ExperimentAct::Share, id, owner).map_err(|r| match r {
-        app::auth::Refused::Unauthorized(m) | app::auth::Refused::Forbidden(m) => m,
+    Ok(actor.may(rights::ExperimentAct::Share, id, owner).map_err(|r| match r {
+        rights::Refused::Unauthorized(m) | rights::Refused::Forbidden(m) => m,
     }))
 }
 
@@ -124,15 +122,14 @@ async fn markdown(
         (status = 404, description = "no such experiment"), (status = 409, description = "not judged yet"), (status = 401, description = "no valid credentials")))]
 async fn make(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<JsonComment>> {
-    require(&principal, Role::Viewer)?;
     let summary = state.store.experiment_summary(id).await?;
     let Some(verdict) = summary.verdict else {
         return Err(ApiError::Conflict(format!("experiment {id} has no verdict yet ({}): a comment reports one", summary.status.as_str())));
     };
-    let (link, no_link_why) = match may_share(&state, &principal, id).await? {
+    let (link, no_link_why) = match may_share(&state, &actor, id).await? {
         Ok(me) => (comment_link(&state, id, Some(me)).await?, None),
         Err(why) => (None, Some(format!("no share link: {why}; the comment links the page, which asks reviewers to sign in"))),
     };

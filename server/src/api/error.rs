@@ -8,11 +8,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use store::StoreError;
 
-impl From<app::auth::Refused> for ApiError {
-    fn from(r: app::auth::Refused) -> Self {
+impl From<rights::Refused> for ApiError {
+    fn from(r: rights::Refused) -> Self {
         match r {
-            app::auth::Refused::Unauthorized(m) => ApiError::Unauthorized(m),
-            app::auth::Refused::Forbidden(m) => ApiError::Forbidden(m),
+            rights::Refused::Unauthorized(m) => ApiError::Unauthorized(m),
+            rights::Refused::Forbidden(m) => ApiError::Forbidden(m),
         }
     }
 }

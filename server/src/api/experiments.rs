@@ -1,8 +1,7 @@
 //! `GET /api/v1/experiments` (history, newest first, keyset pages) and `GET /api/v1/experiments/{id}`.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -13,7 +12,6 @@ use axum::{Json, Router};
 use engine::launch::Launched;
 use serde_json::json;
 use store::experiments::{HistoryFilter, HistoryPage, HistoryQuery};
-use store::people::Role;
 pub use wire::experiment::{JsonArm, JsonExperiment};
 use wire::launch::JsonLaunch;
 
@@ -36,10 +34,10 @@ pub fn router() -> Router<AppState> {
               (status = 502, description = "git could not fetch or read the suite's repository"), (status = 503, description = "no finelog server for a pipeline launch")))]
 async fn launch(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     body: Result<Json<JsonLaunch>, JsonRejection>,
 ) -> ApiResult<Response> {
-    let (me, _) = require(&principal, Role::Launcher)?;
+    let me = actor.id;
     let Json(req) = body?;
     Ok(launched_response(engine::launch::launch(&state.engine, Some(me), &req).await?))
 }
@@ -59,12 +57,11 @@ pub(crate) fn launched_response(launched: Launched) -> Response {
     responses((status = 200, description = "queued trials cancelled, running ones stopping"), (status = 404, description = "no such experiment"), (status = 409, description = "it has already ended"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 async fn cancel(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<serde_json::Value>> {
-    require(&principal, Role::Launcher)?;
     let owner = state.store.experiment_owner(id).await?;
-    let me = principal.may(app::auth::ExperimentAct::Cancel, id, owner)?;
+    let me = actor.may(rights::ExperimentAct::Cancel, id, owner)?;
     let (queued, running) = engine::cancel_experiment(&state.engine, id).await?;
     state
         .store

@@ -4,8 +4,7 @@
 //! `compare_csv` files, each `{label, text}`. Answers 201 with the id, page URL, verdict and reasons.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::compare::{treatment_arms, trial};
 use crate::state::AppState;
 use axum::extract::rejection::JsonRejection;
@@ -23,7 +22,6 @@ use judge::warp::gate_md::Provenance;
 use judge::ExperimentKind;
 use serde::Deserialize;
 use serde_json::json;
-use store::people::Role;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/imports", post(import))
@@ -152,10 +150,10 @@ fn warp(req: &JsonImport) -> Result<(judge::warp::gate::GateReport, Provenance),
     responses((status = 201, description = "id, page URL, verdict and reasons"), (status = 400, description = "the content is not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn import(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     body: Result<Json<JsonImport>, JsonRejection>,
 ) -> ApiResult<Response> {
-    let (me, _) = require(&principal, Role::Launcher)?;
+    let me = actor.id;
     let Json(req) = body?;
     let info = ImportInfo {
         title: req.title.clone(),

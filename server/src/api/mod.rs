@@ -1,5 +1,6 @@
 //! The REST API under `/api/v1`: one module per resource, each with its own `router()`. Every route
-//! is listed in `auth::policy::RULES`; handlers get the caller as `Extension<Principal>`.
+//! is listed in `auth::policy::RULES`; handlers get the signed-in caller the rule let in as
+//! `Extension<rights::Actor>` (a route open to share links reads `Extension<Principal>`).
 
 pub mod audit;
 pub mod bisections;

@@ -2,7 +2,7 @@
 //! current method (`crate::rejudge`); the new verdict is kept beside the old one and audited. Any launcher.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
@@ -25,13 +25,12 @@ impl From<RejudgeError> for ApiError {
         (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 pub async fn rejudge(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
 ) -> ApiResult<Json<Value>> {
     // Its launcher's or an admin's (the one rights function says so; re-running is any launcher's).
-    crate::auth::principal::require(&principal, crate::auth::Role::Launcher)?;
     let owner = state.store.experiment_owner(id).await?;
-    let me = principal.may(app::auth::ExperimentAct::Rejudge, id, owner)?;
+    let me = actor.may(rights::ExperimentAct::Rejudge, id, owner)?;
     let r = judge_again(&state.store, id, Some(me), false).await?;
     Ok(Json(json!({
         "id": r.experiment_id,

@@ -3,7 +3,7 @@
 //! branches moved since). An exemption is not carried over: it is a decision about one run. Any launcher.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
@@ -71,9 +71,9 @@ pub fn rerun_request(id: i64, plan: &StoredPlan) -> JsonLaunch {
 
 #[utoipa::path(post, path = "/api/v1/experiments/{id}/rerun", tag = "experiments", params(("id" = i64, Path)),
     responses((status = 201, description = "the new experiment: id, page URL"), (status = 409, description = "imported or without a launch plan"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role"), (status = 502, description = "git could not fetch or read the suite's repository")))]
-pub async fn rerun(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Response> {
+pub async fn rerun(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Response> {
     // Any launcher's: the route's role is the whole rule, asked of the one rights function.
-    let me = principal.may(app::auth::ExperimentAct::Rerun, id, None)?;
+    let me = actor.may(rights::ExperimentAct::Rerun, id, None)?;
     let (plan, _) = state.store.experiment_plan(id).await?;
     let plan: StoredPlan = serde_json::from_value(plan)
         .map_err(|_| ApiError::Conflict(format!("experiment {id} was imported or has no launch plan, so it cannot be re-run")))?;

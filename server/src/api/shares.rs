@@ -6,8 +6,8 @@
 //! the bisection's page.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::{require, MAX_SHARES};
-use crate::auth::{token, Principal, SESSION_SHARES};
+use crate::auth::principal::MAX_SHARES;
+use crate::auth::{token, Actor, SESSION_SHARES};
 use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -16,7 +16,6 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
-use store::people::Role;
 use tower_sessions::Session;
 use wire::share::JsonNewShare;
 
@@ -37,21 +36,20 @@ pub(crate) fn share_request(body: &[u8]) -> ApiResult<JsonNewShare> {
 }
 
 /// The experiment's launcher or an admin.
-async fn may_share(state: &AppState, principal: &Principal, id: i64) -> ApiResult<i64> {
-    require(principal, Role::Launcher)?;
+async fn may_share(state: &AppState, actor: &Actor, id: i64) -> ApiResult<i64> {
     let owner = state.store.experiment_owner(id).await?;
-    Ok(principal.may(app::auth::ExperimentAct::Share, id, owner)?)
+    Ok(actor.may(rights::ExperimentAct::Share, id, owner)?)
 }
 
 #[utoipa::path(post, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)), request_body = Option<JsonNewShare>,
     responses((status = 201, description = "the share link (url, token), shown once"), (status = 400, description = "a bad body (an unknown field, an expiry outside 1–365 days)"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 async fn create(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let me = may_share(&state, &principal, id).await?;
+    let me = may_share(&state, &actor, id).await?;
     let ask = share_request(&body)?;
     let expires_at = ask.expires_at(store::now_ms()).map_err(ApiError::BadRequest)?;
     let secret = token::generate();
@@ -59,10 +57,7 @@ async fn create(
     let detail = json!({"share_token": share_id, "files": ask.files, "expires_at": expires_at});
     state.store.audit(Some(me), "share.create", &format!("experiment:{id}"), None, &detail).await?;
     let url = format!("{}/share/{secret}", state.auth.base_url);
-    let made_by = match &principal {
-        Principal::User { name, .. } => Some(name.clone()),
-        _ => None,
-    };
+    let made_by = Some(actor.name.clone());
     let body = json!({"id": share_id, "experiment": id, "url": url, "token": secret, "files": ask.files,
         "expires_at": expires_at, "created_by": made_by, "created_at": store::now_ms()});
     Ok((StatusCode::CREATED, Json(body)).into_response())
@@ -70,8 +65,8 @@ async fn create(
 
 #[utoipa::path(get, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),
     responses((status = 200, description = "the live links (id, created_by, created_at, expires_at, files), never their secrets"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
-async fn list(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
-    may_share(&state, &principal, id).await?;
+async fn list(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+    may_share(&state, &actor, id).await?;
     let links = state.store.share_links(id).await?;
     Ok(Json(json!({"experiment": id, "links": links})))
 }
@@ -80,10 +75,10 @@ async fn list(State(state): State<AppState>, Extension(principal): Extension<Pri
     responses((status = 200, description = "the link was revoked"), (status = 404, description = "no such experiment, or no live link of it with that id"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
 async fn revoke_one(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path((id, share)): Path<(i64, i64)>,
 ) -> ApiResult<Json<Value>> {
-    let me = may_share(&state, &principal, id).await?;
+    let me = may_share(&state, &actor, id).await?;
     state.store.revoke_share_token(id, share).await?;
     state.store.audit(Some(me), "share.revoke", &format!("experiment:{id}"), None, &json!({"share_token": share})).await?;
     Ok(Json(json!({"experiment": id, "revoked": 1})))
@@ -91,8 +86,8 @@ async fn revoke_one(
 
 #[utoipa::path(delete, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),
     responses((status = 200, description = "how many links were revoked"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
-async fn revoke(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
-    let me = may_share(&state, &principal, id).await?;
+async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+    let me = may_share(&state, &actor, id).await?;
     let n = state.store.revoke_share_tokens(id).await?;
     state.store.audit(Some(me), "share.revoke", &format!("experiment:{id}"), None, &json!({"revoked": n})).await?;
     Ok(Json(json!({"experiment": id, "revoked": n})))

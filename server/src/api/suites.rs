@@ -3,8 +3,7 @@
 //! saved here is kept over its file at the next start. The suite page's editor calls these.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -13,7 +12,6 @@ use axum::routing::{delete, post, put};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use store::people::Role;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -30,8 +28,8 @@ pub(crate) struct SuiteText {
 }
 
 /// Parses and stores a suite; `editing` is the name in the URL of a replace.
-async fn save(state: &AppState, principal: &Principal, editing: Option<&str>, text: &str) -> ApiResult<Json<Value>> {
-    let (me, _) = require(principal, Role::Admin)?;
+async fn save(state: &AppState, actor: &Actor, editing: Option<&str>, text: &str) -> ApiResult<Json<Value>> {
+    let me = actor.id;
     let (name, kind, definition) = suite::parse_for_store(text).map_err(ApiError::BadRequest)?;
     let exists = match state.store.suite_by_name(&name).await {
         Ok(_) => true,
@@ -57,11 +55,11 @@ async fn save(state: &AppState, principal: &Principal, editing: Option<&str>, te
         (status = 409, description = "a suite of that name exists"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the admin role")))]
 async fn create(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     body: Result<Json<SuiteText>, JsonRejection>,
 ) -> ApiResult<(StatusCode, Json<Value>)> {
     let Json(body) = body?;
-    Ok((StatusCode::CREATED, save(&state, &principal, None, &body.toml).await?))
+    Ok((StatusCode::CREATED, save(&state, &actor, None, &body.toml).await?))
 }
 
 #[utoipa::path(put, path = "/api/v1/suites/{name}", tag = "suites", params(("name" = String, Path)), request_body = SuiteText,
@@ -69,12 +67,12 @@ async fn create(
         (status = 404, description = "no such suite"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the admin role")))]
 async fn replace(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path(name): Path<String>,
     body: Result<Json<SuiteText>, JsonRejection>,
 ) -> ApiResult<Json<Value>> {
     let Json(body) = body?;
-    save(&state, &principal, Some(&name), &body.toml).await
+    save(&state, &actor, Some(&name), &body.toml).await
 }
 
 #[utoipa::path(delete, path = "/api/v1/suites/{name}/noise-profiles/{id}", tag = "suites", params(("name" = String, Path), ("id" = i64, Path)),
@@ -84,10 +82,10 @@ async fn replace(
 /// it by number), and the suite's next calibration of that fingerprint starts afresh. Audited.
 async fn reset_profile(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     Path((name, id)): Path<(String, i64)>,
 ) -> ApiResult<Json<Value>> {
-    let (me, _) = require(&principal, Role::Admin)?;
+    let me = actor.id;
     let suite = state.store.suite_by_name(&name).await?;
     let profile = state.store.noise_profiles(suite.id).await?.into_iter().find(|p| p.id == id);
     let Some(profile) = profile else {

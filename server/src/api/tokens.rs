@@ -2,9 +2,8 @@
 //! `DELETE /api/v1/tokens/{id}` (your own, or any for an admin). Secrets are never listed.
 
 use super::error::{ApiError, ApiResult};
-use crate::auth::principal::require;
 use crate::auth::users::issue_api_token;
-use crate::auth::Principal;
+use crate::auth::Actor;
 use crate::state::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -31,10 +30,10 @@ struct ListParams {
     responses((status = 200, description = "the caller's API tokens (never their secrets)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn list(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     params: Result<Query<ListParams>, QueryRejection>,
 ) -> ApiResult<Json<Vec<ApiToken>>> {
-    let (me, role) = require(&principal, Role::Launcher)?;
+    let (me, role) = (actor.id, actor.role);
     let all = params?.0.all;
     if all && role != Role::Admin {
         return Err(ApiError::Forbidden("only an admin lists everyone's tokens".into()));
@@ -58,10 +57,10 @@ struct NewToken {
     responses((status = 201, description = "the token (id, name, role, created_at, expires_at in ms), its secret shown once"), (status = 400, description = "not valid (named)"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
 async fn create(
     State(state): State<AppState>,
-    Extension(principal): Extension<Principal>,
+    Extension(actor): Extension<Actor>,
     body: Result<Json<NewToken>, JsonRejection>,
 ) -> ApiResult<Response> {
-    let (me, acting_role) = require(&principal, Role::Launcher)?;
+    let (me, acting_role) = (actor.id, actor.role);
     let Json(new) = body?;
     let user = state.store.user_by_id(me).await?.ok_or_else(|| ApiError::Unauthorized("your account is gone".into()))?;
     let role = new.role.unwrap_or(Role::Launcher);
@@ -70,9 +69,9 @@ async fn create(
         return Err(ApiError::Forbidden(format!("you act as {}; a new token cannot be {}", acting_role.as_str(), role.as_str())));
     }
     // Made with a token: no longer-lived than it, and gone with it.
-    let parent = match &principal {
-        Principal::User { via: crate::auth::Via::ApiToken(parent), .. } => state.store.api_token(*parent).await?,
-        _ => None,
+    let parent = match actor.via {
+        crate::auth::Via::ApiToken(parent) => state.store.api_token(parent).await?,
+        crate::auth::Via::Session => None,
     };
     let (id, secret) = issue_api_token(&state.store, Some(me), &user, &new.name, role, new.expires_in_days, parent.as_ref()).await?;
     let stored = state.store.list_api_tokens(Some(me)).await?.into_iter().find(|t| t.id == id);
@@ -84,8 +83,8 @@ async fn create(
 
 #[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens", params(("id" = i64, Path)),
     responses((status = 200, description = "revoked"), (status = 404, description = "no such active token of yours"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
-async fn revoke(State(state): State<AppState>, Extension(principal): Extension<Principal>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
-    let (me, role) = require(&principal, Role::Launcher)?;
+async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+    let (me, role) = (actor.id, actor.role);
     let owned = state.store.list_api_tokens(Some(me)).await?.iter().any(|t| t.id == id);
     if !owned && role != Role::Admin {
         return Err(ApiError::NotFound(format!("no API token {id} of yours")));

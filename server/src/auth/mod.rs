@@ -13,7 +13,7 @@ pub mod throttle;
 pub mod token;
 pub mod users;
 
-pub use app::auth::{Principal, Role, Via};
+pub use rights::{Actor, Principal, Role, Via};
 
 /// What a browser session keeps about its user.
 #[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]

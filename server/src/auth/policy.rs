@@ -1,7 +1,9 @@
 //! Authorization: every route Arbiter serves has one line in [`RULES`] saying who may call it. The
 //! [`authorize`] layer runs on every matched route and refuses a route missing from the table, so a new
 //! route is closed until someone decides who it is for; the authorization matrix test then demands an
-//! expected answer for each line and each kind of caller.
+//! expected answer for each line and each kind of caller. A request it lets through carries the
+//! signed-in user as a `rights::Actor`: handlers take that and do not check roles again (what the acting
+//! user may do to one experiment is `Actor::may`, in the `rights` crate).
 
 use super::principal::MetricsScraper;
 use super::Principal;
@@ -170,7 +172,18 @@ pub async fn authorize(matched: Option<MatchedPath>, req: Request, next: Next) -
         Access::SharedRead => !matches!(principal, Principal::Anonymous),
         Access::Metrics => principal.has(Role::Admin) || req.extensions().get::<MetricsScraper>().is_some(),
     };
-    let mut response = if allowed { next.run(req).await } else { refuse(&principal, access, &req) };
+    let mut response = match allowed {
+        // The handler gets the signed-in user this rule let in as an already-checked `Actor` (a route
+        // whose rule is a role reaches its handler only with one of at least that role).
+        true => {
+            let mut req = req;
+            if let Some(actor) = principal.actor() {
+                req.extensions_mut().insert(actor);
+            }
+            next.run(req).await
+        }
+        false => refuse(&principal, access, &req),
+    };
     if let Some(route) = RULES.iter().find(|r| r.path == pattern).map(|r| r.path) {
         response.extensions_mut().insert(crate::metrics::RouteLabel(route));
     }

@@ -10,7 +10,6 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use store::people::Role;
 use tower_sessions::Session;
 
 /// A request carrying the configured metrics token (it opens `/metrics` and nothing else).
@@ -137,17 +136,6 @@ pub const MAX_SHARES: usize = 20;
 /// The `share` parameter of a query string.
 pub fn share_param(query: &str) -> Option<String> {
     query.split('&').filter_map(|kv| kv.split_once('=')).find(|(k, _)| *k == "share").map(|(_, v)| v.to_string()).filter(|v| !v.is_empty())
-}
-
-/// Admin-only helper for handlers: the principal's role must be at least `role`.
-pub fn require(principal: &Principal, role: Role) -> Result<(i64, Role), ApiError> {
-    match principal {
-        Principal::User { id, role: have, .. } if *have >= role => Ok((*id, *have)),
-        Principal::User { role: have, .. } => {
-            Err(ApiError::Forbidden(format!("this needs the {} role; you act as {}", role.as_str(), have.as_str())))
-        }
-        _ => Err(ApiError::Unauthorized("sign in or send `Authorization: Bearer <API token>`".into())),
-    }
 }
 
 #[cfg(test)]
