@@ -35,6 +35,12 @@ apt_install() {
 
 command -v cargo >/dev/null || { echo "setup: cargo not found; install Rust 1.95 with rustup" >&2; exit 2; }
 
+# The lints the test command runs.
+if ! cargo clippy --version >/dev/null 2>&1; then
+  say "adding clippy"
+  rustup component add clippy
+fi
+
 # The browser bundle's target.
 if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"

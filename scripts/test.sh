@@ -33,7 +33,7 @@ fi
 echo "test: PostgreSQL for the store suite: ${TEST_POSTGRES_URL:-a private cluster started by the tests}"
 
 status=0
-# The house's shape: no import cycle inside a crate spans more than three files (docs/ARCHITECTURE.md).
+# The house's shape: no import cycle inside a crate spans more than two files (docs/ARCHITECTURE.md).
 python3 scripts/import-cycles.py --max 2 >/dev/null || status=1
 # A test stuck for 15 minutes is killed with its binary's stacks printed (the slowest test takes ~90 s).
 scripts/watchdog.sh "${ARBITER_TEST_STUCK_SECS:-900}" 2>&1 &
@@ -45,6 +45,11 @@ trap 'kill "$watchdog" 2>/dev/null; rm -rf "$logs"' EXIT
 cargo test --locked --no-run 2>&1 | tee "$logs/cargo.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 phase "compiling the tests"
+# The workspace's lints ([workspace.lints] in Cargo.toml) and clippy's defaults, as errors; the default
+# members (not the wasm-only frontend, a one-file entry: `cargo clippy -p frontend --target wasm32-unknown-unknown`).
+cargo clippy --locked --all-targets --quiet -- -D warnings 2>&1 | tee "$logs/clippy.log"
+[ "${PIPESTATUS[0]}" = 0 ] || { echo "test: clippy found problems (above)" >&2; status=1; }
+phase "clippy"
 cargo test --locked --no-fail-fast -- --skip ::measured_ 2>&1 | tee -a "$logs/cargo.log"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 phase "the tests"

@@ -71,6 +71,17 @@ pub fn suite_judge_method(definition: &serde_json::Value) -> (judge::pipeline::M
     (method, j.is_object())
 }
 
+
+/// Percent-encodes a query value (suite and branch names are the free text links carry).
+pub fn encode_query(v: &str) -> String {
+    v.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,14 +109,4 @@ mod tests {
         assert_eq!(short_ref("0123456789abcdef0123456789abcdef01234567"), "0123456789");
         assert_eq!(short_ref("main"), "main");
     }
-}
-
-/// Percent-encodes a query value (suite and branch names are the free text links carry).
-pub fn encode_query(v: &str) -> String {
-    v.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

@@ -129,7 +129,8 @@ pub fn pipeline_quadrant(report: &PipelineReport, _scale: Scale) -> Result<Strin
     let mut order: Vec<usize> = (0..points.len()).collect();
     let crowd = |i: usize| pixels.iter().filter(|q| (q.0 - pixels[i].0).pow(2) + (q.1 - pixels[i].1).pow(2) < 60 * 60).count();
     order.sort_by_key(|&i| std::cmp::Reverse(crowd(i)));
-    let mut labels: Vec<Option<(String, (i32, i32), HPos)>> = vec![None; points.len()];
+    type Label = (String, (i32, i32), HPos);
+    let mut labels: Vec<Option<Label>> = vec![None; points.len()];
     let mut numbered: Vec<usize> = Vec::new();
     // A number placed away from its point is tied to it by a thin line.
     let mut leaders: Vec<((i32, i32), (i32, i32))> = Vec::new();
@@ -153,7 +154,7 @@ pub fn pipeline_quadrant(report: &PipelineReport, _scale: Scale) -> Result<Strin
         let w = (text.len() as f64 * CHAR_W).ceil() as i32 + 2;
         let (x, y) = pixels[i];
         let all = candidates(x, y, w, &[8, 20, 32, 44, 56]);
-        let (r, at, h) = all.iter().find(|(r, ..)| inside(r) && !taken.iter().any(|t| overlaps(t, r))).unwrap_or(&all[0]).clone();
+        let &(r, at, h) = all.iter().find(|(r, ..)| inside(r) && !taken.iter().any(|t| overlaps(t, r))).unwrap_or(&all[0]);
         taken.push(r);
         if (at.0 - x).abs().max((at.1 - y).abs()) >= 30 {
             leaders.push(((x, y), (r[0] + (r[2] - r[0]) / 2, r[1] + (r[3] - r[1]) / 2)));

@@ -276,7 +276,7 @@ mod tests {
         ];
         let change = TrendChange { at: 20_005 * 86_400_000, series: 0, label: "+10.0 % (10 → 11)".into() };
         let band = TrendBand { pct: 2.0, what: "CPU margin".into() };
-        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series, &[change.clone()], Some(&band)).unwrap();
+        let svg = trend_chart("CPU-seconds of tokenize", "CPU-s", &series, std::slice::from_ref(&change), Some(&band)).unwrap();
         assert!(svg.contains("CPU margin ±2 % around the level"), "the band is in the legend");
         // One band per stretch between change points, per series: 10 | 11 on the first, 6 on the second.
         let bands = svg.matches("fill-opacity=\"0.16\"").count().max(svg.matches("opacity=\"0.16\"").count());

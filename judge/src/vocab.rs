@@ -123,6 +123,8 @@ impl TrialRole {
     }
 }
 
+// Not derived: the enum is declared by `vocab_enum!`, which takes no `#[default]`.
+#[allow(clippy::derivable_impls)]
 impl Default for TrialRole {
     fn default() -> Self {
         TrialRole::Measured

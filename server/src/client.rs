@@ -224,7 +224,7 @@ pub fn plan_text(plan: &Value) -> String {
         }
     }
     for (i, t) in plan["trials"].as_array().into_iter().flatten().enumerate() {
-        let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(|a| text(a)).collect();
+        let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(text).collect();
         let _ = writeln!(
             out,
             "  {:>3}. {} {} #{}: {}",
@@ -473,6 +473,13 @@ pub fn run_launch(args: LaunchArgs) -> Result<i32, String> {
     block_on(launch(args))
 }
 
+
+/// `--order`: one of the order's API spellings.
+fn parse_order(s: &str) -> Result<wire::launch::TrialOrder, String> {
+    serde_json::from_value(serde_json::Value::String(s.to_string()))
+        .map_err(|_| format!("{s:?}: use interleaved (balanced), abba, blocked or control_first"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,10 +514,4 @@ mod tests {
         assert!(body(&["--baseline", "--reuse-baseline", "latest"]).unwrap_err().contains("cannot be used with"));
         assert!(body(&["--baseline", "--treatment-ref", "extra=topic"]).unwrap_err().contains("give a single --treatment-ref"));
     }
-}
-
-/// `--order`: one of the order's API spellings.
-fn parse_order(s: &str) -> Result<wire::launch::TrialOrder, String> {
-    serde_json::from_value(serde_json::Value::String(s.to_string()))
-        .map_err(|_| format!("{s:?}: use interleaved (balanced), abba, blocked or control_first"))
 }

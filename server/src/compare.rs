@@ -218,8 +218,8 @@ fn apply_order(order: &str, control: &mut [TrialSpec], arms: &mut [ArmSpec], row
                 .map(str::to_string)
                 .ok_or_else(|| format!("--order timestamps: trial {} has no row with a ts", t.execution_ids.join(",")))
         };
-        for i in 0..pairs {
-            let mut starts = vec![start(&control[i])?];
+        for (i, c) in control.iter_mut().enumerate().take(pairs) {
+            let mut starts = vec![start(c)?];
             for arm in arms.iter() {
                 starts.push(start(&arm.trials[i])?);
             }
@@ -231,7 +231,7 @@ fn apply_order(order: &str, control: &mut [TrialSpec], arms: &mut [ArmSpec], row
                     starts[0]
                 ));
             }
-            control[i].position = Some(rank(&starts[0]));
+            c.position = Some(rank(&starts[0]));
             for (a, arm) in arms.iter_mut().enumerate() {
                 arm.trials[i].position = Some(rank(&starts[a + 1]));
             }

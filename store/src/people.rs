@@ -297,7 +297,8 @@ impl Store {
     /// The live (not revoked, not expired) share links of an experiment, newest first, with who made each.
     pub async fn share_links(&self, experiment_id: i64) -> Result<Vec<wire::share::JsonShareLink>, StoreError> {
         let now = now_ms();
-        let rows: Vec<(i64, Option<String>, i64, Option<i64>, bool)> = on_pool!(self, pool => {
+        type Row = (i64, Option<String>, i64, Option<i64>, bool);
+        let rows: Vec<Row> = on_pool!(self, pool => {
             sqlx::query_as(
                 "SELECT s.id, u.username, s.created_at, s.expires_at, s.files FROM share_tokens s \
                  LEFT JOIN users u ON u.id = s.created_by \

@@ -141,9 +141,9 @@ mod tests {
                 s.sort();
                 assert_eq!(s, [0, 1, 2], "seed {seed}: {f:?}");
             }
-            for r in 0..6 {
+            for (r, &first) in f.iter().enumerate().take(6) {
                 let arms: Vec<usize> = p.iter().filter(|t| t.repeat == r).map(|t| t.arm).collect();
-                assert_eq!(arms, [f[r], (f[r] + 1) % 3, (f[r] + 2) % 3]);
+                assert_eq!(arms, [first, (first + 1) % 3, (first + 2) % 3]);
             }
         }
     }

@@ -246,7 +246,6 @@ pub fn judge(
         }))
         .collect(),
     };
-    let mut report = report;
     report.verdict = verdict;
     let gate_md = judge::warp::gate_md::render(&report, Some(&provenance));
     WarpVerdict { verdict, reasons, report, provenance, gate_md }

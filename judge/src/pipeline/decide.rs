@@ -258,7 +258,7 @@ pub fn quadrants(
     let relevant = |o: MetricOutcome, negligible: bool| if negligible { MetricOutcome::Flat } else { o };
     use MetricOutcome::*;
     let elapsed = if elapsed == NoRegression { Unclear } else { elapsed };
-    let x = report.cpu_test.as_ref().and_then(|t| t.no_regression_pct).map(|x| crate::pipeline::report::fmt_margin(x)).unwrap_or_default();
+    let x = report.cpu_test.as_ref().and_then(|t| t.no_regression_pct).map(crate::pipeline::report::fmt_margin).unwrap_or_default();
     let no_regression_why;
     let (verdict, why) = match (relevant(cpu, report.cpu_negligible), relevant(elapsed, report.elapsed_negligible)) {
         (NoRegression, Flat | Unclear | Lower | NoRegression) if !elapsed_only => {

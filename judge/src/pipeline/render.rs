@@ -107,7 +107,7 @@ pub fn markdown(report: &PipelineReport, arms: &[ArmIds]) -> String {
                 }
             }
         }
-        needs.sort_by(|a, b| b.0.cmp(&a.0));
+        needs.sort_by_key(|n| std::cmp::Reverse(n.0));
         if let Some((most, _)) = needs.first() {
             let list: Vec<&str> = needs.iter().take(4).map(|n| n.1.as_str()).collect();
             let _ = writeln!(

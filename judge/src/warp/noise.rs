@@ -852,7 +852,7 @@ mod tests {
     fn adaptive_looks_spend_the_error_rate_a_fifth_first_then_evenly() {
         // 3 rounds a phase, 3 planned an arm, a cap of 18: five adaptive looks at most.
         let planned = cell("get-4MiB/sync-off", &[&[500.0, 502.0, 499.0]], &[&[500.0, 501.0, 500.0]]);
-        let look = Look::of(&[planned.clone()], 3, 3, 18);
+        let look = Look::of(std::slice::from_ref(&planned), 3, 3, 18);
         assert_eq!(look, Look { index: 0, max: 5 });
         assert_eq!(look.share(), PLANNED_LOOK_SHARE);
         let twice =

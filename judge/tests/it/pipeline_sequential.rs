@@ -128,7 +128,7 @@ fn same_code_stops_on_no_regression_of_x_fixed_from_the_budget() {
     let map = r.stages.iter().find(|s| s.cpu_outcome == MetricOutcome::NoRegression).unwrap();
     assert_eq!(map.cpu_test.as_ref().unwrap().no_regression_pct, Some(x));
     assert!(
-        map.reasons[0].contains(&format!("99 % one-sided bound +"))
+        map.reasons[0].contains("99 % one-sided bound +")
             && map.reasons[0].contains(&format!("below X = {}", judge::pipeline::report::fmt_margin(x))),
         "{:?}",
         map.reasons

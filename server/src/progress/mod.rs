@@ -153,18 +153,14 @@ async fn snapshot(state: &AppState, id: i64, arms: &[(i64, String, String)], ada
     let mut p = progress(status, &trials, arms, store::now_ms(), |t| logs.get(&t.id).cloned().unwrap_or_default());
     // Before any of its trials started, it waits behind the others in its lane (the fair queue may let it in sooner).
     p.queued_ahead = if p.elapsed_s.is_none() && !p.done { ahead } else { 0 };
-    if adaptive.plan.is_some() && !p.done {
+    if let Some(plan) = adaptive.plan.clone().filter(|_| !p.done) {
         // A new look: read its report and draw it (once per look, not once a second).
         let fresh = look_pairs.is_some() && look_pairs != adaptive.sent;
         if fresh {
             adaptive.look = state.store.look(id).await?;
         }
-        let plan = adaptive.plan.as_ref().expect("checked");
         let (look, trials_now) = (adaptive.look.clone(), trials.clone());
-        let a = tokio::task::spawn_blocking({
-            let plan = plan.clone();
-            move || app::pages::experiment::adaptive_progress(&plan, &trials_now, look.as_ref(), fresh)
-        })
+        let a = tokio::task::spawn_blocking(move || app::pages::experiment::adaptive_progress(&plan, &trials_now, look.as_ref(), fresh))
         .await
         .ok()
         .flatten();

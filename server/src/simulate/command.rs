@@ -181,7 +181,7 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
         return Err("--effects take percentages from 0 to 1000; --power-cv a CV from 1 % (the shared shift alone) to below 50 %".into());
     }
     let threads = args.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    if args.aa_cv.is_some_and(|c| !(c >= 1.0 && c < 50.0)) {
+    if args.aa_cv.is_some_and(|c| !(1.0..50.0).contains(&c)) {
         return Err("--aa-cv takes a CV from 1 % (the shared shift alone) to below 50 %".into());
     }
     let cells = grid(&args.stages, &args.trials, &args.profiles, &args.effects, args.power_cv, args.aa_cv);
@@ -205,9 +205,8 @@ pub fn run_simulate(args: SimulateArgs) -> Result<i32, String> {
             );
         }
     }
-    if !(args.order_effect.is_finite() && (0.0..100.0).contains(&args.order_effect))
-        || !(args.warm_up.is_finite() && (0.0..100.0).contains(&args.warm_up))
-    {
+    let in_range = |pct: f64| pct.is_finite() && (0.0..100.0).contains(&pct);
+    if !in_range(args.order_effect) || !in_range(args.warm_up) {
         return Err("--order-effect and --warm-up take a percentage from 0 to below 100".into());
     }
     let design = Design {

@@ -205,12 +205,12 @@ pub fn judge_sequential(
             for (a, arm) in prepared.iter().enumerate() {
                 let Some(p) = arm.total_cpu() else { continue };
                 let k: Key = (a, TOTAL.to_string(), "cpu");
-                if !frozen.contains_key(&k) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = frozen.entry(k) {
                     let decided = decide(&p.estimate, alpha_cpu, p.margin_pct, p.no_regression_pct);
                     let (decision, outcome) = futility(decided, &p.estimate, alpha_cpu, p.margin_pct, j, budget);
                     if decision != Decision::Continue {
                         let test = p.tested(test(&p.estimate, alpha_cpu, p.margin_pct, p.no_regression_pct));
-                        frozen.insert(k, Frozen { decision, outcome, test, after: j });
+                        slot.insert(Frozen { decision, outcome, test, after: j });
                     }
                 }
             }
