@@ -23,25 +23,14 @@ pub fn fingerprint_line(v: &serde_json::Value) -> String {
 /// A git SHA shortened for tables; other refs pass through.
 pub fn short_ref(r: &str) -> &str {
     if r.len() == 40 && r.bytes().all(|b| b.is_ascii_hexdigit()) {
-        &r[..10]
+        judge::units::short_sha(r)
     } else {
         r
     }
 }
 
-/// A duration in milliseconds as "850 ms", "12.4 s", "3 min 05 s", "1 h 02 min".
-pub fn duration(ms: i64) -> String {
-    let ms = ms.max(0);
-    if ms < 1000 {
-        format!("{ms} ms")
-    } else if ms < 60_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
-    } else if ms < 3_600_000 {
-        format!("{} min {:02} s", ms / 60_000, ms % 60_000 / 1000)
-    } else {
-        format!("{} h {:02} min", ms / 3_600_000, ms % 3_600_000 / 60_000)
-    }
-}
+/// A duration in milliseconds as "850 ms", "12.4 s", "3 min 05 s", "1 h 02 min" (`judge::units`, the one format).
+pub use judge::units::fmt_duration_ms as duration;
 
 /// Signed percent with one decimal, a real minus sign and a unit: "+27.4 %", "−0.9 %", "±0.0 %".
 pub fn pct(p: f64) -> String {

@@ -166,7 +166,7 @@ pub fn bisection_line(
                 y0: top,
                 x1: px + 12,
                 y1: bottom,
-                text: format!("{} {} — {}", &sha[..sha.len().min(10)], search.commits[x - 1].subject, s.words),
+                text: format!("{} {} — {}", judge::units::short_sha(sha), search.commits[x - 1].subject, s.words),
                 href: s.experiment_id.map(href),
             });
         }

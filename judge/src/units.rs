@@ -97,13 +97,27 @@ pub fn short_sha(sha: &str) -> &str {
     sha.get(..10).unwrap_or(sha)
 }
 
-/// A wall time in words: "42 s", "7 min 5 s", "2 h 03 min".
+/// A duration in words, the one format every page, chart and the CLI use: "850 ms", "12.4 s",
+/// "3 min 05 s", "1 h 02 min".
 pub fn fmt_duration_ms(ms: i64) -> String {
-    let s = ms.max(0) / 1000;
+    let ms = ms.max(0);
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else if ms < 3_600_000 {
+        format!("{} min {:02} s", ms / 60_000, ms % 60_000 / 1000)
+    } else {
+        format!("{} h {:02} min", ms / 3_600_000, ms % 3_600_000 / 60_000)
+    }
+}
+
+/// [`fmt_duration_ms`] of whole seconds ("12 s" rather than "12.0 s": a clock that ticks by the second).
+pub fn fmt_duration_s(s: f64) -> String {
+    let s = s.max(0.0).round() as i64;
     match s {
-        0..=59 => format!("{s} s"),
-        60..=3599 => format!("{} min {} s", s / 60, s % 60),
-        _ => format!("{} h {:02} min", s / 3600, s % 3600 / 60),
+        0..60 => format!("{s} s"),
+        _ => fmt_duration_ms(s * 1000),
     }
 }
 

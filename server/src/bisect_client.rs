@@ -121,7 +121,7 @@ async fn bisect(args: BisectArgs) -> Result<i32, String> {
         shown = b.state.log.len();
         if b.status != "running" {
             if let Some(c) = &b.state.culprit {
-                println!("culprit: {} {}\n  {}\n  {}", &c.sha[..c.sha.len().min(12)], c.subject, c.author, c.stat);
+                println!("culprit: {} {}\n  {}\n  {}", judge::units::short_sha(&c.sha), c.subject, c.author, c.stat);
             }
             println!("{url}");
             return Ok(match (b.status.as_str(), b.state.outcome.as_ref().map(|o| o.kind())) {
@@ -137,5 +137,5 @@ async fn bisect(args: BisectArgs) -> Result<i32, String> {
 
 fn short(v: &Value) -> String {
     let s = v.as_str().unwrap_or("?");
-    s[..s.len().min(10)].to_string()
+    judge::units::short_sha(s).to_string()
 }

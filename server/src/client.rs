@@ -161,7 +161,7 @@ pub fn plan_text(plan: &Value) -> String {
             "  {:<12} {} at {} ({})",
             text(&a["name"]),
             text(&a["role"]),
-            text(&a["sha"]).chars().take(12).collect::<String>(),
+            judge::units::short_sha(&text(&a["sha"])).to_string(),
             text(&a["ref"])
         );
     }

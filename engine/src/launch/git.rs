@@ -80,9 +80,7 @@ async fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     }
 }
 
-fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(10)]
-}
+use judge::units::short_sha as short;
 
 /// Why a ref did not resolve: the request's fault, or git's.
 #[derive(Debug, thiserror::Error)]

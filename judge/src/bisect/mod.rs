@@ -267,9 +267,7 @@ pub struct Search {
     pub parallel: usize,
 }
 
-pub(crate) fn short(sha: &str) -> &str {
-    &sha[..sha.len().min(10)]
-}
+pub(crate) use crate::units::short_sha as short;
 
 impl Search {
     /// "abc1234567 (subject)" for the commit at `i`; the good end for `None`.

@@ -30,7 +30,7 @@ pub async fn load_bisections() -> Result<Vec<BisectionRow>, AppError> {
     crate::auth::require(crate::auth::Role::Viewer)?;
     let store = crate::error::store()?;
     let rows = store.bisections(None, SHOWN, "").await.map_err(crate::error::read_failed("the bisections"))?;
-    let short = |sha: &str| sha[..sha.len().min(10)].to_string();
+    let short = |sha: &str| judge::units::short_sha(sha).to_string();
     Ok(rows
         .into_iter()
         .map(|b| {

@@ -81,7 +81,7 @@ pub async fn load_bisection(id: i64) -> Result<BisectionView, AppError> {
     let (j, owner) = (b.bisection, b.launched_by_id);
     let s = &j.state;
     let search = &s.search;
-    let short = |sha: &str| sha[..sha.len().min(10)].to_string();
+    let short = |sha: &str| judge::units::short_sha(sha).to_string();
     let steps = search
         .steps
         .iter()
@@ -216,7 +216,7 @@ fn BisectionBody(view: BisectionView) -> impl IntoView {
         </section>
         {view.culprit.clone().map(|c| view! {
             <section class="culprit" aria-label="Culprit">
-                <h2>"Culprit " <code>{c.sha[..c.sha.len().min(12)].to_string()}</code></h2>
+                <h2>"Culprit " <code>{judge::units::short_sha(&c.sha).to_string()}</code></h2>
                 <p class="culprit-subject"><strong>{c.subject.clone()}</strong></p>
                 {(!c.body.is_empty()).then(|| view! { <pre class="culprit-body">{c.body.clone()}</pre> })}
                 <dl class="facts">
@@ -226,7 +226,7 @@ fn BisectionBody(view: BisectionView) -> impl IntoView {
                         {(!c.files.is_empty()).then(|| view! { <ul class="diffstat">{c.files.iter().map(|f| view! { <li><code>{f.clone()}</code></li> }).collect_view()}</ul> })}
                     </dd>
                     {c.merged.clone().map(|m| view! {
-                        <dt>"Merge"</dt><dd>"A merge commit: the change came in with the branch it merged (second parent " <code>{m[..m.len().min(10)].to_string()}</code> "); bisect that branch to find the commit inside it."</dd>
+                        <dt>"Merge"</dt><dd>"A merge commit: the change came in with the branch it merged (second parent " <code>{judge::units::short_sha(&m).to_string()}</code> "); bisect that branch to find the commit inside it."</dd>
                     })}
                 </dl>
             </section>

@@ -58,7 +58,7 @@ pub fn FindCommit(offer: BisectOffer) -> impl IntoView {
             <div class="find-commit-box" hidden=move || !open.get()>
                 <form class="find-commit-form" on:submit=move |ev: leptos::ev::SubmitEvent| { ev.prevent_default(); send(false); }>
                     <p class="muted">{format!("Bisect {}..{} on suite {}: each step is an adaptive experiment gated on this metric alone.",
-                        &offer.good[..offer.good.len().min(10)], &offer.bad[..offer.bad.len().min(10)], offer.suite)}</p>
+                        judge::units::short_sha(&offer.good), judge::units::short_sha(&offer.bad), offer.suite)}</p>
                     <label>"Metric that moved "
                         <select name="metric" prop:value=move || metric.get() on:change=move |ev| metric.set(event_target_value(&ev))>
                             {metrics.iter().map(|(spec, label)| view! { <option value=spec.clone()>{label.clone()}</option> }).collect_view()}

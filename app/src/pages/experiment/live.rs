@@ -116,14 +116,7 @@ pub fn adaptive_progress(
     })
 }
 
-fn duration(s: f64) -> String {
-    let s = s.round() as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {} s", s / 60, s % 60),
-        _ => format!("{} h {} min", s / 3600, s % 3600 / 60),
-    }
-}
+use judge::units::fmt_duration_s as duration;
 
 /// "3/8 pairs done (8 expected: the fixed design's figure for the margin; at most 20; 4 planned) · 2 CPU
 /// metrics undecided after 3 pairs", or "3 of at most 8 pairs done (4 planned) · …" when the budget is

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 fn short(sha: &str) -> String {
-    sha.chars().take(12).collect()
+    judge::units::short_sha(sha).to_string()
 }
 
 fn minutes(m: f64) -> String {
