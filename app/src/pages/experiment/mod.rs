@@ -60,9 +60,9 @@ fn ExperimentBody(view: ExperimentView) -> impl IntoView {
         (Some(_), _) if !shas.is_empty() && shas.iter().all(|x| *x == shas[0]) => format!(
             "{} at {} — a calibration: every trial runs this commit",
             s.head_ref.as_deref().map(short_ref).unwrap_or("?"),
-            judge::units::short_sha(&shas[0])
+            judge::units::short_sha(shas[0])
         ),
-        (_, true) => format!("{refs} — an A/A: every arm runs commit {}", judge::units::short_sha(&shas[0])),
+        (_, true) => format!("{refs} — an A/A: every arm runs commit {}", judge::units::short_sha(shas[0])),
         _ => refs,
     };
     let og = view.shared.then(|| {
