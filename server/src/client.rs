@@ -161,7 +161,7 @@ pub fn plan_text(plan: &Value) -> String {
             "  {:<12} {} at {} ({})",
             text(&a["name"]),
             text(&a["role"]),
-            judge::units::short_sha(&text(&a["sha"])).to_string(),
+            judge::units::short_sha(&text(&a["sha"])),
             text(&a["ref"])
         );
     }
