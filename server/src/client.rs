@@ -2,6 +2,7 @@
 //! optionally waits for it with a line per change, prints the verdict and the page's URL, and exits per
 //! the shared exit codes (`judge::vocab`: 0 pass/WARN, 1 regression/FAIL, 3 inconclusive, 4 cancelled, 2 anything else).
 
+use wire::plan::{JsonLaunchAnswer, JsonLaunchPlan, JsonLaunched};
 use judge::{ExperimentStatus, TrialState};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -151,89 +152,31 @@ pub enum PlanFormat {
 }
 
 /// A dry run's plan for a person: title, arms with SHAs, trial count and time, power, every command.
-pub fn plan_text(plan: &Value) -> String {
+pub fn plan_text(plan: &JsonLaunchPlan) -> String {
     use std::fmt::Write;
-    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
-    let mut out = format!("plan: {}\n", text(&plan["title"]));
-    for a in plan["arms"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "  {:<12} {} at {} ({})",
-            text(&a["name"]),
-            text(&a["role"]),
-            judge::units::short_sha(&text(&a["sha"])),
-            text(&a["ref"])
-        );
+    let w = plan.words();
+    let mut out = format!("plan: {}\n", w.title);
+    for [name, role, git_ref, sha, _] in &w.arms {
+        let _ = writeln!(out, "  {name:<12} {role} at {sha} ({git_ref})");
     }
-    let trials = plan["trials"].as_array().map_or(0, Vec::len);
-    let time = match (plan["estimated_minutes"].as_f64(), plan["max_minutes"].as_u64()) {
-        (Some(e), Some(m)) => format!("about {e} min ({}), at most {m} min", text(&plan["estimate_basis"])),
-        (None, Some(m)) => format!("at most {m} min (every trial to its timeout; no trials of this suite yet to estimate from)"),
-        _ => "time unknown".into(),
-    };
-    let order = text(&plan["order_words"]);
-    let _ =
-        writeln!(out, "{trials} trials ({} per arm, {order} order{}); {time}", plan["trials_per_arm"], wire::launch::warm_up_words(plan));
-    if let Some(words) = wire::launch::adaptive_plan_words(plan) {
-        let _ = writeln!(out, "{words}");
+    let _ = writeln!(out, "{}{}", w.count, w.summary);
+    let lines = [
+        w.adaptive.map(|a| format!("adaptive: {a}")),
+        w.matrix.map(|m| format!("matrix: {m}")),
+        w.adaptive_rounds.map(|r| format!("adaptive rounds: {r}")),
+        w.context,
+    ];
+    for line in lines.into_iter().flatten() {
+        let _ = writeln!(out, "{line}");
     }
-    if let Some(matrix) = plan["warp_matrix"].as_str() {
-        let _ = writeln!(out, "matrix: {matrix}");
-    }
-    if let Some(words) = plan["warp_adaptive"].as_str() {
-        let _ = writeln!(out, "adaptive rounds: {words}");
-    }
-    let d = &plan["detectable"];
-    if let Some(mde) = d["mde_pct"].as_f64() {
-        use judge::pipeline::report::fmt_margin;
-        let target = fmt_margin(d["target_pct"].as_f64().unwrap_or(f64::NAN));
-        let need = match d["trials_for_target"].as_u64() {
-            Some(n) => format!("±{target} needs about {}", judge::units::trials_an_arm(n)),
-            None => format!("±{target} needs more than {} trials an arm", judge::pipeline::power::MAX_PLANNED_TRIALS),
-        };
-        let _ = writeln!(
-            out,
-            "can detect ±{} with {} (80 % of the time at a {} error rate; spread {} from {}); {need}",
-            fmt_margin(mde),
-            judge::units::trials_an_arm(plan["trials_per_arm"].as_u64().unwrap_or(0)),
-            fmt_margin(100.0 * d["alpha"].as_f64().unwrap_or(f64::NAN)),
-            fmt_margin(d["spread_pct"].as_f64().unwrap_or(f64::NAN)),
-            text(&d["spread_source"])
-        );
-    } else if d.is_object() {
-        let _ = writeln!(
-            out,
-            "can detect nothing below ±10000 % with {}: they measure too little spread of their own (calibrate the suite, or run more pairs)",
-            judge::units::trials_an_arm(plan["trials_per_arm"].as_u64().unwrap_or(0))
-        );
-    }
-    // The third answer's X, fixed by the plan.
-    let x = &d["no_regression"];
-    if let Some(from) = x["from"].as_str() {
-        match x["pct"].as_f64() {
-            Some(pct) => {
-                let _ = writeln!(
-                    out,
-                    "if nothing is detected it can pass on \"no regression ≥ {}\" (99 % one-sided bound): {from}",
-                    judge::pipeline::report::fmt_margin(pct)
-                );
-            }
-            None => {
-                let _ = writeln!(out, "no \"no regression of X %\" answer — {}", from.strip_prefix("none: ").unwrap_or(from));
-            }
+    if let Some(p) = w.power {
+        let _ = writeln!(out, "{} {}", p.detectable, p.detail);
+        for line in [p.noisiest, p.no_regression, Some(p.needed)].into_iter().flatten() {
+            let _ = writeln!(out, "{line}");
         }
     }
-    for (i, t) in plan["trials"].as_array().into_iter().flatten().enumerate() {
-        let argv: Vec<String> = t["argv"].as_array().into_iter().flatten().map(text).collect();
-        let _ = writeln!(
-            out,
-            "  {:>3}. {} {} #{}: {}",
-            i + 1,
-            text(&t["run_tag"]),
-            text(&t["arm"]),
-            t["repeat"].as_u64().unwrap_or(0) + 1,
-            argv.join(" ")
-        );
+    for (i, (label, argv)) in w.trials.iter().enumerate() {
+        let _ = writeln!(out, "  {:>3}. {label}: {argv}", i + 1);
     }
     out
 }
@@ -340,15 +283,17 @@ async fn launch(args: LaunchArgs) -> Result<i32, String> {
     let mut interrupt =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).map_err(|e| format!("cannot listen for Ctrl-C: {e}"))?;
     let r = call(http.post(format!("{base}/api/v1/experiments")).bearer_auth(&args.api.token).json(&body), "launch").await?;
-    if args.dry_run {
-        match args.format {
-            PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&r["plan"]).map_err(|e| e.to_string())?),
-            PlanFormat::Text => print!("{}", plan_text(&r["plan"])),
+    let answer: JsonLaunchAnswer = serde_json::from_value(r).map_err(|e| format!("launch: the server's answer is not a launch's: {e}"))?;
+    let JsonLaunched { id, url, .. } = match answer {
+        JsonLaunchAnswer::DryRun(dry) => {
+            match args.format {
+                PlanFormat::Json => println!("{}", serde_json::to_string_pretty(&dry.plan).map_err(|e| e.to_string())?),
+                PlanFormat::Text => print!("{}", plan_text(&dry.plan)),
+            }
+            return Ok(0);
         }
-        return Ok(0);
-    }
-    let id = r["id"].as_i64().ok_or("launch: the server's answer has no experiment id")?;
-    let url = r["url"].as_str().unwrap_or_default().to_string();
+        JsonLaunchAnswer::Launched(launched) => launched,
+    };
     println!("launched experiment {id}: {url}");
     if !args.wait {
         return Ok(0);

@@ -241,38 +241,6 @@ impl WarpPreset {
     }
 }
 
-/// A plan's warm-up trials in words, for the preview and `arbiter launch --dry-run` after the order:
-/// ", after 1 warm-up trial" (never judged), or nothing.
-pub fn warm_up_words(plan: &serde_json::Value) -> String {
-    match plan["warm_up"].as_u64().unwrap_or(0) {
-        0 => String::new(),
-        1 => ", after 1 unmeasured warm-up trial".into(),
-        n => format!(", after {n} unmeasured warm-up trials"),
-    }
-}
-
-/// A dry-run plan's adaptive part in words, the same in the launch preview and `arbiter launch --dry-run`:
-/// "trials auto: a pair at a time while the verdict is undecided, at most 20 trials an arm (41.3 min);
-/// about 8 trials an arm expected, 16.5 min". `None` for a fixed plan.
-pub fn adaptive_plan_words(plan: &serde_json::Value) -> Option<String> {
-    let a = &plan["adaptive"];
-    let max = a["max_trials"].as_u64()?;
-    let minutes = plan["estimated_minutes"].as_f64().map(|m| format!(", {m} min")).unwrap_or_default();
-    let expected = match a["expected_trials"].as_u64() {
-        _ if a["beyond_budget"] == true => {
-            format!("; the fixed design needs more for the margin, so expect it to use the budget unless the change is clear{minutes}")
-        }
-        Some(n) => format!("; about {} expected{minutes}", judge::units::trials_an_arm(n)),
-        None => String::new(),
-    };
-    let budget = a["budget_minutes"].as_f64().map(|m| format!(" ({m} min)")).unwrap_or_default();
-    let ceiling = a["max_minutes"].as_u64().map(|m| format!(", and {m} min at most")).unwrap_or_default();
-    Some(format!(
-        "trials auto: a pair at a time while the verdict is undecided, at most {}{budget}{ceiling}{expected}",
-        judge::units::trials_an_arm(max)
-    ))
-}
-
 #[cfg(test)]
 mod trials_tests {
     use super::*;

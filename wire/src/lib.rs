@@ -6,4 +6,5 @@ pub mod error;
 pub mod experiment;
 pub mod history;
 pub mod launch;
+pub mod plan;
 pub mod share;

@@ -10,13 +10,13 @@ pub mod submit;
 
 use crate::error::{EngineError, EngineResult};
 use crate::Engine;
-use request::{resolve, JsonLaunch, LaunchPlan, RunContext};
+use request::{resolve, JsonLaunch, JsonLaunchPlan, RunContext};
 use serde_json::json;
 use suite::SuiteDefinition;
 
 /// What a launch request came to: a dry run's plan, or the stored experiment.
 pub enum Launched {
-    DryRun(Box<LaunchPlan>),
+    DryRun(Box<JsonLaunchPlan>),
     Stored { id: i64, url: String, trials: usize },
 }
 

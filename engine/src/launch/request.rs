@@ -8,119 +8,13 @@ use crate::EngineError;
 use judge::FieldError;
 use judge::launch_rules as rules;
 use judge::units::short_sha as short;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 use suite::definition::{is_safe_value, Fingerprint, SuiteDefinition, TrialOrder};
 
+pub use wire::plan::{AdaptivePlan, JsonLaunchPlan, PlannedArm, PlannedRun, ReusedBaseline};
 pub use wire::launch::{JsonBudgets, JsonConfigDiff, JsonExemption, JsonExtraArm, JsonLaunch, JsonTrials, LatestWord, ReuseBaseline};
 
-/// The baseline run an experiment reused as its control (kept with its plan and shown on its page).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReusedBaseline {
-    pub experiment_id: i64,
-    pub sha: String,
-    #[serde(rename = "ref")]
-    pub git_ref: String,
-    /// When the baseline ended (ms since the epoch).
-    pub finished_at: i64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlannedArm {
-    pub name: String,
-    pub role: String,
-    #[serde(rename = "ref")]
-    pub git_ref: String,
-    pub sha: String,
-    pub config: Option<JsonConfigDiff>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlannedRun {
-    pub seq: usize,
-    pub arm: String,
-    pub repeat: usize,
-    pub run_tag: String,
-    pub argv: Vec<String>,
-    /// A warp phase: its drive-sync value, leg and load runs (`argv` is then the server's start).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<crate::warp::plan::PlannedPhase>,
-    /// A warm-up trial: run first, never judged (`judge::TrialRole::WarmUp`; stored with repeat −1).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub warm_up: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LaunchPlan {
-    pub suite: String,
-    /// Where the refs were resolved (the local repository or the mirror of a clone URL).
-    pub repo_dir: String,
-    pub title: String,
-    pub fingerprint: Fingerprint,
-    pub region: Option<String>,
-    pub cluster: Option<String>,
-    pub arms: Vec<PlannedArm>,
-    pub order: TrialOrder,
-    /// The seed the balanced order is drawn from (`plan::repeat_order`), kept so that a restart and the
-    /// pairs an adaptive experiment adds continue the same plan. 0 in plans stored before it existed.
-    #[serde(default)]
-    pub order_seed: u64,
-    /// Warm-up trials run before the first pair (`plan::warm_ups`); 0 in plans stored before them.
-    #[serde(default)]
-    pub warm_up: u32,
-    /// Local trials run on the shared CPUs (no CPU set reserved: `runner::trial_cpus`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub shared_cpus: bool,
-    /// A same-code canary (`JsonLaunch::canary`): judged, counted in the suite's realised error rate, then
-    /// grows the noise profile.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub canary: bool,
-    /// The order as the plan runs it, in words for the preview and `--dry-run`: the pipeline order
-    /// ("interleaved", "abba", "blocked", "control_first"), or a warp launch's "AB phase" / "ABBA phase".
-    #[serde(default)]
-    pub order_words: String,
-    pub trials_per_arm: u32,
-    pub trials: Vec<PlannedRun>,
-    /// Upper bound: every trial running to its timeout, one at a time.
-    pub max_minutes: u64,
-    /// Expected wall time (warp: from the matrix settings; pipeline: from the suite's recent trials).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimated_minutes: Option<f64>,
-    /// What the estimate rests on, in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub estimate_basis: Option<String>,
-    pub exemption: Option<String>,
-    pub calibration: bool,
-    /// A baseline run (one `baseline` arm, no verdict).
-    #[serde(default)]
-    pub baseline: bool,
-    /// The baseline run reused as the control (which then has no trials of its own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reused_baseline: Option<ReusedBaseline>,
-    /// A warp experiment's matrix as it will run, in words (the suite's, or this launch's settings).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warp_matrix: Option<String>,
-    /// A warp experiment's adaptive rounds in words: on (when, the cap, the worst case's extra time) or off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warp_adaptive: Option<String>,
-    /// The matrix settings this launch asked for (none: the suite's own), kept with the experiment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warp_settings: Option<wire::launch::JsonWarpMatrix>,
-    /// A pipeline A/B's power before it runs: the smallest CPU change its trials detect and the trials a
-    /// chosen change needs (`judge::pipeline::power`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detectable: Option<judge::pipeline::power::Detectable>,
-    /// `trials = "auto"`: the budget pairs are added within (`trials_per_arm` is then the first look's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adaptive: Option<AdaptivePlan>,
-    /// The one stage whose CPU decides when an adaptive experiment stops (a bisection's step).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub focus: Option<String>,
-    /// A bisection's probe: the bad end's change of the focus stage, percent (`JsonLaunch`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub focus_bad_end_pct: Option<f64>,
-}
 
 /// Where the plan's argv points for things only a launch knows.
 pub struct RunContext<'a> {
@@ -139,7 +33,7 @@ pub async fn resolve(
     suite: &SuiteDefinition,
     ctx: &RunContext<'_>,
     reused: Option<&ReusedBaseline>,
-) -> Result<LaunchPlan, EngineError> {
+) -> Result<JsonLaunchPlan, EngineError> {
     for (field, r) in [("head", Some(&req.head)), ("base", req.base.as_ref())] {
         if let Some(r) = r {
             rules::check_ref(field, r)?;
@@ -303,7 +197,7 @@ pub async fn resolve(
     });
     let warp_adaptive =
         suite.warp.as_ref().filter(|_| suite.kind == judge::ExperimentKind::Warp).map(|w| crate::warp::plan::adaptive_words(w, arms.len()));
-    Ok(LaunchPlan {
+    Ok(JsonLaunchPlan {
         suite: suite.name.clone(),
         repo_dir: repo.dir.to_string_lossy().into_owned(),
         title,
@@ -412,34 +306,6 @@ fn adaptive_plan(
     }))
 }
 
-/// An adaptive launch (`trials = "auto"`): the engine adds `step` trials an arm (a pair, or an ABBA block)
-/// after each look the sequential design leaves undecided, up to `max_trials` an arm, and adds none once
-/// the experiment has run `max_minutes`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct AdaptivePlan {
-    pub max_trials: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_minutes: Option<u32>,
-    /// Trials an arm in one unit of the design: 1 (a pair), 2 (an ABBA block).
-    pub step: u32,
-    /// The trials an arm it is expected to take (the preview's figure; see `launch::mod`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected_trials: Option<u32>,
-    /// The fixed design needs more trials than the budget for the margin: a change near the margin is
-    /// likely to end undecided at the budget (`expected_trials` is then the budget).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub beyond_budget: bool,
-    /// The time its whole budget would take at the suite's recent trial times (the estimate's basis).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget_minutes: Option<f64>,
-}
-
-impl AdaptivePlan {
-    /// Trials an arm before the design's first look (two units).
-    pub fn first_look(&self) -> u32 {
-        self.step * judge::pipeline::sequential::MIN_PAIRS as u32
-    }
-}
 
 /// A warp experiment's phases: the server's start argv (keys and port shown as placeholders) and the
 /// load runs of each, in the order the runner executes them.
@@ -502,40 +368,6 @@ fn warp_runs(
     Ok(runs)
 }
 
-impl LaunchPlan {
-    /// A pipeline plan's expected time from how long the suite's recent trials ran, `at_once` of them in
-    /// flight side by side (1 on this host; a cluster suite's slots), after the `ahead` trials already
-    /// queued or running in the same lane (an upper bound: the fair queue may put this launch first).
-    pub fn estimate_from(&mut self, recent_secs: &[f64], at_once: usize, ahead: usize) {
-        let (None, Some(median)) = (self.estimated_minutes, judge::stats::median(recent_secs)) else { return };
-        let at_once = at_once.max(1);
-        let warm_ups = self.trials.iter().filter(|t| t.warm_up).count();
-        let arms = (self.trials.len() - warm_ups) / (self.trials_per_arm.max(1) as usize);
-        let minutes = |trials: usize| {
-            let waves = trials.div_ceil(at_once) as f64 + ahead as f64 / at_once as f64;
-            // Up to the next tenth of a minute: rounding to the nearest said "0.0 minutes" for a plan of a
-            // few one-second trials (seen on a fresh clone in CI).
-            (median * waves / 60.0 * 10.0).ceil() / 10.0
-        };
-        // An adaptive plan: its expected trials (the fixed design's figure), and its budget's time beside.
-        let expected = match &mut self.adaptive {
-            Some(a) => {
-                a.budget_minutes = Some(minutes(a.max_trials as usize * arms + warm_ups));
-                a.expected_trials.map_or(self.trials.len(), |t| t as usize * arms + warm_ups)
-            }
-            None => self.trials.len(),
-        };
-        self.estimated_minutes = Some(minutes(expected));
-        let mut basis = format!("the median of this suite's last {} succeeded trials, {median:.0} s each", recent_secs.len());
-        if at_once > 1 {
-            basis.push_str(&format!(", up to {at_once} at once"));
-        }
-        if ahead > 0 {
-            basis.push_str(&format!(", after at most {ahead} trials already in its queue"));
-        }
-        self.estimate_basis = Some(basis);
-    }
-}
 
 /// `data-dir/worktrees/{experiment}-{arm}`: one worktree per arm, reused by its trials.
 pub fn worktree_dir(data_dir: &Path, label: &str, arm: &str) -> std::path::PathBuf {

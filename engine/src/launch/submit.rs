@@ -1,7 +1,7 @@
 //! Storing a resolved launch: the experiment, its arms and every planned trial (queued) go into the
 //! store before anything runs; the trial queue takes it from there.
 
-use crate::launch::request::LaunchPlan;
+use crate::launch::request::JsonLaunchPlan;
 use serde::{Deserialize, Serialize};
 use store::experiments::{ArmRole, InsertArm, InsertExperiment};
 use store::trials::InsertTrial;
@@ -14,7 +14,7 @@ use suite::definition::SuiteDefinition;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StoredPlan {
     pub suite: SuiteDefinition,
-    pub launch: LaunchPlan,
+    pub launch: JsonLaunchPlan,
 }
 
 impl StoredPlan {
@@ -63,10 +63,10 @@ pub async fn store_launch(
     store: &Store,
     suite_id: i64,
     suite: &SuiteDefinition,
-    launch: &LaunchPlan,
+    launch: &JsonLaunchPlan,
     by: Option<i64>,
 ) -> Result<i64, StoreError> {
-    let stored = StoredPlan { suite: suite.clone(), launch: LaunchPlan { trials: Vec::new(), ..launch.clone() } };
+    let stored = StoredPlan { suite: suite.clone(), launch: JsonLaunchPlan { trials: Vec::new(), ..launch.clone() } };
     let new = InsertExperiment {
         suite_id: Some(suite_id),
         kind: suite.kind,

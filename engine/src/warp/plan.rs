@@ -2,17 +2,9 @@
 //! A1 B1 B2 A2), and the load driver's argv of every workload — the one plan the dry run shows and the
 //! runner executes. Pure.
 
-use serde::{Deserialize, Serialize};
 use suite::warp::{LoadTool, PhaseOrder, WarpSpec, WorkloadSpec};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PlannedPhase {
-    pub drive_sync: bool,
-    /// The arm's letter (A = control) and its run number: A1, B1, B2, A2.
-    pub leg: String,
-    /// One load run per workload and round, in order (keys travel in the environment).
-    pub loads: Vec<Vec<String>>,
-}
+pub use wire::plan::PlannedPhase;
 
 /// `sync-on/A1`: what a warp trial's `cell` column holds.
 pub fn cell(drive_sync: bool, leg: &str) -> String {

@@ -44,9 +44,9 @@ async fn launch(
 
 pub(crate) fn launched_response(launched: Launched) -> Response {
     match launched {
-        Launched::DryRun(plan) => Json(json!({"dry_run": true, "plan": plan})).into_response(),
+        Launched::DryRun(plan) => Json(wire::plan::JsonDryRun { dry_run: true, plan: *plan }).into_response(),
         Launched::Stored { id, url, trials } => {
-            (axum::http::StatusCode::CREATED, Json(json!({"id": id, "url": url, "trials": trials}))).into_response()
+            (axum::http::StatusCode::CREATED, Json(wire::plan::JsonLaunched { id, url, trials })).into_response()
         }
     }
 }

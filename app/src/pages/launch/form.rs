@@ -28,7 +28,7 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String, head: String, trial
     }
     let values = RwSignal::new(first);
     let tried = RwSignal::new(false);
-    let plan = RwSignal::new(None::<serde_json::Value>);
+    let plan = RwSignal::new(None::<wire::plan::JsonLaunchPlan>);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let found = Memo::new(move |_| problems(&suite.get(), &values.get()));
@@ -69,9 +69,10 @@ pub fn LaunchForm(suites: Vec<SuiteChoice>, initial: String, head: String, trial
         spawn_call(Method::Post, "/api/v1/experiments".into(), Some(body), move |result| {
             busy.set(false);
             match result {
-                Ok(answer) => match answer["id"].as_i64() {
-                    Some(id) => go(&format!("/experiments/{id}")),
-                    None => plan.set(Some(answer["plan"].clone())),
+                Ok(answer) => match serde_json::from_value::<wire::plan::JsonLaunchAnswer>(answer) {
+                    Ok(wire::plan::JsonLaunchAnswer::Launched(launched)) => go(&format!("/experiments/{}", launched.id)),
+                    Ok(wire::plan::JsonLaunchAnswer::DryRun(dry)) => plan.set(Some(dry.plan)),
+                    Err(e) => error.set(Some(format!("the server's answer is not a launch's: {e}"))),
                 },
                 Err(e) => {
                     plan.set(None);
