@@ -18,7 +18,7 @@ test("launch from the form: preview the plan, launch, watch progress without a r
   await expect(plan.locator("ol.commands li")).toHaveCount(3);
   await expect(plan.locator("ol.commands")).toContainText("datakit.py");
   await expect(plan.locator("code.sha")).toHaveCount(2);
-  await expect(plan.locator("code.sha").first()).toHaveText(/^[0-9a-f]{12}$/);
+  await expect(plan.locator("code.sha").first()).toHaveText(/^[0-9a-f]{10}$/);
   await looksRight(page, "launch-preview");
 
   await page.getByRole("button", { name: "Launch", exact: true }).click();

@@ -137,7 +137,8 @@ fn Tokens(tokens: Vec<TokenLine>, roles: Vec<String>, may_make: bool) -> impl In
                         error.set(Some("the server's answer was not a token".into()));
                         return;
                     };
-                    secret.set(t["token"].as_str().map(|s| (line.name.clone(), s.to_string())));
+                    let token = serde_json::from_value::<wire::answers::JsonNewToken>(t).map(|t| t.token).ok();
+                    secret.set(token.map(|s| (line.name.clone(), s)));
                     copied.set(false);
                     name.set(String::new());
                     tokens.update(|list| list.insert(0, line));

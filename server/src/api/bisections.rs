@@ -40,8 +40,8 @@ pub(crate) async fn start(
     let me = actor.id;
     let Json(req) = body?;
     Ok(match engine::bisect::start(&state.engine, Some(me), &req).await? {
-        Started::DryRun(plan) => Json(json!({"dry_run": true, "plan": plan})).into_response(),
-        Started::Stored { id, url } => (axum::http::StatusCode::CREATED, Json(json!({"id": id, "url": url}))).into_response(),
+        Started::DryRun(plan) => Json(wire::answers::JsonBisectionDryRun { dry_run: true, plan: *plan }).into_response(),
+        Started::Stored { id, url } => (axum::http::StatusCode::CREATED, Json(wire::answers::JsonCreated { id, url })).into_response(),
     })
 }
 
@@ -87,12 +87,12 @@ pub(crate) async fn cancel(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<wire::answers::JsonBisectionCancelled>> {
     let owner = state.store.bisection(id, &state.engine.base_url).await?.launched_by_id;
     let me = actor.may(rights::ExperimentAct::CancelBisection, id, owner)?;
     let who = actor.name.clone();
     let stopped = engine::bisect::cancel(&state.engine, id, Some(me), &who).await?;
-    Ok(Json(json!({"id": id, "steps_stopped": stopped})))
+    Ok(Json(wire::answers::JsonBisectionCancelled { id, steps_stopped: stopped }))
 }
 
 /// The bisection's launcher or an admin; returns the acting user.
@@ -126,7 +126,7 @@ pub(crate) async fn share(
     state.store.audit(Some(me), "share.create", &format!("bisection:{id}"), None, &detail).await?;
     let url = format!("{}/share/{secret}", state.auth.base_url);
     let body =
-        json!({"id": share_id, "bisection": id, "url": url, "token": secret, "expires_at": expires_at, "created_at": store::now_ms()});
+        wire::answers::JsonNewBisectionLink { id: share_id, bisection: id, url, token: secret, expires_at, created_at: store::now_ms() };
     Ok((axum::http::StatusCode::CREATED, Json(body)).into_response())
 }
 
@@ -137,9 +137,9 @@ pub(crate) async fn revoke_shares(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<wire::answers::JsonRevoked>> {
     let me = may_share(&state, &actor, id).await?;
     let n = state.store.revoke_bisection_shares(id).await?;
     state.store.audit(Some(me), "share.revoke", &format!("bisection:{id}"), None, &json!({"revoked": n})).await?;
-    Ok(Json(json!({"bisection": id, "revoked": n})))
+    Ok(Json(wire::answers::JsonRevoked { experiment: None, bisection: Some(id), revoked: n }))
 }

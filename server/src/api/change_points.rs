@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::routing::post;
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/change-points", post(mark))
@@ -40,7 +40,7 @@ async fn mark(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     body: Result<Json<ChangePointMark>, JsonRejection>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<wire::answers::JsonChangePointMark>> {
     let me = actor.id;
     let Json(m) = body?;
     if !matches!(m.state.as_str(), "acknowledged" | "investigate") {
@@ -57,5 +57,5 @@ async fn mark(
     let detail = json!({"suite": suite.name, "metric": m.metric, "item": m.item, "fingerprint": m.fingerprint});
     let action = if m.state == "acknowledged" { "changepoint.acknowledge" } else { "changepoint.investigate" };
     state.store.audit(Some(me), action, &format!("experiment:{}", m.experiment_id), Some(reason), &detail).await?;
-    Ok(Json(json!({"experiment_id": m.experiment_id, "state": m.state, "reason": reason})))
+    Ok(Json(wire::answers::JsonChangePointMark { experiment_id: m.experiment_id, state: m.state, reason: reason.to_string() }))
 }

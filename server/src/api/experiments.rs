@@ -59,7 +59,7 @@ async fn cancel(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<wire::answers::JsonCancelled>> {
     let owner = state.store.experiment_owner(id).await?;
     let me = actor.may(rights::ExperimentAct::Cancel, id, owner)?;
     let (queued, running) = engine::cancel_experiment(&state.engine, id).await?;
@@ -67,7 +67,7 @@ async fn cancel(
         .store
         .audit(Some(me), "experiment.cancel", &format!("experiment:{id}"), None, &json!({"queued": queued, "running": running}))
         .await?;
-    Ok(Json(json!({"id": id, "cancelled_queued": queued, "stopping_running": running})))
+    Ok(Json(wire::answers::JsonCancelled { id, cancelled_queued: queued, stopping_running: running }))
 }
 
 #[utoipa::path(get, path = "/api/v1/experiments", tag = "experiments",

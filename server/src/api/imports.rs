@@ -189,5 +189,5 @@ async fn import(
     };
     state.store.audit(Some(me), "experiment.import", &format!("experiment:{id}"), None, &json!({"kind": req.kind.as_str()})).await?;
     let url = format!("{}/experiments/{id}", state.auth.base_url);
-    Ok((StatusCode::CREATED, Json(json!({"id": id, "url": url, "verdict": verdict.as_str(), "reasons": reasons}))).into_response())
+    Ok((StatusCode::CREATED, Json(wire::answers::JsonImported { id, url, verdict, reasons })).into_response())
 }

@@ -7,7 +7,6 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use engine::rejudge::{rejudge as judge_again, RejudgeError};
-use serde_json::{json, Value};
 
 impl From<RejudgeError> for ApiError {
     fn from(e: RejudgeError) -> Self {
@@ -27,17 +26,17 @@ pub async fn rejudge(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<wire::answers::JsonRejudged>> {
     // Its launcher's or an admin's (the one rights function says so; re-running is any launcher's).
     let owner = state.store.experiment_owner(id).await?;
     let me = actor.may(rights::ExperimentAct::Rejudge, id, owner)?;
     let r = judge_again(&state.store, id, Some(me), false).await?;
-    Ok(Json(json!({
-        "id": r.experiment_id,
-        "verdict_id": r.verdict_id,
-        "before": {"verdict": r.before.as_str(), "method_version": r.before_method},
-        "after": {"verdict": r.after.as_str(), "method_version": r.after_method},
-        "changed": r.changed(),
-        "reasons": r.reasons,
-    })))
+    Ok(Json(wire::answers::JsonRejudged {
+        id: r.experiment_id,
+        verdict_id: r.verdict_id,
+        before: wire::answers::JsonJudged { verdict: r.before, method_version: r.before_method },
+        after: wire::answers::JsonJudged { verdict: r.after, method_version: r.after_method },
+        changed: r.changed(),
+        reasons: r.reasons,
+    }))
 }

@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
-use serde_json::{json, Value};
+use serde_json::json;
 use tower_sessions::Session;
 use wire::share::JsonNewShare;
 
@@ -58,17 +58,25 @@ async fn create(
     state.store.audit(Some(me), "share.create", &format!("experiment:{id}"), None, &detail).await?;
     let url = format!("{}/share/{secret}", state.auth.base_url);
     let made_by = Some(actor.name.clone());
-    let body = json!({"id": share_id, "experiment": id, "url": url, "token": secret, "files": ask.files,
-        "expires_at": expires_at, "created_by": made_by, "created_at": store::now_ms()});
+    let body = wire::answers::JsonNewShareLink {
+        id: share_id,
+        experiment: id,
+        url,
+        token: secret,
+        files: ask.files,
+        expires_at,
+        created_by: made_by,
+        created_at: store::now_ms(),
+    };
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 #[utoipa::path(get, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),
     responses((status = 200, description = "the live links (id, created_by, created_at, expires_at, files), never their secrets"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
-async fn list(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+async fn list(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<wire::answers::JsonShareLinks>> {
     may_share(&state, &actor, id).await?;
     let links = state.store.share_links(id).await?;
-    Ok(Json(json!({"experiment": id, "links": links})))
+    Ok(Json(wire::answers::JsonShareLinks { experiment: id, links }))
 }
 
 #[utoipa::path(delete, path = "/api/v1/experiments/{id}/shares/{share}", tag = "shares", params(("id" = i64, Path), ("share" = i64, Path)),
@@ -77,20 +85,20 @@ async fn revoke_one(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     Path((id, share)): Path<(i64, i64)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<wire::answers::JsonRevoked>> {
     let me = may_share(&state, &actor, id).await?;
     state.store.revoke_share_token(id, share).await?;
     state.store.audit(Some(me), "share.revoke", &format!("experiment:{id}"), None, &json!({"share_token": share})).await?;
-    Ok(Json(json!({"experiment": id, "revoked": 1})))
+    Ok(Json(wire::answers::JsonRevoked { experiment: Some(id), bisection: None, revoked: 1 }))
 }
 
 #[utoipa::path(delete, path = "/api/v1/experiments/{id}/shares", tag = "shares", params(("id" = i64, Path)),
     responses((status = 200, description = "how many links were revoked"), (status = 404, description = "no such experiment"), (status = 401, description = "no valid credentials"), (status = 403, description = "only its launcher or an admin")))]
-async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<wire::answers::JsonRevoked>> {
     let me = may_share(&state, &actor, id).await?;
     let n = state.store.revoke_share_tokens(id).await?;
     state.store.audit(Some(me), "share.revoke", &format!("experiment:{id}"), None, &json!({"revoked": n})).await?;
-    Ok(Json(json!({"experiment": id, "revoked": n})))
+    Ok(Json(wire::answers::JsonRevoked { experiment: Some(id), bisection: None, revoked: n }))
 }
 
 async fn open(State(state): State<AppState>, session: Session, Path(secret): Path<String>) -> ApiResult<Response> {

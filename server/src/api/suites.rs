@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::routing::{delete, post, put};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -28,7 +28,7 @@ pub(crate) struct SuiteText {
 }
 
 /// Parses and stores a suite; `editing` is the name in the URL of a replace.
-async fn save(state: &AppState, actor: &Actor, editing: Option<&str>, text: &str) -> ApiResult<Json<Value>> {
+async fn save(state: &AppState, actor: &Actor, editing: Option<&str>, text: &str) -> ApiResult<Json<wire::answers::JsonSuiteSaved>> {
     let me = actor.id;
     let (name, kind, definition) = suite::parse_for_store(text).map_err(ApiError::BadRequest)?;
     let exists = match state.store.suite_by_name(&name).await {
@@ -47,7 +47,7 @@ async fn save(state: &AppState, actor: &Actor, editing: Option<&str>, text: &str
     let id = state.store.upsert_suite(&name, kind, &definition, "ui", Some(text)).await?;
     let action = if editing.is_some() { "suite.edit" } else { "suite.create" };
     state.store.audit(Some(me), action, &format!("suite:{id}"), None, &json!({"name": name})).await?;
-    Ok(Json(json!({"id": id, "name": name, "kind": kind.as_str()})))
+    Ok(Json(wire::answers::JsonSuiteSaved { id, name, kind }))
 }
 
 #[utoipa::path(post, path = "/api/v1/suites", tag = "suites", request_body = SuiteText,
@@ -57,7 +57,7 @@ async fn create(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     body: Result<Json<SuiteText>, JsonRejection>,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<wire::answers::JsonSuiteSaved>)> {
     let Json(body) = body?;
     Ok((StatusCode::CREATED, save(&state, &actor, None, &body.toml).await?))
 }
@@ -70,7 +70,7 @@ async fn replace(
     Extension(actor): Extension<Actor>,
     Path(name): Path<String>,
     body: Result<Json<SuiteText>, JsonRejection>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<wire::answers::JsonSuiteSaved>> {
     let Json(body) = body?;
     save(&state, &actor, Some(&name), &body.toml).await
 }
@@ -84,7 +84,7 @@ async fn reset_profile(
     State(state): State<AppState>,
     Extension(actor): Extension<Actor>,
     Path((name, id)): Path<(String, i64)>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<wire::answers::JsonProfileRemoved>> {
     let me = actor.id;
     let suite = state.store.suite_by_name(&name).await?;
     let profile = state.store.noise_profiles(suite.id).await?.into_iter().find(|p| p.id == id);
@@ -94,5 +94,5 @@ async fn reset_profile(
     state.store.delete_noise_profile(suite.id, id).await?;
     let detail = json!({"suite": name, "trials": profile.trials, "fingerprint": profile.fingerprint});
     state.store.audit(Some(me), "noise_profile.reset", &format!("noise_profile:{id}"), None, &detail).await?;
-    Ok(Json(json!({"id": id, "suite": name, "removed": true})))
+    Ok(Json(wire::answers::JsonProfileRemoved { id, suite: name, removed: true }))
 }

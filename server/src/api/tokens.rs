@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use store::people::{ApiToken, Role};
 
 pub fn router() -> Router<AppState> {
@@ -77,13 +77,13 @@ async fn create(
     let stored = state.store.list_api_tokens(Some(me)).await?.into_iter().find(|t| t.id == id);
     let (created_at, expires_at) = stored.map_or((None, None), |t| (Some(t.created_at), t.expires_at));
     let body =
-        json!({"id": id, "name": new.name.trim(), "role": role, "token": secret, "created_at": created_at, "expires_at": expires_at});
+        wire::answers::JsonNewToken { id, name: new.name.trim().to_string(), role, token: secret, created_at, expires_at };
     Ok((StatusCode::CREATED, Json(body)).into_response())
 }
 
 #[utoipa::path(delete, path = "/api/v1/tokens/{id}", tag = "tokens", params(("id" = i64, Path)),
     responses((status = 200, description = "revoked"), (status = 404, description = "no such active token of yours"), (status = 401, description = "no valid credentials"), (status = 403, description = "needs the launcher role")))]
-async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<Value>> {
+async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor>, Path(id): Path<i64>) -> ApiResult<Json<wire::answers::JsonTokenRevoked>> {
     let (me, role) = (actor.id, actor.role);
     let owned = state.store.list_api_tokens(Some(me)).await?.iter().any(|t| t.id == id);
     if !owned && role != Role::Admin {
@@ -91,5 +91,5 @@ async fn revoke(State(state): State<AppState>, Extension(actor): Extension<Actor
     }
     state.store.revoke_api_token(id).await?;
     state.store.audit(Some(me), "token.revoke", &format!("api_token:{id}"), None, &json!({})).await?;
-    Ok(Json(json!({"id": id, "revoked": true})))
+    Ok(Json(wire::answers::JsonTokenRevoked { id, revoked: true }))
 }

@@ -60,7 +60,7 @@ async fn create(
     let me = actor.id;
     let Json(new) = body?;
     let id = create_user(&state.store, Some(me), new.name.trim(), new.role, &new.password, "api").await?;
-    Ok((StatusCode::CREATED, Json(json!({"id": id, "name": new.name.trim(), "role": new.role}))).into_response())
+    Ok((StatusCode::CREATED, Json(wire::answers::JsonNewUser { id, name: new.name.trim().to_string(), role: new.role })).into_response())
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -83,7 +83,7 @@ async fn update(
     Extension(actor): Extension<Actor>,
     Path(id): Path<i64>,
     body: Result<Json<UserChange>, JsonRejection>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<wire::answers::JsonUserUpdated>> {
     let me = actor.id;
     let Json(change) = body?;
     if change.role.is_none() && change.disabled.is_none() {
@@ -99,5 +99,5 @@ async fn update(
     state.store.update_user(id, change.role, change.disabled).await?;
     let detail = json!({"name": user.username, "role": change.role, "disabled": change.disabled});
     state.store.audit(Some(me), "user.update", &format!("user:{id}"), change.reason.as_deref(), &detail).await?;
-    Ok(Json(json!({"id": id, "updated": true})))
+    Ok(Json(wire::answers::JsonUserUpdated { id, updated: true }))
 }

@@ -19,7 +19,7 @@ pub fn BisectionShare(id: i64, may_share: bool, live: i64, url: String, markdown
         let body = serde_json::json!({"expires_in_days": days.get_untracked().parse::<u32>().ok()});
         spawn_call(Method::Post, format!("/api/v1/bisections/{id}/shares"), Some(body), move |result| match result {
             Ok(b) => {
-                link.set(b["url"].as_str().map(str::to_string));
+                link.set(serde_json::from_value::<wire::answers::JsonNewBisectionLink>(b).ok().map(|l| l.url));
                 live.update(|n| *n += 1);
             }
             Err(e) => error.set(Some(e)),

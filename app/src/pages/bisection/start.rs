@@ -33,19 +33,26 @@ pub fn FindCommit(offer: BisectOffer) -> impl IntoView {
         let o = stored.get_value();
         busy.set(true);
         error.set(None);
-        let fingerprint: serde_json::Value = serde_json::from_str(&o.fingerprint).unwrap_or(serde_json::json!({}));
-        let mut body = serde_json::json!({"suite": o.suite, "good": o.good, "bad": o.bad, "metric": metric.get_untracked(),
-            "fingerprint": fingerprint, "dry_run": dry_run});
-        if let Some(e) = o.experiment_id {
-            body["experiment_id"] = serde_json::json!(e);
-        }
+        let request = wire::bisection::JsonBisectionRequest {
+            suite: o.suite,
+            good: o.good,
+            bad: o.bad,
+            metric: metric.get_untracked(),
+            fingerprint: serde_json::from_str(&o.fingerprint).unwrap_or_default(),
+            experiment_id: o.experiment_id,
+            dry_run,
+            ..Default::default()
+        };
+        let body = serde_json::to_value(&request).unwrap_or_default();
         spawn_call(Method::Post, "/api/v1/bisections".into(), Some(body), move |result| {
             busy.set(false);
             match result {
-                Ok(answer) if dry_run => plan.set(answer["plan"]["plan"]["words"].as_str().map(str::to_string)),
-                Ok(answer) => match answer["id"].as_i64() {
-                    Some(id) => go(&format!("/bisections/{id}")),
-                    None => error.set(Some("the server's answer has no bisection id".into())),
+                Ok(answer) if dry_run => {
+                    plan.set(serde_json::from_value::<wire::answers::JsonBisectionDryRun>(answer).ok().map(|d| d.plan.plan.words))
+                }
+                Ok(answer) => match serde_json::from_value::<wire::answers::JsonCreated>(answer) {
+                    Ok(created) => go(&format!("/bisections/{}", created.id)),
+                    Err(_) => error.set(Some("the server's answer has no bisection id".into())),
                 },
                 Err(e) => error.set(Some(e)),
             }

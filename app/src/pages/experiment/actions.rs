@@ -14,8 +14,9 @@ pub fn Actions(id: i64, may_cancel: bool, may_rerun: bool) -> impl IntoView {
         spawn_call(Method::Post, format!("/api/v1/experiments/{id}/{what}"), None, move |result| {
             busy.set(false);
             match result {
-                Ok(body) => match body["id"].as_i64().filter(|_| what == "rerun") {
-                    Some(new) => go(&format!("/experiments/{new}")),
+                // A re-run answers with the new experiment (`JsonLaunched`); the others with what they did.
+                Ok(body) => match serde_json::from_value::<wire::plan::JsonLaunched>(body).ok().filter(|_| what == "rerun") {
+                    Some(new) => go(&format!("/experiments/{}", new.id)),
                     None => reload(),
                 },
                 Err(e) => error.set(Some(e)),

@@ -24,16 +24,19 @@ pub fn CopyComment(id: i64, #[prop(into)] on_link: Callback<JsonShareLink>) -> i
             busy.set(false);
             match result {
                 Ok(b) => {
-                    let markdown = b["markdown"].as_str().unwrap_or_default().to_string();
-                    if let Ok(made) = serde_json::from_value::<JsonShareLink>(b["share_link"].clone()) {
+                    let Ok(comment) = serde_json::from_value::<wire::share::JsonComment>(b) else {
+                        error.set(Some("the server's answer was not a comment".into()));
+                        return;
+                    };
+                    if let Some(made) = comment.share_link {
                         on_link.run(made);
                     }
-                    copied.set(copy_to_clipboard(&markdown));
-                    note.set(match (b["share_url"].as_str(), b["no_link_why"].as_str()) {
+                    copied.set(copy_to_clipboard(&comment.markdown));
+                    note.set(match (comment.share_url, comment.no_link_why) {
                         (Some(url), _) => Some(format!("Links through the comment link {url} (revoke it under Share)")),
-                        (None, why) => why.map(str::to_string),
+                        (None, why) => why,
                     });
-                    text.set(Some(markdown));
+                    text.set(Some(comment.markdown));
                 }
                 Err(e) => error.set(Some(e)),
             }
