@@ -8,7 +8,7 @@
 //!   interleave and after a restart (everything is read back from the store).
 //! * **Stop.** Once the look at the settled repeats is a verdict the design stops at (a regression decided,
 //!   or every CPU metric decided), trials still queued are not needed: they are cancelled with that reason,
-//!   so the experiment ends and is judged (`conclude`). No pair is added, but the planned ones run, once the
+//!   so the experiment ends and is judged (`lifecycle`). No pair is added, but the planned ones run, once the
 //!   experiment plans `max_trials` repeats or has run for the suite's `max_minutes`; and none after a cancel.
 //! * **Add.** Otherwise pairs are added until as many are in flight as the lane holds at once (one on this
 //!   host; a cluster suite's `max_parallel` ÷ arms), each as one compare-and-set in the store

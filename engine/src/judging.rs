@@ -1,6 +1,6 @@
 //! The judging of an ended pipeline experiment, apart from what ends it: the verdict of its trials (the
 //! judge on what they measured, a new failure as a regression, every lost trial named), which the
-//! conclusion (`conclude.rs`), the adaptive looks (`adaptive.rs`) and re-judging (`rejudge.rs`) all call.
+//! conclusion (`lifecycle.rs`), the adaptive looks (`adaptive.rs`) and re-judging (`rejudge.rs`) all call.
 //! It reads the store and calls nothing above it.
 
 use crate::launch::submit::StoredPlan;

@@ -1,13 +1,13 @@
 //! Arbiter's experiment engine: a launch request becomes a plan and queued trials (`launch`), the trial
 //! queue runs them — locally under a supervisor, on a cluster through the suite's command templates, or
-//! as warp phases (`queue`, `warp`) — an ended experiment is judged by the pure core (`conclude`), and
+//! as warp phases (`queue`, `warp`) — an ended experiment is judged by the pure core (`lifecycle`, `judging`), and
 //! its notifications are delivered (`notify`); the suites' cron schedules launch baselines
 //! (`schedules`). Everything goes through one explicit handle, [`Engine`]. No HTTP, no pages: the server
 //! holds an `Engine` and serves it.
 
 pub mod adaptive;
 pub mod bisect;
-pub mod conclude;
+pub mod lifecycle;
 pub mod error;
 pub mod import;
 pub mod judging;
@@ -51,7 +51,7 @@ pub async fn cancel_experiment(engine: &Engine, id: i64) -> Result<(u64, usize),
     // Spawned: a bisection's cancel holds the bisection lock the conclusion's hook takes.
     if running == 0 {
         let engine = engine.clone();
-        tokio::spawn(async move { conclude::finish_if_done(&engine, id).await });
+        tokio::spawn(async move { lifecycle::experiment_step(&engine, id).await });
     }
     Ok((queued, running))
 }

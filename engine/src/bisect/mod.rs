@@ -6,7 +6,7 @@
 //! * [`start`] checks a request, lists the range and its plan (a dry run stops there), stores the
 //!   bisection and launches its first step.
 //! * [`advance`] (`advance.rs`) reads the steps that ended and launches what the search asks next; it runs
-//!   when a step's experiment ends (`conclude`), at start-up for bisections left running, and after a start.
+//!   when a step's experiment ends (`lifecycle`), at start-up for bisections left running, and after a start.
 //! * [`cancel`] stops a bisection and every step still running.
 
 mod advance;

@@ -1,7 +1,7 @@
 //! The trial queue inside `arbiter serve`: claims queued trials from the store one at a time (the
 //! claim is atomic, so replicas sharing a Postgres never run a trial twice), runs each through the
 //! local launcher, writes its outcome, re-queues an infrastructure failure once, and hands an experiment
-//! whose last trial ended to `conclude`. On start it settles the trials a previous process left running.
+//! to `lifecycle::trial_ended` (each trial ends through it once). On start it settles the trials a previous process left running.
 
 pub mod cgroup;
 pub mod cluster;
@@ -17,9 +17,9 @@ pub mod runner;
 pub mod sandbox;
 pub mod supervise;
 
-use crate::conclude;
+use crate::lifecycle::trial_ended;
 use crate::launch::submit::plan_of;
-use execution::{apply, launch_of, signal, Stop};
+use execution::{launch_of, signal, Stop};
 use crate::launch::submit::StoredPlan;
 use crate::Engine;
 use runner::{Launch, Outcome};
@@ -254,8 +254,7 @@ pub async fn run_guarded<T: Send + 'static>(
             tracing::error!(trial = trial.id, %message, "a trial's work panicked");
             engine.queue.untrack(trial);
             let detail = format!("Arbiter failed while running this trial (a bug; the server log has more): {message}");
-            apply(engine, trial, Outcome::infra(judge::InfraReason::LauncherError, detail)).await;
-            conclude::finish_if_done(engine, trial.experiment_id).await;
+            trial_ended(engine, trial, Outcome::infra(judge::InfraReason::LauncherError, detail)).await;
             None
         }
     }
@@ -276,29 +275,31 @@ async fn arm_of<'p>(engine: &Engine, trial: &Trial, plan: &'p StoredPlan) -> Opt
 }
 
 async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ran {
+    match execute(engine, &trial, pair).await {
+        Some(outcome) => {
+            trial_ended(engine, &trial, outcome).await;
+            Ran::Done
+        }
+        None => Ran::EngineDown,
+    }
+}
+
+/// Runs a claimed trial to its end and returns its outcome; `None` when its cluster engine did not answer
+/// and the trial went back to the queue.
+async fn execute(engine: &Engine, trial: &Trial, pair: cluster::PairTicket) -> Option<Outcome> {
     let plan = match plan_of(engine, trial.experiment_id).await {
         Ok(p) => p,
-        Err(e) => {
-            apply(engine, &trial, Outcome::launcher_error(e)).await;
-            conclude::finish_if_done(engine, trial.experiment_id).await;
-            return Ran::Done;
-        }
+        Err(e) => return Some(Outcome::launcher_error(e)),
     };
-    let Some(arm) = arm_of(engine, &trial, &plan).await else {
-        apply(engine, &trial, Outcome::launcher_error("the trial's arm is not in the plan".into())).await;
-        conclude::finish_if_done(engine, trial.experiment_id).await;
-        return Ran::Done;
+    let Some(arm) = arm_of(engine, trial, &plan).await else {
+        return Some(Outcome::launcher_error("the trial's arm is not in the plan".into()));
     };
     // A trial claimed just before its experiment was cancelled does not run (and does not undo the cancel).
     if let Ok(false) = engine.store.start_experiment(trial.experiment_id).await {
-        apply(engine, &trial, Outcome::cancelled("the experiment was cancelled before this trial started")).await;
-        conclude::finish_if_done(engine, trial.experiment_id).await;
-        return Ran::Done;
+        return Some(Outcome::cancelled("the experiment was cancelled before this trial started"));
     }
     if plan.suite.kind == judge::ExperimentKind::Warp {
-        crate::warp::run::run_phase(engine, &trial, &plan, arm).await;
-        conclude::finish_if_done(engine, trial.experiment_id).await;
-        return Ran::Done;
+        return Some(crate::warp::run::run_phase(engine, trial, &plan, arm).await);
     }
     let l = launch_of(engine);
     if plan.suite.launcher == suite::definition::Launcher::Cluster {
@@ -311,66 +312,59 @@ async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ra
         let finelog = owned_finelog::read_state(&engine.data_dir.join("finelog/server.json")).map(|s| s.pid);
         cgroup::HouseCpus::keep(finelog.into_iter().collect(), *house, all)
     });
-    match runner::start(&l, &trial, &plan, arm, &cpus).await {
+    let outcome = match runner::start(&l, trial, &plan, arm, &cpus).await {
         Ok(mut child) => {
             let pid = child.id().unwrap_or(0);
-            let (log, _) = runner::trial_files(&engine.data_dir, &trial);
-            let run_tag = runner::run_tag(&trial);
+            let (log, _) = runner::trial_files(&engine.data_dir, trial);
+            let run_tag = runner::run_tag(trial);
             if let Err(e) =
                 engine.store.set_trial_job(trial.id, &run_tag, &process::job_id(pid), &engine.queue.worker, &log.to_string_lossy()).await
             {
                 tracing::warn!(error = %e, "cannot record the trial's job");
             }
-            engine.queue.track(&trial, Stop::Supervisor(pid));
+            engine.queue.track(trial, Stop::Supervisor(pid));
             let _ = child.wait().await;
-            engine.queue.untrack(&trial);
+            engine.queue.untrack(trial);
             drop(house);
-            let outcome = runner::settle(&l, &trial, plan.worker_ram()).await;
-            apply(engine, &trial, outcome).await;
+            runner::settle(&l, trial, plan.worker_ram()).await
         }
         Err(outcome) => {
             drop(house);
-            apply(engine, &trial, outcome).await
+            outcome
         }
-    }
-    conclude::finish_if_done(engine, trial.experiment_id).await;
-    Ran::Done
+    };
+    Some(outcome)
 }
 
-/// A cluster trial: submitted (or given back to the queue while the engine does not answer), its job
-/// recorded, followed to its end.
+/// A cluster trial: submitted (or given back to the queue while the engine does not answer: `None`), its
+/// job recorded, followed to its end.
 async fn run_on_engine(
     engine: &Engine,
     l: &Launch<'_>,
-    trial: Trial,
+    trial: &Trial,
     plan: &StoredPlan,
     arm: &crate::launch::request::PlannedArm,
     pair: cluster::PairTicket,
-) -> Ran {
-    let job_id = match crate::queue::cluster::submit(l, &trial, plan, arm, pair).await {
+) -> Option<Outcome> {
+    let job_id = match crate::queue::cluster::submit(l, trial, plan, arm, pair).await {
         crate::queue::cluster::Submitted::Job(id) => id,
         crate::queue::cluster::Submitted::EngineDown(why) => {
             tracing::warn!(trial = trial.id, error = %why, "the cluster engine does not answer; the trial waits in the queue");
             let _ = engine.store.release_trial(trial.id).await;
-            return Ran::EngineDown;
+            return None;
         }
-        crate::queue::cluster::Submitted::Failed(outcome) => {
-            apply(engine, &trial, outcome).await;
-            conclude::finish_if_done(engine, trial.experiment_id).await;
-            return Ran::Done;
-        }
+        crate::queue::cluster::Submitted::Failed(outcome) => return Some(outcome),
     };
-    let (log, _) = runner::trial_files(&engine.data_dir, &trial);
-    let run_tag = runner::run_tag(&trial);
+    let (log, _) = runner::trial_files(&engine.data_dir, trial);
+    let run_tag = runner::run_tag(trial);
     if let Err(e) = engine.store.set_trial_job(trial.id, &run_tag, &job_id, &engine.queue.worker, &log.to_string_lossy()).await {
         tracing::warn!(error = %e, "cannot record the trial's job");
     }
     tracing::info!(trial = trial.id, job_id, "submitted to the cluster engine");
-    follow_job(engine, l, &trial, plan, arm, &job_id).await;
-    Ran::Done
+    Some(follow_job(engine, l, trial, plan, arm, &job_id).await)
 }
 
-/// Follows a cluster job to its end (cancellable meanwhile), then records the outcome.
+/// Follows a cluster job to its end (cancellable meanwhile) and returns its outcome.
 async fn follow_job(
     engine: &Engine,
     l: &Launch<'_>,
@@ -378,14 +372,13 @@ async fn follow_job(
     plan: &StoredPlan,
     arm: &crate::launch::request::PlannedArm,
     job_id: &str,
-) {
+) -> Outcome {
     if let Ok((argv, spec)) = crate::queue::cluster::cancel_argv(l, trial, plan, arm, job_id) {
         engine.queue.track(trial, Stop::Engine(argv, Box::new(spec)));
     }
     let outcome = crate::queue::cluster::follow(l, &engine.store, trial, plan, arm, job_id).await;
     engine.queue.untrack(trial);
-    apply(engine, trial, outcome).await;
-    conclude::finish_if_done(engine, trial.experiment_id).await;
+    outcome
 }
 
 /// How often the queue looks for trials left `running` with no task of this process and no supervisor.
@@ -416,9 +409,8 @@ async fn resettle_stranded(engine: &Engine) {
         tracing::warn!(trial = trial.id, "a trial was left running with no supervisor; settling it");
         engine.queue.set_live(trial.id, true);
         let outcome = runner::settle(&launch_of(engine), &trial, plan.worker_ram()).await;
-        apply(engine, &trial, outcome).await;
+        trial_ended(engine, &trial, outcome).await;
         engine.queue.set_live(trial.id, false);
-        conclude::finish_if_done(engine, trial.experiment_id).await;
     }
 }
 
@@ -446,7 +438,8 @@ async fn recover(engine: &Engine) {
                     let (engine, plan, arm) = (engine.clone(), plan.clone(), arm.clone());
                     tokio::spawn(async move {
                         let l = launch_of(&engine);
-                        follow_job(&engine, &l, &trial, &plan, &arm, &job_id).await;
+                        let outcome = follow_job(&engine, &l, &trial, &plan, &arm, &job_id).await;
+                        trial_ended(&engine, &trial, outcome).await;
                         engine.queue.notify.notify_one();
                     });
                 }
@@ -465,8 +458,7 @@ async fn recover(engine: &Engine) {
                 crate::queue::process::signal_group(pid, libc::SIGKILL);
             }
             let outcome = Outcome::infra(judge::InfraReason::Interrupted, "the server restarted during the phase");
-            apply(engine, &trial, outcome).await;
-            conclude::finish_if_done(engine, trial.experiment_id).await;
+            trial_ended(engine, &trial, outcome).await;
             continue;
         }
         let (_, status) = runner::trial_files(&engine.data_dir, &trial);
@@ -479,7 +471,6 @@ async fn recover(engine: &Engine) {
         }
         let ram = plan.as_ref().and_then(StoredPlan::worker_ram);
         let outcome = runner::settle(&launch_of(engine), &trial, ram).await;
-        apply(engine, &trial, outcome).await;
-        conclude::finish_if_done(engine, trial.experiment_id).await;
+        trial_ended(engine, &trial, outcome).await;
     }
 }

@@ -4,7 +4,7 @@
 use crate::launch::request::PlannedArm;
 use crate::launch::submit::StoredPlan;
 use crate::queue::runner::{trial_files, Launch, Outcome};
-use crate::queue::execution::{apply, launch_of, Stop};
+use crate::queue::execution::{launch_of, Stop};
 use crate::warp::phase::{self, phase_file, Phase, PhaseRecord};
 use crate::warp::plan::sync_label;
 use crate::warp::verdict::{judge, PhaseData};
@@ -15,7 +15,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use store::trials::Trial;
 
-pub async fn run_phase(engine: &Engine, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) {
+/// Runs one warp phase (tracked, so a cancel stops it) and returns its outcome, as a pipeline trial's run does.
+pub async fn run_phase(engine: &Engine, trial: &Trial, plan: &StoredPlan, arm: &PlannedArm) -> Outcome {
     let l = launch_of(engine);
     let cancelled = Arc::new(AtomicBool::new(false));
     engine.queue.track(trial, Stop::Phase(cancelled.clone(), Arc::new(std::sync::atomic::AtomicU32::new(0))));
@@ -42,7 +43,7 @@ pub async fn run_phase(engine: &Engine, trial: &Trial, plan: &StoredPlan, arm: &
         record
     );
     engine.queue.untrack(trial);
-    apply(engine, trial, outcome).await;
+    outcome
 }
 
 /// Runs the phase; `on_server` gets the server's pid (the trial's job id) once it started.

@@ -1,7 +1,10 @@
-//! An experiment's end, once none of its trials is queued or running: its worktrees go, and it is
-//! judged (pipeline A/B: the judge on its trials' rows, a reused baseline's rows as the control), or
-//! calibrated (its spread becomes a noise profile), or measured (a baseline run: levels, no verdict) —
-//! warp experiments end in `warp::run::finish` — then the suite's `[notify]` is sent.
+//! A trial's end and what follows it, in one place: [`trial_ended`] records the trial's outcome, then
+//! [`experiment_step`] moves its experiment on — an adaptive experiment may add a pair (`adaptive`), a
+//! warp matrix more phases (`warp::adaptive`); once none of its trials is queued or running its worktrees
+//! go and it is judged (pipeline A/B: the judge on its trials' rows, a reused baseline's rows as the
+//! control, `judging`), calibrated (its spread becomes a noise profile) or measured (a baseline run:
+//! levels, no verdict) — warp experiments end in `warp::run::finish` — then the suite's `[notify]` is sent
+//! and a bisection it is a step of moves on. The queue ends every trial through `trial_ended`.
 
 use crate::launch::submit::StoredPlan;
 use crate::judging::{succeeded_measurements, verdict};
@@ -13,9 +16,16 @@ use judge::ExperimentStatus;
 use std::path::Path;
 use store::trials::Trial;
 
-/// Judges the experiment once none of its trials is queued or running, then sends what its suite's
-/// `[notify]` asks for.
-pub(crate) async fn finish_if_done(engine: &Engine, experiment_id: i64) {
+/// A trial ended with `outcome`: recorded (`queue::execution::apply`), then its experiment moves on.
+pub(crate) async fn trial_ended(engine: &Engine, trial: &Trial, outcome: crate::queue::runner::Outcome) {
+    crate::queue::execution::apply(engine, trial, outcome).await;
+    experiment_step(engine, trial.experiment_id).await;
+}
+
+/// Moves an experiment on after one of its trials ended (or it was cancelled): adapts, and once none of
+/// its trials is queued or running judges it, then sends what its suite's `[notify]` asks for and
+/// advances a bisection it is a step of.
+pub(crate) async fn experiment_step(engine: &Engine, experiment_id: i64) {
     let plan = plan_of(engine, experiment_id).await;
     let Ok(mut trials) = engine.store.trials(experiment_id).await else { return };
     // An adaptive experiment looks at its settled pairs first, and may add the next (`adaptive`); then its
