@@ -8,4 +8,5 @@ pub mod experiment;
 pub mod history;
 pub mod launch;
 pub mod plan;
+pub mod progress;
 pub mod share;

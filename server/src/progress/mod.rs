@@ -12,7 +12,7 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::auth::Principal;
 use crate::state::AppState;
 pub use streams::{StreamSlot, Streams, STREAMS_PER_PRINCIPAL, STREAMS_TOTAL};
-pub use app::pages::experiment::{JsonProgress, JsonRunning};
+pub use wire::progress::{JsonAdaptiveProgress, JsonProgress, JsonRunning};
 use axum::extract::RawQuery;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -185,7 +185,7 @@ struct AdaptiveLook {
 }
 
 /// An adaptive experiment's time left counts the pairs the design expects, not just those planned yet.
-fn expected_remaining(p: &mut JsonProgress, a: &app::pages::experiment::JsonAdaptiveProgress, arms: usize) {
+fn expected_remaining(p: &mut JsonProgress, a: &JsonAdaptiveProgress, arms: usize) {
     let (Some(r), Some(e)) = (p.remaining_s, a.expected) else { return };
     let left_now = p.total.saturating_sub(p.ended);
     let left_expected = (e as usize * arms).saturating_sub(p.ended).max(left_now);

@@ -5,75 +5,7 @@
 
 use leptos::either::Either;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonRunning {
-    pub seq: i64,
-    pub arm: String,
-    pub cell: Option<String>,
-    /// 1 for a trial's first run, 2 for its retry.
-    pub attempt: i64,
-    pub job_id: Option<String>,
-    pub engine_state: Option<String>,
-    pub started_at: Option<i64>,
-    /// The last lines of the trial's log (at most 20 lines, 4 KiB).
-    pub log_tail: String,
-}
-
-/// One progress event's data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonProgress {
-    pub status: String,
-    /// Planned trials (one per position; a retry is the same trial again).
-    pub total: usize,
-    /// Positions whose latest attempt has ended.
-    pub ended: usize,
-    /// Every attempt by state (`queued`, `running`, `succeeded`, `failed`, `infra_failed`, `cancelled`).
-    pub states: BTreeMap<String, usize>,
-    pub elapsed_s: Option<f64>,
-    /// From the mean duration of the ended trials; unknown before the first one ends.
-    pub remaining_s: Option<f64>,
-    /// The most of its trials in flight at one moment so far (trials on a cluster run side by side).
-    #[serde(default)]
-    pub at_once: usize,
-    /// Before its first trial starts: other experiments' trials queued or running where its trials will run.
-    #[serde(default)]
-    pub queued_ahead: usize,
-    pub running: Vec<JsonRunning>,
-    pub done: bool,
-    /// Every attempt as the page's trials table shows it.
-    #[serde(default)]
-    pub trials: Vec<super::TrialView>,
-    /// The server's clock at this update (ms): a running trial's bar reaches it.
-    #[serde(default)]
-    pub now_ms: Option<i64>,
-    /// An adaptive experiment (trials = "auto"): its pairs and its latest look.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adaptive: Option<JsonAdaptiveProgress>,
-}
-
-/// An adaptive experiment's progress: pairs done against the pairs the design expects and the budget, and
-/// its latest look — each CPU metric's interval pair by pair against the margin (a chart) and in words.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonAdaptiveProgress {
-    /// Pairs whose trials have all ended, from the first on: what the design looks at.
-    pub settled: usize,
-    /// Pairs planned so far (it adds one while undecided).
-    pub planned: usize,
-    /// The pairs the fixed design would need for the margin (the launch preview's figure).
-    pub expected: Option<u32>,
-    /// The budget: pairs at most.
-    pub max: u32,
-    /// Pairs judged at the latest look (0 before the first, after two pairs).
-    pub look: usize,
-    /// The latest look in words: what is undecided, or why it stopped.
-    pub status: String,
-    /// The latest look's chart (SVG), drawn on the server; sent again only when the look changes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chart_svg: Option<String>,
-}
+pub use wire::progress::{JsonAdaptiveProgress, JsonProgress, JsonRunning};
 
 /// The adaptive progress of an experiment whose stored plan is `plan` (`None` when it is not adaptive),
 /// from its trials and its latest kept look (`Store::look`); the chart is drawn only when `draw`.
@@ -133,7 +65,7 @@ fn pairs_line(a: &JsonAdaptiveProgress) -> String {
 }
 
 #[island]
-pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>, adaptive: Option<JsonAdaptiveProgress>) -> impl IntoView {
+pub fn LiveProgress(id: i64, trials: Vec<super::JsonTrialRow>, adaptive: Option<JsonAdaptiveProgress>) -> impl IntoView {
     let progress = RwSignal::new(None::<JsonProgress>);
     let table = RwSignal::new(trials);
     let updates = RwSignal::new(0u32);
@@ -198,7 +130,7 @@ pub fn LiveProgress(id: i64, trials: Vec<super::TrialView>, adaptive: Option<Jso
 fn listen(
     id: i64,
     progress: RwSignal<Option<JsonProgress>>,
-    table: RwSignal<Vec<super::TrialView>>,
+    table: RwSignal<Vec<super::JsonTrialRow>>,
     updates: RwSignal<u32>,
     course: RwSignal<Option<String>>,
     pairs: RwSignal<Option<JsonAdaptiveProgress>>,

@@ -1,6 +1,7 @@
 //! The experiment page's data: one server function gathers the summary, arms, trials, the latest
 //! verdict's report with its charts (drawn on the server), and the experiment's files.
 
+use wire::progress::JsonTrialRow;
 use crate::pages::history::ExperimentSummary;
 use crate::report::{ChartView, StoredReport};
 use leptos::prelude::*;
@@ -17,31 +18,6 @@ pub struct ArmView {
     pub colour: String,
 }
 
-/// One trial as the timeline shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TrialView {
-    pub seq: i64,
-    pub arm: String,
-    pub colour: String,
-    /// The warp phase's cell (`sync-on/B1`), when there is one.
-    pub cell: Option<String>,
-    pub attempt: i64,
-    pub state: String,
-    pub started_at: Option<i64>,
-    pub finished_at: Option<i64>,
-    /// The launcher's job: a local supervisor's pid or a cluster engine's job id, with the engine's state.
-    pub job: String,
-    /// The infrastructure reason or the failure's detail.
-    pub note: String,
-    /// Its pair (the repeat, from 0) and its position in it as it ran (0 first), when known.
-    #[serde(default)]
-    pub pair: i64,
-    #[serde(default)]
-    pub position: Option<i64>,
-    /// A warm-up trial: run first, never judged.
-    #[serde(default)]
-    pub warm_up: bool,
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileView {
@@ -59,7 +35,7 @@ pub struct ExperimentView {
     pub noise: Vec<(String, String)>,
     /// How its stages were tested (the method's family and analyses), for a details line.
     pub tested: Option<String>,
-    pub trials: Vec<TrialView>,
+    pub trials: Vec<JsonTrialRow>,
     /// The verdict's reasons, most important first.
     pub reasons: Vec<String>,
     pub report: Option<StoredReport>,
@@ -145,7 +121,7 @@ fn colour(role: &str, treatment_index: usize) -> String {
 /// The trials as the page's table shows them; `arms` are (id, name, role) in position order, which
 /// gives each its colour. The page and the live progress events (while it runs) both use it.
 #[cfg(feature = "ssr")]
-pub fn trial_views(arms: &[(i64, String, String)], trials: Vec<store::trials::Trial>) -> Vec<TrialView> {
+pub fn trial_views(arms: &[(i64, String, String)], trials: Vec<store::trials::Trial>) -> Vec<JsonTrialRow> {
     let mut treatments = 0;
     let colours: Vec<String> = arms
         .iter()
@@ -160,7 +136,7 @@ pub fn trial_views(arms: &[(i64, String, String)], trials: Vec<store::trials::Tr
         .into_iter()
         .map(|t| {
             let (arm, colour) = arm_of(t.arm_id);
-            TrialView {
+            JsonTrialRow {
                 seq: t.seq,
                 arm,
                 colour,

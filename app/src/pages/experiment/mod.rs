@@ -16,7 +16,8 @@ pub use live::adaptive_progress;
 pub use live::{JsonAdaptiveProgress, JsonProgress, JsonRunning};
 #[cfg(feature = "ssr")]
 pub use load::trial_views;
-pub use load::{load_experiment, ArmView, ExperimentView, FileView, TrialView, VerdictEntry};
+pub use load::{load_experiment, ArmView, ExperimentView, FileView, VerdictEntry};
+pub use wire::progress::JsonTrialRow;
 
 use crate::error::{AppError, ErrorView};
 use crate::format::{short_ref, utc_minutes};

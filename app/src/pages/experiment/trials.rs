@@ -1,12 +1,12 @@
 //! The trials as a timeline: when each ran and for how long, in the arm's colour, with its state and
 //! reason. Bars are SVG rectangles (the page's CSP allows no inline styles).
 
-use super::TrialView;
+use super::JsonTrialRow;
 use crate::format::{duration, utc_minutes};
 use leptos::prelude::*;
 
 /// (offset, width) of each trial in percent of the span from the first start to the last end.
-fn spans(trials: &[TrialView], now: i64) -> Vec<Option<(f64, f64)>> {
+fn spans(trials: &[JsonTrialRow], now: i64) -> Vec<Option<(f64, f64)>> {
     let start = trials.iter().filter_map(|t| t.started_at).min();
     let end = trials.iter().filter_map(|t| t.finished_at.or(t.started_at.map(|_| now))).max();
     let (Some(start), Some(end)) = (start, end) else { return vec![None; trials.len()] };
@@ -36,7 +36,7 @@ fn ordinal(n: i64) -> String {
 /// `now`: the server's clock at a live update (a running trial's bar grows with it); without one the
 /// newest start or end stands in, so that server and browser draw the same bars.
 #[component]
-pub fn Timeline(trials: Vec<TrialView>, #[prop(default = None)] now: Option<i64>) -> impl IntoView {
+pub fn Timeline(trials: Vec<JsonTrialRow>, #[prop(default = None)] now: Option<i64>) -> impl IntoView {
     if trials.is_empty() {
         return view! { <h2>"Trials"</h2> <p class="muted">"No trials: this experiment was imported or not planned yet."</p> }.into_any();
     }
