@@ -3,7 +3,6 @@
 //! step, and prints the culprit. Exit codes: 0 a culprit or no culprit, 3 ambiguous, 4 cancelled, 2 any error.
 
 use crate::client::{call, fingerprint_from};
-use serde_json::Value;
 use std::time::Duration;
 use wire::bisection::{JsonBisection, JsonBisectionRequest};
 
@@ -94,18 +93,18 @@ async fn bisect(args: BisectArgs) -> Result<i32, String> {
         ..JsonBisectionRequest::default()
     };
     let r = call(http.post(format!("{base}/api/v1/bisections")).bearer_auth(&args.api.token).json(&body), "bisect").await?;
+    let not_ours = |e: serde_json::Error| format!("bisect: the server's answer is not a bisection's: {e}");
     if args.dry_run {
-        let plan = &r["plan"];
-        println!("{}", plan["plan"]["words"].as_str().unwrap_or_default());
-        println!("good  {}  {}", short(&plan["search"]["good"]["sha"]), plan["search"]["good"]["subject"].as_str().unwrap_or_default());
-        for (i, c) in plan["search"]["commits"].as_array().into_iter().flatten().enumerate() {
-            let merge = if c["merge"].as_bool() == Some(true) { " (merge)" } else { "" };
-            println!("{:>4}  {}  {}{merge}", i + 1, short(&c["sha"]), c["subject"].as_str().unwrap_or_default());
+        let plan = serde_json::from_value::<wire::answers::JsonBisectionDryRun>(r).map_err(not_ours)?.plan;
+        println!("{}", plan.plan.words);
+        println!("good  {}  {}", short_sha(&plan.search.good.sha), plan.search.good.subject);
+        for (i, c) in plan.search.commits.iter().enumerate() {
+            let merge = if c.merge { " (merge)" } else { "" };
+            println!("{:>4}  {}  {}{merge}", i + 1, short_sha(&c.sha), c.subject);
         }
         return Ok(0);
     }
-    let id = r["id"].as_i64().ok_or("bisect: the server's answer has no bisection id")?;
-    let url = r["url"].as_str().unwrap_or_default().to_string();
+    let wire::answers::JsonCreated { id, url } = serde_json::from_value(r).map_err(not_ours)?;
     println!("started bisection {id}: {url}");
     if !args.wait {
         return Ok(0);
@@ -121,7 +120,7 @@ async fn bisect(args: BisectArgs) -> Result<i32, String> {
         shown = b.state.log.len();
         if b.status != "running" {
             if let Some(c) = &b.state.culprit {
-                println!("culprit: {} {}\n  {}\n  {}", judge::units::short_sha(&c.sha), c.subject, c.author, c.stat);
+                println!("culprit: {} {}\n  {}\n  {}", short_sha(&c.sha), c.subject, c.author, c.stat);
             }
             println!("{url}");
             return Ok(match (b.status.as_str(), b.state.outcome.as_ref().map(|o| o.kind())) {
@@ -135,7 +134,4 @@ async fn bisect(args: BisectArgs) -> Result<i32, String> {
     }
 }
 
-fn short(v: &Value) -> String {
-    let s = v.as_str().unwrap_or("?");
-    judge::units::short_sha(s).to_string()
-}
+use judge::units::short_sha;

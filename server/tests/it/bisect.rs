@@ -183,13 +183,17 @@ async fn a_bisection_is_refused_with_the_field_named_and_a_running_one_cancels_w
         assert!(r.text.contains(says), "{says}: {}", r.text);
     }
     assert!(launcher.get("/api/v1/bisections").await.json().as_array().unwrap().is_empty(), "nothing half-stored");
+    // The dry run's answer reads as the typed answer the CLI and the page read (`wire::answers`).
+    let r = launcher.post_json("/api/v1/bisections", with("dry_run", json!(true))).await;
+    let dry: wire::answers::JsonBisectionDryRun = serde_json::from_str(&r.text).unwrap_or_else(|e| panic!("{e}: {}", r.text));
+    assert!(dry.dry_run && !dry.plan.search.commits.is_empty() && !dry.plan.plan.words.is_empty(), "{}", r.text);
 
     // A viewer may read but not start; another launcher may not cancel it; its launcher may.
     let viewer = app.signed_in(Role::Viewer).await;
     assert_eq!(viewer.post_json("/api/v1/bisections", base.clone()).await.status, 403);
     let r = launcher.post_json("/api/v1/bisections", with("max_trials", json!(20))).await;
     assert_eq!(r.status, 201, "{}", r.text);
-    let id = r.json()["id"].as_i64().unwrap();
+    let wire::answers::JsonCreated { id, .. } = serde_json::from_str(&r.text).unwrap();
     let b = viewer.get(&format!("/api/v1/bisections/{id}")).await.json();
     assert_eq!(b["status"], "running", "{b}");
     let first = b["state"]["search"]["steps"][0]["experiment_id"].as_i64().expect("the first step was launched");
