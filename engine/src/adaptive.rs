@@ -127,7 +127,7 @@ pub(crate) async fn step(engine: &Engine, experiment_id: i64, trials: &[Trial], 
     // As many repeats in flight as the lane runs at once.
     let arms = plan.launch.arms.len() as i64;
     let lane = crate::launch::submit::lane(&plan.suite);
-    let at_once = lane.at_once(engine.queue.engine_cap);
+    let at_once = lane.at_once(engine.queue.cluster_cap);
     let in_flight = planned - settled;
     let room = (at_once / arms).max(1) - in_flight;
     let add = room.min(i64::from(adaptive.max_trials) - planned);

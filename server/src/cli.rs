@@ -466,9 +466,9 @@ pub struct ServeArgs {
     /// The most trials in flight on one cluster engine (its profile and environment name it), every
     /// suite and every server sharing this store together; each suite's `[cluster] max_parallel` bounds
     /// its own (default 4). Local trials run one at a time per host whatever this says.
-    #[arg(long, env = "ARBITER_ENGINE_CAP", default_value_t = engine::queue::DEFAULT_ENGINE_CAP,
+    #[arg(long = "engine-cap", env = "ARBITER_ENGINE_CAP", default_value_t = engine::queue::DEFAULT_CLUSTER_CAP,
           value_parser = clap::value_parser!(i64).range(1..=256))]
-    pub engine_cap: i64,
+    pub cluster_cap: i64,
 
     /// A reverse proxy (address or CIDR block, repeatable; comma-separated in the variable) whose
     /// X-Forwarded-For names the client: sign-in throttling then counts per real client, not per proxy.

@@ -39,7 +39,7 @@ pub struct ServeConfig {
     /// An admin allowed local pipeline trials to run without a sandbox where there is none.
     pub unsandboxed_trials: bool,
     /// `--engine-cap`.
-    pub engine_cap: i64,
+    pub cluster_cap: i64,
     /// Reverse proxies whose X-Forwarded-For is believed.
     pub trusted_proxies: Vec<crate::auth::client_addr::Cidr>,
     /// The `arbiter` binary that supervises trials and hosts the owned finelog (this one).
@@ -70,7 +70,7 @@ impl ServeConfig {
             site_root: args.site_root,
             suites_dir: args.suites_dir,
             unsandboxed_trials: args.unsandboxed_trials,
-            engine_cap: args.engine_cap,
+            cluster_cap: args.cluster_cap,
             trusted_proxies: args.trusted_proxies,
             finelog_url: args.finelog_url.filter(|u| !u.trim().is_empty()),
             python: resolve_python(args.python)?,
@@ -164,7 +164,7 @@ mod tests {
             site_root: "target/site".into(),
             suites_dir: "suites".into(),
             unsandboxed_trials: false,
-            engine_cap: engine::queue::DEFAULT_ENGINE_CAP,
+            cluster_cap: engine::queue::DEFAULT_CLUSTER_CAP,
             trusted_proxies: vec![],
             finelog_url: None,
             python: None,

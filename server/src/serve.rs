@@ -154,7 +154,7 @@ pub fn private_data_dir(data_dir: &std::path::Path) {
 /// server starts (or adopts) with its Python; without either, pipeline launches are refused with why.
 pub async fn trial_queue(config: &ServeConfig) -> (TrialQueue, Option<OwnedFinelog>) {
     let (mut queue, owned) = finelog_queue(config).await;
-    queue.engine_cap = config.engine_cap;
+    queue.cluster_cap = config.cluster_cap;
     queue.supervisor = config.arbiter_exe.clone();
     use engine::queue::sandbox::TrialSandbox;
     // As root, trials run as the unprivileged arbiter-trial, never as root mapped into a namespace.

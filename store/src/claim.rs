@@ -1,4 +1,4 @@
-//! The scheduler's claim: which queued trials start next, given what already runs. The choice is a pure
+//! The dispatcher's claim: which queued trials start next, given what already runs. The choice is a pure
 //! function (`choose`) of the queue and the running trials; `Store::claim_trials` reads both and marks the
 //! chosen trials running in one transaction that no other claim interleaves with (PostgreSQL: an advisory
 //! transaction lock; SQLite: `BEGIN IMMEDIATE`), so replicas sharing a store never exceed a cap.
@@ -57,7 +57,7 @@ pub struct ClaimRules<'a> {
     /// This host's name (`trials.claimed_by`): the local lane is one trial per host.
     pub worker: &'a str,
     /// The most trials in flight on one cluster engine, all suites and servers together.
-    pub engine_cap: i64,
+    pub cluster_cap: i64,
     /// Lanes not to claim from now (an engine that did not answer, during its back-off).
     pub parked: &'a [String],
 }
@@ -95,7 +95,7 @@ fn room(c: &Candidate, running: &[Busy], rules: &ClaimRules) -> i64 {
         return host_room.min(1 - in_lane); // an endpoint: one phase at a time, every server together
     }
     let of_suite = running.iter().filter(|b| b.lane == c.lane && b.suite_id == c.suite_id).count() as i64;
-    (rules.engine_cap - in_lane).min(c.lane_cap.max(1) - of_suite)
+    (rules.cluster_cap - in_lane).min(c.lane_cap.max(1) - of_suite)
 }
 
 /// The trials to start now, in the order to start them, with their place in a pair (or `None`): the
@@ -130,7 +130,7 @@ pub fn choose(queued: &[Candidate], running: &[Busy], served: &Served, rules: &C
         if size <= 1 {
             return vec![(c.id, None)];
         }
-        let could_ever_fit = size <= rules.engine_cap.min(c.lane_cap.max(1));
+        let could_ever_fit = size <= rules.cluster_cap.min(c.lane_cap.max(1));
         if size > room {
             if could_ever_fit {
                 continue; // the pair waits for slots rather than being split
@@ -189,10 +189,10 @@ pub struct Lane {
 
 impl Lane {
     /// How many of its trials run at once: a cluster engine's slots (the suite's cap within the server's
-    /// `engine_cap`), one elsewhere (this host's measured slot, or an endpoint).
-    pub fn at_once(&self, engine_cap: i64) -> i64 {
+    /// `cluster_cap`), one elsewhere (this host's measured slot, or an endpoint).
+    pub fn at_once(&self, cluster_cap: i64) -> i64 {
         if is_engine(&self.key) {
-            self.cap.min(engine_cap).max(1)
+            self.cap.min(cluster_cap).max(1)
         } else {
             1
         }
@@ -336,7 +336,7 @@ mod tests {
         Busy { experiment_id, launched_by: Some(by), suite_id: Some(1), lane: lane.into(), claimed_by: Some(host.into()) }
     }
     fn rules(parked: &[String]) -> ClaimRules<'_> {
-        ClaimRules { worker: "h1", engine_cap: 8, parked }
+        ClaimRules { worker: "h1", cluster_cap: 8, parked }
     }
     fn pick(q: &[Candidate], r: &[Busy], s: &Served, rules: &ClaimRules) -> Vec<(i64, Option<i64>)> {
         choose(q, r, s, rules)

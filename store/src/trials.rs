@@ -1,4 +1,4 @@
-//! Trials: planned runs of an arm, their states, and the scheduler's claim.
+//! Trials: planned runs of an arm, their states, and the dispatcher's claim.
 
 use crate::{now_ms, on_pool, Store, StoreError};
 use judge::{ExperimentStatus, InfraReason, TrialState};

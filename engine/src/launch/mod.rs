@@ -81,7 +81,7 @@ pub async fn launch(engine: &Engine, me: Option<i64>, req: &JsonLaunch) -> Engin
     let mut plan = resolve(req, &definition, &ctx, reused.as_ref()).await?;
     // How many run at once in the lane its trials will take, and how many trials are in that lane already.
     let lane = submit::lane(&definition);
-    let at_once = lane.at_once(engine.queue.engine_cap);
+    let at_once = lane.at_once(engine.queue.cluster_cap);
     let ahead = engine.store.trials_in_lane(&lane.key).await?;
     if let Some(p) = req.detect_pct.filter(|p| !(*p > 0.0 && *p < 100.0)) {
         return Err(EngineError::Invalid(format!(

@@ -21,16 +21,16 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// the engine at one moment: each waits here, ready, until its partner is ready too (or has dropped out, or
 /// 30 s have passed), so neither starts seconds before the other because its own preparation was quicker.
 #[derive(Debug)]
-pub struct PairGate {
+pub struct PairBarrier {
     seen: tokio::sync::watch::Sender<usize>,
     size: usize,
 }
 
-/// One trial's place at a [`PairGate`]: `ready` waits for the partner; dropped unused (the trial failed
+/// One trial's place at a [`PairBarrier`]: `ready` waits for the partner; dropped unused (the trial failed
 /// before submitting), it tells the partner not to wait.
 #[derive(Debug)]
 pub struct PairTicket {
-    gate: Option<std::sync::Arc<PairGate>>,
+    gate: Option<std::sync::Arc<PairBarrier>>,
     /// Its place in the pair: once all are ready, rank r is submitted r × [`PAIR_STAGGER`] after the first,
     /// so the engine receives them in the drawn order.
     rank: u32,
@@ -43,10 +43,10 @@ const PAIR_STAGGER: Duration = Duration::from_millis(50);
 /// How long a ready trial waits for its partner before it is submitted alone.
 const PAIR_WAIT: Duration = Duration::from_secs(30);
 
-impl PairGate {
+impl PairBarrier {
     /// Tickets for `size` trials submitted together.
     pub fn tickets(size: usize) -> Vec<PairTicket> {
-        let gate = std::sync::Arc::new(PairGate { seen: tokio::sync::watch::channel(0).0, size });
+        let gate = std::sync::Arc::new(PairBarrier { seen: tokio::sync::watch::channel(0).0, size });
         (0..size).map(|rank| PairTicket { gate: Some(gate.clone()), rank: rank as u32 }).collect()
     }
 }
@@ -84,7 +84,7 @@ impl Drop for PairTicket {
 pub enum Submitted {
     Job(String),
     /// The engine does not answer: the trial goes back to the queue unspent.
-    EngineDown(String),
+    ClusterDown(String),
     Failed(Outcome),
 }
 
@@ -207,8 +207,8 @@ pub async fn submit(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plan
         };
         match run_engine(&spec, &ping, &[]).await {
             Ok(a) if a.ok => {}
-            Ok(a) => return Submitted::EngineDown(first_line(&a.text)),
-            Err(e) => return Submitted::EngineDown(e),
+            Ok(a) => return Submitted::ClusterDown(first_line(&a.text)),
+            Err(e) => return Submitted::ClusterDown(e),
         }
     }
     let worktree = worktree_dir(l.data_dir, &trial.experiment_id.to_string(), &arm.name);
@@ -247,7 +247,7 @@ pub async fn submit(l: &Launch<'_>, trial: &Trial, plan: &StoredPlan, arm: &Plan
             None => failed(format!("no job id in the submit output: {}", first_line(&a.text))),
         },
         Ok(a) => failed(format!("the engine refused the job: {}", first_line(&a.text))),
-        Err(e) => Submitted::EngineDown(e),
+        Err(e) => Submitted::ClusterDown(e),
     }
 }
 
@@ -364,7 +364,7 @@ mod tests {
         let ms = |n| Duration::from_millis(n);
         // The first trial is ready long before the second: it waits for it, then the second follows
         // PAIR_STAGGER after it.
-        let mut t = PairGate::tickets(2);
+        let mut t = PairBarrier::tickets(2);
         let (mut b, mut a) = (t.pop().unwrap(), t.pop().unwrap());
         let started = Instant::now();
         let first = tokio::spawn(async move {
@@ -378,7 +378,7 @@ mod tests {
         assert!(second >= ms(400) + PAIR_STAGGER, "rank 1 goes PAIR_STAGGER after both were ready: {first:?} {second:?}");
 
         // The partner fails before submitting (its ticket dropped): the ready one goes at once.
-        let mut t = PairGate::tickets(2);
+        let mut t = PairBarrier::tickets(2);
         let (b, mut a) = (t.pop().unwrap(), t.pop().unwrap());
         drop(b);
         let started = Instant::now();
@@ -386,7 +386,7 @@ mod tests {
         assert!(started.elapsed() < ms(5_000), "{:?}", started.elapsed());
 
         // A partner that never comes holds the other only as long as it may.
-        let mut t = PairGate::tickets(2);
+        let mut t = PairBarrier::tickets(2);
         let (_b, mut a) = (t.pop().unwrap(), t.pop().unwrap());
         let started = Instant::now();
         a.ready_within(ms(300)).await;

@@ -55,7 +55,7 @@ pub struct TrialQueue {
     running: Mutex<Running>,
     /// The most trials in flight on one cluster engine, every suite and server together
     /// (`arbiter serve --engine-cap`).
-    pub engine_cap: i64,
+    pub cluster_cap: i64,
     /// Lanes whose engine did not answer: lane → (parked until, the back-off that got it there).
     parked: Mutex<HashMap<String, (std::time::Instant, Duration)>>,
     /// Trials a task of this process is running or settling: the sweep for stranded trials leaves them be.
@@ -63,7 +63,7 @@ pub struct TrialQueue {
 }
 
 /// `--engine-cap` when not given.
-pub const DEFAULT_ENGINE_CAP: i64 = 8;
+pub const DEFAULT_CLUSTER_CAP: i64 = 8;
 
 #[derive(Debug, Default)]
 struct Running {
@@ -88,7 +88,7 @@ impl TrialQueue {
             },
             trial_user: None,
             running: Mutex::new(Running::default()),
-            engine_cap: DEFAULT_ENGINE_CAP,
+            cluster_cap: DEFAULT_CLUSTER_CAP,
             parked: Mutex::new(HashMap::new()),
             live: Mutex::new(std::collections::HashSet::new()),
         }
@@ -169,7 +169,7 @@ impl TrialQueue {
     }
 }
 
-/// The scheduler: claims what may start now (`store::claim` decides: one measured trial per host, up to
+/// The dispatcher: claims what may start now (`store::claim` decides: one measured trial per host, up to
 /// the caps on a cluster engine, pairs together, fairly across launchers) and runs each claimed trial in a
 /// task of its own, so a cluster holds many trials in flight while local trials still run one at a time.
 /// A freed slot wakes it at once; otherwise it looks again every two seconds.
@@ -183,12 +183,12 @@ pub fn spawn(engine: Engine) -> tokio::task::JoinHandle<()> {
                 resettle_stranded(&engine).await;
             }
             let parked = engine.queue.parked_lanes();
-            let rules = store::claim::ClaimRules { worker: &engine.queue.worker, engine_cap: engine.queue.engine_cap, parked: &parked };
+            let rules = store::claim::ClaimRules { worker: &engine.queue.worker, cluster_cap: engine.queue.cluster_cap, parked: &parked };
             match engine.store.claim_trials(&rules).await {
                 Ok(claimed) if !claimed.is_empty() => {
-                    // A pair claimed together is handed to its engine at one moment (cluster::PairGate).
+                    // A pair claimed together is handed to its engine at one moment (cluster::PairBarrier).
                     let paired = claimed.iter().filter(|c| c.pair_rank.is_some()).count();
-                    let mut tickets: Vec<Option<cluster::PairTicket>> = cluster::PairGate::tickets(paired).into_iter().map(Some).collect();
+                    let mut tickets: Vec<Option<cluster::PairTicket>> = cluster::PairBarrier::tickets(paired).into_iter().map(Some).collect();
                     for c in claimed {
                         let ticket = c
                             .pair_rank
@@ -224,7 +224,7 @@ fn start(engine: &Engine, claimed: store::claim::Claimed, pair: cluster::PairTic
             async move { run_one(&engine, trial, pair).await }
         };
         match run_guarded(&engine, &trial, work).await {
-            Some(Ran::EngineDown) => engine.queue.park(&claimed.lane),
+            Some(Ran::ClusterDown) => engine.queue.park(&claimed.lane),
             _ => engine.queue.unpark(&claimed.lane),
         }
         engine.queue.set_live(trial.id, false);
@@ -234,7 +234,7 @@ fn start(engine: &Engine, claimed: store::claim::Claimed, pair: cluster::PairTic
 
 /// Runs one trial's work in a task of its own: a panic there (a bug in Arbiter) becomes that trial's
 /// `infra_failed` outcome with the panic's message — re-queued once like any infrastructure failure — and
-/// the scheduler goes on with the next trial. `None` when the work panicked.
+/// the dispatcher goes on with the next trial. `None` when the work panicked.
 pub async fn run_guarded<T: Send + 'static>(
     engine: &Engine,
     trial: &Trial,
@@ -264,7 +264,7 @@ pub async fn run_guarded<T: Send + 'static>(
 pub enum Ran {
     Done,
     /// The trial's cluster engine did not answer; the trial went back to the queue.
-    EngineDown,
+    ClusterDown,
 }
 
 /// The trial's arm in its experiment's plan.
@@ -280,7 +280,7 @@ async fn run_one(engine: &Engine, trial: Trial, pair: cluster::PairTicket) -> Ra
             trial_ended(engine, &trial, outcome).await;
             Ran::Done
         }
-        None => Ran::EngineDown,
+        None => Ran::ClusterDown,
     }
 }
 
@@ -303,7 +303,7 @@ async fn execute(engine: &Engine, trial: &Trial, pair: cluster::PairTicket) -> O
     }
     let l = launch_of(engine);
     if plan.suite.launcher == suite::definition::Launcher::Cluster {
-        return run_on_engine(engine, &l, trial, &plan, arm, pair).await;
+        return run_on_cluster(engine, &l, trial, &plan, arm, pair).await;
     }
     // The trial's own CPUs where the host has one to spare; Arbiter and its finelog kept off them meanwhile.
     let all = cgroup::CpuSet::own();
@@ -338,7 +338,7 @@ async fn execute(engine: &Engine, trial: &Trial, pair: cluster::PairTicket) -> O
 
 /// A cluster trial: submitted (or given back to the queue while the engine does not answer: `None`), its
 /// job recorded, followed to its end.
-async fn run_on_engine(
+async fn run_on_cluster(
     engine: &Engine,
     l: &Launch<'_>,
     trial: &Trial,
@@ -348,7 +348,7 @@ async fn run_on_engine(
 ) -> Option<Outcome> {
     let job_id = match crate::queue::cluster::submit(l, trial, plan, arm, pair).await {
         crate::queue::cluster::Submitted::Job(id) => id,
-        crate::queue::cluster::Submitted::EngineDown(why) => {
+        crate::queue::cluster::Submitted::ClusterDown(why) => {
             tracing::warn!(trial = trial.id, error = %why, "the cluster engine does not answer; the trial waits in the queue");
             let _ = engine.store.release_trial(trial.id).await;
             return None;

@@ -146,7 +146,7 @@ async fn executions_already_in_a_finelog_server_import_like_their_row_files() {
         env!("CARGO_MANIFEST_DIR"),
         "/../judge/tests/data/zephyr_stage_rows_subprocess_runner.json"
     )));
-    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    let app = TestApp::builder().dispatcher(Some(&finelog.url)).start().await;
     let data = app.state.data_dir.to_string_lossy().to_string();
     let (_, from_files, _) = run(&[&["compare", "--rows", ROWS, "--format", "json"][..], &TRIALS].concat());
     let (code, from_finelog, stderr) = run(&[&["compare", "--finelog-url", &finelog.url, "--format", "json"][..], &TRIALS].concat());

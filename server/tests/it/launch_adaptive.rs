@@ -1,5 +1,5 @@
 //! Adaptive trials (`trials = "auto"`) for real: the stage benchmark's branches in worktrees, a real
-//! finelog, the scheduler running one pair at a time, and the engine adding pairs while the sequential
+//! finelog, the dispatcher running one pair at a time, and the engine adding pairs while the sequential
 //! design leaves the verdict undecided (`engine::adaptive`).
 
 use crate::common;

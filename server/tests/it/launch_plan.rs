@@ -191,7 +191,7 @@ async fn a_dry_run_resolves_refs_and_plans_every_trial() {
             .is_empty(),
         "a dry run stores nothing"
     );
-    // Without dry_run the experiment and its planned trials are stored (this app runs no scheduler).
+    // Without dry_run the experiment and its planned trials are stored (this app runs no dispatcher).
     let r = launcher.post_json("/api/v1/experiments", json!({"suite": "dedup", "head": "feature/faster"})).await;
     assert_eq!(r.status, 201, "{}", r.text);
     let id = r.json()["id"].as_i64().unwrap();

@@ -1,6 +1,6 @@
 //! Launching for real through the API: a git repository whose branches change a benchmark's CPU cost,
 //! memory or success, a suite that runs it in worktrees, a real finelog server receiving its
-//! `zephyr.stage` rows, the scheduler running the trials, and the judge's verdict at the end.
+//! `zephyr.stage` rows, the dispatcher running the trials, and the judge's verdict at the end.
 
 use crate::common;
 
@@ -17,7 +17,7 @@ use store::people::Role;
 pub(crate) async fn app(tmp: &Path, finelog: &FinelogServer) -> (TestApp, Client) {
     let repo = tmp.join("repo");
     repository(&repo);
-    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    let app = TestApp::builder().dispatcher(Some(&finelog.url)).start().await;
     let suites = app.dir.path().join("suites");
     std::fs::create_dir_all(&suites).unwrap();
     let toml = common::bench::suite_toml(&repo, &python());

@@ -61,7 +61,7 @@ async fn measured_the_example_suite_runs_on_a_real_slurm() {
     let _measuring = common::measuring().await;
     let tmp = tempfile::tempdir().unwrap();
     let mut slurm = Slurm::start();
-    let app = TestApp::builder().python(python()).scheduler(None).start().await;
+    let app = TestApp::builder().python(python()).dispatcher(None).start().await;
     let suites = app.dir.path().join("suites");
     std::fs::create_dir_all(&suites).unwrap();
     let (text, _) = example_suite_text(tmp.path());
@@ -214,7 +214,7 @@ async fn a_cluster_runs_pairs_side_by_side_within_its_caps_and_fairly() {
     let tmp = tempfile::tempdir().unwrap();
     let slurm = Slurm::start_with_cpus(8);
     let repo = sleepy_repo(tmp.path(), 2.0);
-    let app = TestApp::builder().python(python()).scheduler(None).engine_cap(8).start().await;
+    let app = TestApp::builder().python(python()).dispatcher(None).cluster_cap(8).start().await;
     let suites = app.dir.path().join("suites");
     std::fs::create_dir_all(&suites).unwrap();
     let toml = sleepy_suite(&repo, &slurm, 4);
@@ -328,7 +328,7 @@ async fn two_replicas_on_one_postgres_never_exceed_the_engine_cap() {
     let tmp = tempfile::tempdir().unwrap();
     let slurm = Slurm::start_with_cpus(8);
     let repo = sleepy_repo(tmp.path(), 2.0);
-    let replica = || TestApp::builder().python(python()).scheduler(None).engine_cap(4).database_url(&db.url).start();
+    let replica = || TestApp::builder().python(python()).dispatcher(None).cluster_cap(4).database_url(&db.url).start();
     let (a, b) = (replica().await, replica().await);
     let suites = tmp.path().join("suites");
     std::fs::create_dir_all(&suites).unwrap();
@@ -375,7 +375,7 @@ async fn bench_cluster_parallelism() {
     let mut serial = None;
     println!("bench: 2 arms x 8 trials of a sleep-bound job on the test Slurm (8 CPUs declared), --engine-cap 8");
     for max_parallel in [1u32, 2, 4, 8] {
-        let app = TestApp::builder().python(python()).scheduler(None).engine_cap(8).start().await;
+        let app = TestApp::builder().python(python()).dispatcher(None).cluster_cap(8).start().await;
         let suites = app.dir.path().join("suites");
         std::fs::create_dir_all(&suites).unwrap();
         std::fs::write(suites.join("bench.toml"), sleepy_suite(&repo, &slurm, max_parallel)).unwrap();

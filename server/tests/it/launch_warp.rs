@@ -12,7 +12,7 @@ use store::people::Role;
 
 /// An app with these warp suites.
 pub(crate) async fn app_with(suites: &[String]) -> TestApp {
-    let app = TestApp::builder().scheduler(None).start().await;
+    let app = TestApp::builder().dispatcher(None).start().await;
     let dir = app.dir.path().join("suites");
     std::fs::create_dir_all(&dir).unwrap();
     for (i, text) in suites.iter().enumerate() {

@@ -18,7 +18,7 @@ async fn measured_the_example_suite_judges_real_zephyr_pipelines() {
     let _measuring = common::measuring().await;
     let tmp = tempfile::tempdir().unwrap();
     // No finelog URL: the app starts its own finelog server with the venv's Python.
-    let app = TestApp::builder().python(python()).scheduler(None).start().await;
+    let app = TestApp::builder().python(python()).dispatcher(None).start().await;
     let suites = app.dir.path().join("suites");
     example_suite(tmp.path(), &suites);
     engine::sync_suites(&app.store, &suite::load_dir(&suites).unwrap()).await.unwrap();
@@ -106,7 +106,7 @@ async fn measured_the_example_suite_judges_real_zephyr_pipelines() {
 #[tokio::test]
 async fn without_a_finelog_pipeline_launches_are_refused_with_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
-    let app = TestApp::builder().scheduler(None).start().await;
+    let app = TestApp::builder().dispatcher(None).start().await;
     let suites = app.dir.path().join("suites");
     let repo = example_suite(tmp.path(), &suites);
     let plain = format!(

@@ -1,5 +1,5 @@
 //! Scheduled baselines and their reuse, for real: a suite with a nightly schedule on a git repository,
-//! the ticker driven by a fast clock (each pass is given its `now`), the scheduler running the baseline
+//! the ticker driven by a fast clock (each pass is given its `now`), the dispatcher running the baseline
 //! trials against a real finelog server, then launches that reuse the baseline as their control — or
 //! are refused with the field that makes it not comparable. And two replicas on one PostgreSQL: each
 //! tick launches once.
@@ -49,7 +49,7 @@ async fn measured_a_schedule_fires_skips_an_unchanged_sha_catches_up_once_and_it
     let repo = tmp.path().join("repo");
     repository(&repo);
     let finelog = FinelogServer::start(None);
-    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    let app = TestApp::builder().dispatcher(Some(&finelog.url)).start().await;
     install(&app, &scheduled_suite(&repo, "baseline")).await;
     let state = &app.state.engine;
 
@@ -211,7 +211,7 @@ async fn canaries_run_every_tick_grow_the_profile_are_counted_and_alarm_beyond_d
     let repo = tmp.path().join("repo");
     repository(&repo);
     let finelog = FinelogServer::start(None);
-    let app = TestApp::builder().scheduler(Some(&finelog.url)).start().await;
+    let app = TestApp::builder().dispatcher(Some(&finelog.url)).start().await;
     install(&app, &scheduled_suite(&repo, "canary")).await;
     let state = &app.state.engine;
     let suite_id = app.store.suite_by_name("stage-bench").await.unwrap().id;

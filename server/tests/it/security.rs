@@ -696,7 +696,7 @@ async fn pages_carry_a_nonce_csp_and_api_errors_hide_internals() {
 }
 
 /// A bug that panics while a trial runs costs that trial (infra_failed with the message, re-queued once),
-/// never the scheduler: the next trial is claimed and run as usual.
+/// never the dispatcher: the next trial is claimed and run as usual.
 #[tokio::test]
 async fn a_panicking_trial_cannot_stop_the_scheduler() {
     use store::trials::InsertTrial;
@@ -714,7 +714,7 @@ async fn a_panicking_trial_cannot_stop_the_scheduler() {
     assert_eq!(failed.state, judge::TrialState::InfraFailed, "{failed:?}");
     assert!(failed.detail.as_deref().unwrap_or("").contains("index out of bounds in a phase"), "{failed:?}");
     assert!(trials.iter().any(|t| t.seq == first.seq && t.attempt == 2), "re-queued once: {trials:?}");
-    // The scheduler's next claim works, and guarded work that does not panic returns its value.
+    // The dispatcher's next claim works, and guarded work that does not panic returns its value.
     let next = app.store.claim_next_trial(&engine.queue.worker).await.unwrap().unwrap();
     assert_eq!(engine::queue::run_guarded(engine, &next, async { 7 }).await, Some(7));
 }

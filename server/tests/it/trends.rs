@@ -200,7 +200,7 @@ async fn a_step_in_a_stored_series_is_a_change_point_a_launcher_can_mark() {
     );
 }
 
-/// The same stepped series, each experiment's end notified as the scheduler does: the suite's webhook
+/// The same stepped series, each experiment's end notified as the dispatcher does: the suite's webhook
 /// is sent one `change_point` payload, naming the first experiment after the step, once the step is
 /// detectable — not again for later experiments, and nothing before it.
 #[tokio::test]

@@ -165,7 +165,7 @@ async fn trials_are_claimed_once_each(db: &TestDb) {
     assert!(db.store.trials(id).await.unwrap().iter().all(|t| t.state == TrialState::Running && t.started_at.is_some()));
 }
 
-/// The scheduler's claim on a real store: a cluster lane's pair comes together with its ranks, the suite's
+/// The dispatcher's claim on a real store: a cluster lane's pair comes together with its ranks, the suite's
 /// cap and the host's one local slot hold, the live stream's count of what waits ahead, and an experiment
 /// is concluded once.
 async fn claims_keep_lanes_caps_and_pairs(db: &TestDb) {
@@ -184,7 +184,7 @@ async fn claims_keep_lanes_caps_and_pairs(db: &TestDb) {
     let ahead = |p: Option<store::trials::ProgressRows>| p.unwrap().lane_ahead;
     assert_eq!(ahead(db.store.progress_rows(ids[1]).await.unwrap()), 4, "y waits behind x's four trials");
     assert_eq!(ahead(db.store.progress_rows(ids[2]).await.unwrap()), 0, "nothing else is local");
-    let rules = ClaimRules { worker: "w", engine_cap: 8, parked: &[] };
+    let rules = ClaimRules { worker: "w", cluster_cap: 8, parked: &[] };
     let first = db.store.claim_trials(&rules).await.unwrap();
     assert_eq!(first.len(), 2, "a pair: {first:?}");
     assert!(first.iter().all(|c| c.trial.experiment_id == ids[0] && c.trial.repeat_index == 0 && c.lane == "engine:k"));

@@ -29,9 +29,9 @@ pub struct TestAppBuilder {
     metrics_token: Option<String>,
     finelog_url: Option<String>,
     python: Option<std::path::PathBuf>,
-    scheduler: bool,
+    dispatcher: bool,
     database_url: Option<String>,
-    engine_cap: i64,
+    cluster_cap: i64,
 }
 
 pub struct TestApp {
@@ -40,7 +40,7 @@ pub struct TestApp {
     pub store: Store,
     pub dir: tempfile::TempDir,
     server: tokio::task::JoinHandle<()>,
-    scheduler: Option<tokio::task::JoinHandle<()>>,
+    dispatcher: Option<tokio::task::JoinHandle<()>>,
     finelog: Option<engine::queue::owned_finelog::OwnedFinelog>,
     next_user: AtomicU32,
 }
@@ -171,9 +171,9 @@ impl TestApp {
             metrics_token: None,
             finelog_url: None,
             python: None,
-            scheduler: false,
+            dispatcher: false,
             database_url: None,
-            engine_cap: engine::queue::DEFAULT_ENGINE_CAP,
+            cluster_cap: engine::queue::DEFAULT_CLUSTER_CAP,
         }
     }
 
@@ -302,13 +302,13 @@ impl TestAppBuilder {
         self.public_url = Some(url.to_string());
         self
     }
-    /// Runs the scheduler (trials really run) with trials reporting to this finelog.
-    pub fn scheduler(mut self, finelog_url: Option<&str>) -> Self {
-        self.scheduler = true;
+    /// Runs the dispatcher (trials really run) with trials reporting to this finelog.
+    pub fn dispatcher(mut self, finelog_url: Option<&str>) -> Self {
+        self.dispatcher = true;
         self.finelog_url = finelog_url.map(str::to_string);
         self
     }
-    /// The Python for `{python}`; with `scheduler(None)` the app also starts its own finelog with it.
+    /// The Python for `{python}`; with `dispatcher(None)` the app also starts its own finelog with it.
     pub fn python(mut self, python: std::path::PathBuf) -> Self {
         self.python = Some(python);
         self
@@ -319,8 +319,8 @@ impl TestAppBuilder {
         self
     }
     /// `--engine-cap`: the most trials in flight on one cluster engine.
-    pub fn engine_cap(mut self, cap: i64) -> Self {
-        self.engine_cap = cap;
+    pub fn cluster_cap(mut self, cap: i64) -> Self {
+        self.cluster_cap = cap;
         self
     }
     pub fn metrics_token(mut self, secret: &str) -> Self {
@@ -342,10 +342,10 @@ impl TestAppBuilder {
             suites_dir: dir.path().join("suites"),
             // The tests run where scripts/setup.sh installed bubblewrap: trials are sandboxed.
             unsandboxed_trials: false,
-            engine_cap: self.engine_cap,
+            cluster_cap: self.cluster_cap,
             trusted_proxies: self.trusted_proxies.clone(),
-            // Without the scheduler no trial runs, so launches only need some finelog URL to be accepted.
-            finelog_url: self.finelog_url.clone().or_else(|| (!self.scheduler).then(|| "http://127.0.0.1:9".to_string())),
+            // Without the dispatcher no trial runs, so launches only need some finelog URL to be accepted.
+            finelog_url: self.finelog_url.clone().or_else(|| (!self.dispatcher).then(|| "http://127.0.0.1:9".to_string())),
             python: self.python.clone(),
             public_url: self.public_url,
             session_idle_hours: 12,
@@ -371,18 +371,18 @@ impl TestAppBuilder {
         let mut state = server::serve::app_state(&config, store.clone(), addr, queue);
         state.throttle = Arc::new(server::auth::throttle::LoginThrottle::new(self.limits));
         let router = server::serve::router(state.clone(), sessions, &config);
-        let scheduler = self.scheduler.then(|| engine::queue::spawn(state.engine.clone()));
+        let dispatcher = self.dispatcher.then(|| engine::queue::spawn(state.engine.clone()));
         let server = tokio::spawn(async move {
             axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
         });
-        TestApp { base: format!("http://{addr}"), state, store, dir, server, scheduler, finelog, next_user: AtomicU32::new(1) }
+        TestApp { base: format!("http://{addr}"), state, store, dir, server, dispatcher, finelog, next_user: AtomicU32::new(1) }
     }
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.server.abort();
-        if let Some(s) = &self.scheduler {
+        if let Some(s) = &self.dispatcher {
             s.abort();
         }
         if let Some(f) = &self.finelog {
