@@ -3,7 +3,7 @@
 first `#[cfg(test)]` on, and every `tests/` folder, are left out; comments are stripped):
 
   key reads     JSON read by key: `v["name"]`, `.get("name")` and `.pointer("/…")` on a serde_json value,
-                in app/src and server/src (a read of a dynamic map — fingerprints, overrides, typed as maps
+                in app/src and server/src (a header's, a route's path or query parameters' `.get` is not JSON) (a read of a dynamic map — fingerprints, overrides, typed as maps
                 — is `map.get(&key)`, not a string literal, and is not counted)
   json! answers `json!(` in server/src/api, but not an audit record's detail (a free-form map)
   Result<_, String>   function signatures and types returning a String error, per crate
@@ -31,7 +31,14 @@ def sources(folder):
 KEY = re.compile(r'\[\s*"[A-Za-z_][A-Za-z0-9_-]*"\s*\]|\.get\(\s*"[A-Za-z_][A-Za-z0-9_-]*"\s*\)|\.pointer\(\s*"/')
 
 
+# Not JSON: an HTTP header, a route's path or query parameters (`headers().get("x-request-id")`,
+# `use_params_map().read().get("id")`, `query.get("scale")`).
+NOT_JSON = re.compile(r'headers\(\)\.get\(|_map\(\)\.read|query\.get\(')
+
+
 def count(folder, pattern):
+    if pattern is KEY:
+        return sum(len(pattern.findall(line)) for t in sources(folder) for line in t.splitlines() if not NOT_JSON.search(line))
     return sum(len(pattern.findall(t)) for t in sources(folder))
 
 

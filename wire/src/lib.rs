@@ -6,6 +6,7 @@ pub mod bisection;
 pub mod error;
 pub mod experiment;
 pub mod history;
+pub mod import;
 pub mod launch;
 pub mod plan;
 pub mod progress;

@@ -2,6 +2,7 @@
 //! posts the same JSON as `POST /api/v1/imports` (and `arbiter import`), then opens the new experiment.
 
 use crate::client::{go, spawn_call, Method};
+use wire::import::{JsonCompareCsv, JsonImport};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -24,7 +25,7 @@ fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
 }
 
-/// The request the form's fields describe (also what the API takes).
+/// The request the form's fields describe: the API's own type (`wire::import::JsonImport`).
 #[allow(clippy::too_many_arguments)]
 pub fn import_request(
     kind: &str,
@@ -37,28 +38,35 @@ pub fn import_request(
     treatment: &str,
     worker_ram: &str,
     cells: &[(String, String)],
-) -> serde_json::Value {
+) -> JsonImport {
     let opt = |s: &str| (!s.trim().is_empty()).then(|| s.trim().to_string());
-    let mut body =
-        serde_json::json!({"kind": kind, "title": title.trim(), "control_ref": opt(control_ref), "treatment_ref": opt(treatment_ref)});
-    if kind == "pipeline" {
-        body["control"] = serde_json::json!(lines(control));
-        body["treatment"] = serde_json::json!(lines(treatment));
-        body["worker_ram"] = serde_json::json!(opt(worker_ram));
-        if from_finelog {
-            body["finelog"] = serde_json::json!(true);
-        } else {
-            body["rows"] = serde_json::json!(rows);
-        }
-    } else {
-        let files: Vec<serde_json::Value> = cells
-            .iter()
-            .filter(|(label, text)| !label.trim().is_empty() || !text.trim().is_empty())
-            .map(|(label, text)| serde_json::json!({"label": label.trim(), "text": text}))
-            .collect();
-        body["compare_csv"] = serde_json::json!(files);
+    let pipeline = kind != "warp";
+    JsonImport {
+        kind: if pipeline { judge::ExperimentKind::Pipeline } else { judge::ExperimentKind::Warp },
+        title: title.trim().to_string(),
+        suite: None,
+        measured_at: None,
+        control_ref: opt(control_ref),
+        treatment_ref: opt(treatment_ref),
+        control_sha: None,
+        treatment_sha: None,
+        rows: (pipeline && !from_finelog).then(|| rows.to_string()),
+        finelog: pipeline && from_finelog,
+        control: if pipeline { lines(control) } else { Vec::new() },
+        treatment: if pipeline { lines(treatment) } else { Vec::new() },
+        worker_ram: if pipeline { opt(worker_ram) } else { None },
+        compare_csv: match pipeline {
+            true => Vec::new(),
+            false => cells
+                .iter()
+                .filter(|(label, text)| !label.trim().is_empty() || !text.trim().is_empty())
+                .map(|(label, text)| JsonCompareCsv { label: label.trim().to_string(), text: text.clone() })
+                .collect(),
+        },
+        rounds: Vec::new(),
+        fail_pct: None,
+        warn_pct: None,
     }
-    body
 }
 
 #[island]
@@ -90,9 +98,13 @@ fn ImportForm() -> impl IntoView {
         );
         busy.set(true);
         error.set(None);
+        let body = serde_json::to_value(&body).unwrap_or_default();
         spawn_call(Method::Post, "/api/v1/imports".into(), Some(body), move |result| {
             busy.set(false);
-            match result.and_then(|answer| answer["id"].as_i64().ok_or_else(|| "the import was refused".to_string())) {
+            let imported = result.and_then(|answer| {
+                serde_json::from_value::<wire::answers::JsonImported>(answer).map_err(|_| "the import was refused".to_string())
+            });
+            match imported.map(|i| i.id) {
                 Ok(id) => go(&format!("/experiments/{id}")),
                 Err(e) => error.set(Some(e)),
             }
@@ -150,19 +162,20 @@ fn ImportForm() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::import_request;
+    use super::{import_request, JsonCompareCsv};
 
     #[test]
     fn the_form_builds_the_api_request() {
-        let p = import_request("pipeline", " T ", "main", "", "rows", false, "a,b\n\n c \n", "x=d\n", "", &[]);
+        let p = serde_json::to_value(import_request("pipeline", " T ", "main", "", "rows", false, "a,b\n\n c \n", "x=d\n", "", &[])).unwrap();
         assert_eq!(p["title"], "T");
         assert_eq!(p["control"], serde_json::json!(["a,b", "c"]));
         assert_eq!(p["treatment"], serde_json::json!(["x=d"]));
         assert!(p["treatment_ref"].is_null() && p["worker_ram"].is_null());
         assert_eq!(p["rows"], "rows");
-        let f = import_request("pipeline", "T", "", "", "ignored", true, "a", "b", "1GiB", &[]);
-        assert!(f["rows"].is_null() && f["finelog"] == true);
+        let f = serde_json::to_value(import_request("pipeline", "T", "", "", "ignored", true, "a", "b", "1GiB", &[])).unwrap();
+        assert!(f["rows"].is_null() && f["finelog"] == true && f["worker_ram"] == "1GiB");
         let w = import_request("warp", "T", "", "", "", false, "", "", "", &[("c1".into(), "csv".into()), (String::new(), " ".into())]);
-        assert_eq!(w["compare_csv"], serde_json::json!([{"label": "c1", "text": "csv"}]));
+        assert_eq!(w.compare_csv, [JsonCompareCsv { label: "c1".into(), text: "csv".into() }]);
+        assert!(w.control.is_empty() && w.rows.is_none());
     }
 }

@@ -20,70 +20,13 @@ use judge::warp::compare_csv::parse_compare_csv;
 use judge::warp::gate::{gate, GateConfig};
 use judge::warp::gate_md::Provenance;
 use judge::ExperimentKind;
-use serde::Deserialize;
 use serde_json::json;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/api/v1/imports", post(import))
 }
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JsonImport {
-    /// `pipeline` or `warp`.
-    #[schema(value_type = String)]
-    pub kind: ExperimentKind,
-    pub title: String,
-    /// File it under this suite (same kind): it then joins the suite's trends.
-    #[serde(default)]
-    pub suite: Option<String>,
-    /// When it was measured, UTC (`2026-11-30` or `2026-11-30T03:15:00Z`); default: now.
-    #[serde(default)]
-    pub measured_at: Option<String>,
-    #[serde(default)]
-    pub control_ref: Option<String>,
-    #[serde(default)]
-    pub treatment_ref: Option<String>,
-    #[serde(default)]
-    pub control_sha: Option<String>,
-    #[serde(default)]
-    pub treatment_sha: Option<String>,
-    #[serde(default)]
-    pub rows: Option<String>,
-    /// Read the trials' rows from this server's finelog by their execution ids (instead of `rows`).
-    #[serde(default)]
-    pub finelog: bool,
-    #[serde(default)]
-    pub control: Vec<String>,
-    #[serde(default)]
-    pub treatment: Vec<String>,
-    #[serde(default)]
-    pub worker_ram: Option<String>,
-    #[serde(default)]
-    pub compare_csv: Vec<JsonCompareCsv>,
-    /// Warp cells from the driver's round files (round_results.csv of each phase).
-    #[serde(default)]
-    pub rounds: Vec<JsonRounds>,
-    #[serde(default)]
-    pub fail_pct: Option<f64>,
-    #[serde(default)]
-    pub warn_pct: Option<f64>,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JsonRounds {
-    pub label: String,
-    pub baseline: String,
-    pub candidate: String,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JsonCompareCsv {
-    pub label: String,
-    pub text: String,
-}
+pub use wire::import::{JsonCompareCsv, JsonImport, JsonRounds};
 
 async fn pipeline(state: &AppState, req: &JsonImport) -> Result<Compared, String> {
     if req.control.is_empty() || req.treatment.is_empty() {
