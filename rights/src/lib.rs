@@ -174,26 +174,31 @@ impl Principal {
     /// launcher. Whether the experiment's state allows the act (ended, imported, an old method) is
     /// the caller's second question. Returns the acting user's id.
     pub fn may(&self, act: ExperimentAct, id: i64, owner: Option<i64>) -> Result<i64, Refused> {
-        let Principal::User { id: me, role, .. } = self else {
-            return Err(Refused::Unauthorized("sign in or send `Authorization: Bearer <API token>`".into()));
-        };
-        if *role < Role::Launcher {
-            return Err(Refused::Forbidden(format!("this needs the launcher role; you act as {}", role.as_str())));
+        match self {
+            Principal::User { id: me, role, .. } => may_as(*me, *role, act, id, owner),
+            _ => Err(Refused::Unauthorized("sign in or send `Authorization: Bearer <API token>`".into())),
         }
-        let (own_only, verb, what) = match act {
-            ExperimentAct::Cancel => (true, "cancel", "experiment"),
-            ExperimentAct::Share => (true, "share", "experiment"),
-            ExperimentAct::Rerun => (false, "re-run", "experiment"),
-            ExperimentAct::Rejudge => (true, "re-judge", "experiment"),
-            ExperimentAct::CancelBisection => (true, "cancel", "bisection"),
-            ExperimentAct::ShareBisection => (true, "share", "bisection"),
-            ExperimentAct::Bisect => (false, "bisect", "experiment"),
-        };
-        if own_only && *role != Role::Admin && owner != Some(*me) {
-            return Err(Refused::Forbidden(format!("only {what} {id}'s launcher or an admin may {verb} it")));
-        }
-        Ok(*me)
     }
+}
+
+/// The rule of [`Principal::may`] for a signed-in user `me` acting with `role`.
+fn may_as(me: i64, role: Role, act: ExperimentAct, id: i64, owner: Option<i64>) -> Result<i64, Refused> {
+    if role < Role::Launcher {
+        return Err(Refused::Forbidden(format!("this needs the launcher role; you act as {}", role.as_str())));
+    }
+    let (own_only, verb, what) = match act {
+        ExperimentAct::Cancel => (true, "cancel", "experiment"),
+        ExperimentAct::Share => (true, "share", "experiment"),
+        ExperimentAct::Rerun => (false, "re-run", "experiment"),
+        ExperimentAct::Rejudge => (true, "re-judge", "experiment"),
+        ExperimentAct::CancelBisection => (true, "cancel", "bisection"),
+        ExperimentAct::ShareBisection => (true, "share", "bisection"),
+        ExperimentAct::Bisect => (false, "bisect", "experiment"),
+    };
+    if own_only && role != Role::Admin && owner != Some(me) {
+        return Err(Refused::Forbidden(format!("only {what} {id}'s launcher or an admin may {verb} it")));
+    }
+    Ok(me)
 }
 
 /// A signed-in user whose role the route's rule has checked (`server/src/auth/policy.rs` puts one on every
@@ -234,7 +239,7 @@ impl Actor {
 
     /// [`Principal::may`] for a user the route has already let in.
     pub fn may(&self, act: ExperimentAct, id: i64, owner: Option<i64>) -> Result<i64, Refused> {
-        Principal::User { id: self.id, name: self.name.clone(), role: self.role, via: self.via }.may(act, id, owner)
+        may_as(self.id, self.role, act, id, owner)
     }
 }
 

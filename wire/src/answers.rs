@@ -53,6 +53,13 @@ pub struct JsonNewShareLink {
     pub created_at: i64,
 }
 
+impl JsonNewShareLink {
+    /// The new link as the share panel lists it (`GET …/shares`).
+    pub fn listing(&self) -> JsonShareLink {
+        JsonShareLink { id: self.id, created_by: self.created_by.clone(), created_at: self.created_at, expires_at: self.expires_at, files: self.files }
+    }
+}
+
 /// `GET /api/v1/experiments/{id}/shares`: the live links.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JsonShareLinks {

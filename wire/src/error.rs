@@ -28,9 +28,3 @@ impl JsonError {
         Some(judge::FieldError::new(self.field.clone()?, self.problem.clone()?))
     }
 }
-
-impl From<&judge::FieldError> for JsonError {
-    fn from(e: &judge::FieldError) -> JsonError {
-        JsonError { error: e.to_string(), field: Some(e.field.clone()), problem: Some(e.problem.clone()) }
-    }
-}

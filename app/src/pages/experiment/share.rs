@@ -46,12 +46,10 @@ pub fn ShareBox(id: i64, shared: bool, may_share: bool, links: Vec<JsonShareLink
         });
         spawn_call(Method::Post, format!("/api/v1/experiments/{id}/shares"), Some(body), move |result| match result {
             Ok(b) => {
-                // The answer is the link's listing row plus its secret (`JsonNewShareLink`): the page lists the row.
-                if let Ok(made) = serde_json::from_value::<wire::answers::JsonNewShareLink>(b.clone()) {
+                // The answer is the link with its secret, shown once; the panel lists its row.
+                if let Ok(made) = serde_json::from_value::<wire::answers::JsonNewShareLink>(b) {
+                    on_link(made.listing());
                     link.set(Some(made.url));
-                }
-                if let Ok(made) = serde_json::from_value::<JsonShareLink>(b) {
-                    on_link(made);
                 }
             }
             Err(e) => error.set(Some(e)),
